@@ -1,0 +1,74 @@
+// Engine: the interface every executor implements (engine/cpu, engine/d3d12).
+// The server talks only to this interface, so executors drop in without
+// touching it. Implementations are thread-safe: Execute may be called from
+// many threads at once.
+#ifndef DMLSERVE_ENGINE_CORE_ENGINE_H_
+#define DMLSERVE_ENGINE_CORE_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engine/core/operator_desc.h"
+#include "engine/core/types.h"
+
+namespace dmls {
+
+// One operator execution. The engine takes ownership of the payloads.
+struct ExecuteRequest {
+  // Must have passed ops::Validate at `feature_level` (Execute does not
+  // re-validate; it may CHECK-fail or return INTERNAL on an invalid desc).
+  OperatorDesc op;
+  FeatureLevel feature_level = kHighestFeatureLevel;
+  // The output is bound over the input buffer (OPERATORS.md §10).
+  bool in_place = false;
+  // Raw little-endian buffer bytes; each is exactly the tensor's
+  // TotalTensorSizeInBytes long. scale/bias are empty when absent.
+  std::string input;
+  std::string scale;
+  std::string bias;
+  // Work not started by then fails with DEADLINE_EXCEEDED.
+  absl::Time deadline = absl::InfiniteFuture();
+  // Set by the caller to abandon the request; checked before work starts.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
+};
+
+struct ExecuteResult {
+  // The output buffer range: output.TotalTensorSizeInBytes bytes, or for
+  // in-place max(input, output) TotalTensorSizeInBytes bytes holding the
+  // aliased buffer after execution. Bytes outside the output's elements
+  // (padding) are zero out-of-place and the input's bytes in-place.
+  std::string output;
+};
+
+using ExecuteCallback = absl::AnyInvocable<void(absl::StatusOr<ExecuteResult>)>;
+
+struct DeviceInfo {
+  std::string name;         // adapter description, e.g. "NVIDIA H200"
+  std::string kind;         // "cpu", "software", "gpu"
+  std::string backend;      // "cpu-reference", "d3d12 (vkd3d)", ...
+  uint64_t memory_bytes = 0;  // dedicated memory, 0 when unknown
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual DeviceInfo device_info() const = 0;
+
+  // Executes a validated request. `done` is called exactly once, possibly on
+  // another thread and possibly before Execute returns. Errors: see
+  // absl::StatusCode; RESOURCE_EXHAUSTED when a memory cap is hit.
+  virtual void Execute(ExecuteRequest request, ExecuteCallback done) = 0;
+
+  // Stops accepting work and waits for work in flight. Idempotent.
+  virtual void Shutdown() {}
+};
+
+}  // namespace dmls
+
+#endif  // DMLSERVE_ENGINE_CORE_ENGINE_H_

@@ -1,0 +1,111 @@
+#include "engine/core/tensor_desc.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace dmls {
+
+std::vector<uint64_t> PackedStrides(const std::vector<uint64_t>& sizes) {
+  std::vector<uint64_t> strides(sizes.size());
+  uint64_t acc = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = acc;
+    acc *= sizes[i];
+  }
+  return strides;
+}
+
+std::vector<uint64_t> EffectiveStrides(const TensorDesc& desc) {
+  return desc.strides ? *desc.strides : PackedStrides(desc.sizes);
+}
+
+uint64_t ElementCount(const std::vector<uint64_t>& sizes) {
+  uint64_t n = 1;
+  for (uint64_t s : sizes) n *= s;
+  return n;
+}
+
+uint64_t IndexOfLastElement(const TensorDesc& desc) {
+  std::vector<uint64_t> strides = EffectiveStrides(desc);
+  uint64_t last = 0;
+  for (size_t i = 0; i < desc.sizes.size() && i < strides.size(); ++i) {
+    if (desc.sizes[i] > 0) last += (desc.sizes[i] - 1) * strides[i];
+  }
+  return last;
+}
+
+uint64_t CalcBufferTensorSize(
+    DataType type, const std::vector<uint64_t>& sizes,
+    const std::optional<std::vector<uint64_t>>& strides) {
+  const uint64_t bits = ElementBits(type);
+  if (bits == 0) return 0;
+  uint64_t elements;
+  if (!strides) {
+    elements = ElementCount(sizes);
+  } else {
+    uint64_t last = 0;
+    for (size_t i = 0; i < sizes.size() && i < strides->size(); ++i) {
+      if (sizes[i] > 0) last += (sizes[i] - 1) * (*strides)[i];
+    }
+    elements = last + 1;
+  }
+  const uint64_t bytes = (elements * bits + 7) / 8;
+  return (bytes + 3) & ~uint64_t{3};
+}
+
+bool HasSelfOverlap(const TensorDesc& desc) {
+  const std::vector<uint64_t> strides = EffectiveStrides(desc);
+  std::vector<std::pair<uint64_t, uint64_t>> dims;  // (stride, size)
+  for (size_t i = 0; i < desc.sizes.size(); ++i) {
+    if (desc.sizes[i] > 1) {
+      if (strides[i] == 0) return true;
+      dims.emplace_back(strides[i], desc.sizes[i]);
+    }
+  }
+  std::sort(dims.begin(), dims.end());
+  uint64_t extent = 1;
+  bool nested = true;
+  for (const auto& [stride, size] : dims) {
+    if (stride < extent) {
+      nested = false;
+      break;
+    }
+    extent = stride * size;
+  }
+  if (nested) return false;
+  // Exotic interleaved layout: enumerate offsets (bounded, like the oracle).
+  const uint64_t n = ElementCount(desc.sizes);
+  if (n > (uint64_t{1} << 22)) return true;
+  std::vector<uint64_t> offsets;
+  offsets.reserve(n);
+  std::vector<uint64_t> index(dims.size(), 0);
+  for (uint64_t e = 0; e < n; ++e) {
+    uint64_t off = 0;
+    for (size_t d = 0; d < dims.size(); ++d) off += index[d] * dims[d].first;
+    offsets.push_back(off);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (++index[d] < dims[d].second) break;
+      index[d] = 0;
+    }
+  }
+  std::sort(offsets.begin(), offsets.end());
+  return std::adjacent_find(offsets.begin(), offsets.end()) != offsets.end();
+}
+
+bool IsPacked(const TensorDesc& desc) {
+  return !desc.strides || *desc.strides == PackedStrides(desc.sizes);
+}
+
+TensorDesc MakeTensorDesc(DataType type, std::vector<uint64_t> sizes,
+                          std::optional<std::vector<uint64_t>> strides,
+                          uint64_t total) {
+  TensorDesc desc;
+  desc.data_type = static_cast<uint32_t>(type);
+  desc.sizes = std::move(sizes);
+  desc.strides = std::move(strides);
+  desc.total_tensor_size_in_bytes =
+      total ? total : CalcBufferTensorSize(type, desc.sizes, desc.strides);
+  return desc;
+}
+
+}  // namespace dmls
