@@ -40,8 +40,9 @@ struct ExecuteRequest {
 struct ExecuteResult {
   // The output buffer range: output.TotalTensorSizeInBytes bytes, or for
   // in-place max(input, output) TotalTensorSizeInBytes bytes holding the
-  // aliased buffer after execution. Bytes outside the output's elements
-  // (padding) are zero out-of-place and the input's bytes in-place.
+  // aliased buffer after execution. Bytes that belong to no output element
+  // (padding, the DWORD round-up tail) are unspecified, as in DirectML
+  // (OPERATORS.md §2.3): compare elements, not whole buffers.
   std::string output;
 };
 

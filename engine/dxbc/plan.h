@@ -1,0 +1,51 @@
+// DispatchPlan: what the Direct3D 12 runtime must do to execute one operator,
+// expressed without any D3D12 type: which kernels (by KernelKey), over which
+// views of which logical buffers, with which constant block and group counts,
+// in which order. Built by the planner (engine/dxbc/planner.h) from a
+// validated OperatorDesc; executed by engine/d3d12. Plain data;
+// thread-compatible. Owned by engine/dxbc.
+#ifndef DMLSERVE_ENGINE_DXBC_PLAN_H_
+#define DMLSERVE_ENGINE_DXBC_PLAN_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "engine/dxbc/kernel_abi.h"
+#include "engine/dxbc/kernel_key.h"
+
+namespace dmls::gpu {
+
+// The buffers a plan refers to. kInput/kScale/kBias hold the request's
+// payload bytes; kOutput is the output buffer range (for in-place execution
+// the runtime makes kOutput the same GPU range as kInput); kScratch is
+// plan-private device memory of DispatchPlan::scratch_bytes.
+enum class BufferSlot : uint8_t { kNone, kInput, kScale, kBias, kOutput, kScratch };
+
+struct View {
+  BufferSlot buffer = BufferSlot::kNone;  // kNone: bind a null descriptor
+  ViewFormat format = ViewFormat::kUnknown;
+  uint64_t first_element = 0;  // in texels of `format`
+  uint32_t num_elements = 0;   // <= kMaxViewTexels
+};
+
+struct Dispatch {
+  KernelKey key;
+  // The constant block bound at b0 (root CBV), at most 256 bytes.
+  std::vector<uint8_t> args;
+  std::array<View, 3> srv;  // t0..t2
+  std::array<View, 2> uav;  // u0..u1
+  std::array<uint32_t, 3> groups = {1, 1, 1};  // each <= kMaxDispatchGroups
+  // A UAV barrier is needed before this dispatch (it reads what an earlier
+  // dispatch of the plan wrote).
+  bool barrier_before = false;
+};
+
+struct DispatchPlan {
+  std::vector<Dispatch> dispatches;
+  uint64_t scratch_bytes = 0;
+};
+
+}  // namespace dmls::gpu
+
+#endif  // DMLSERVE_ENGINE_DXBC_PLAN_H_
