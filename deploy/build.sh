@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds dmlserve into ${DMLSERVE_BUILD_DIR:-build} with -j2
+# (the project's machines have 2 cores). Assumes setup-debian.sh has run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${DMLSERVE_BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=${DMLSERVE_BUILD_TYPE:-RelWithDebInfo} "$@"
+cmake --build "$build_dir" -j"${DMLSERVE_JOBS:-2}"
