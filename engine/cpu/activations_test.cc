@@ -1,0 +1,132 @@
+#include "engine/cpu/activations.h"
+
+#include <cmath>
+#include <limits>
+
+#include "engine/core/types.h"
+#include "engine/ops/schema.h"
+#include "gtest/gtest.h"
+
+namespace dmls::cpu {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double Eval(OperatorType type, double x, double p0 = 0, double p1 = 0) {
+  ActivationFn fn = FindActivation(static_cast<uint32_t>(type));
+  EXPECT_NE(fn, nullptr);
+  return fn(x, ActivationArgs{p0, p1});
+}
+
+TEST(Activations, EveryActivationOfTheSchemaHasAFunction) {
+  int count = 0;
+  for (const auto& schema : ops::AllOperators()) {
+    if (schema.kind != ops::OpKind::kActivation) continue;
+    EXPECT_NE(FindActivation(static_cast<uint32_t>(schema.type)), nullptr)
+        << schema.name;
+    ++count;
+  }
+  EXPECT_EQ(count, 17);
+  EXPECT_EQ(FindActivation(static_cast<uint32_t>(OperatorType::kActivationSoftmax)),
+            nullptr);
+  EXPECT_EQ(FindActivation(static_cast<uint32_t>(OperatorType::kElementWiseClip)),
+            nullptr);
+}
+
+TEST(Activations, MaxNumMinNumFollowD3D) {
+  EXPECT_EQ(MaxNum(kNaN, 2.0), 2.0);
+  EXPECT_EQ(MaxNum(2.0, kNaN), 2.0);
+  EXPECT_TRUE(std::isnan(MaxNum(kNaN, kNaN)));
+  EXPECT_EQ(MinNum(kNaN, -1.0), -1.0);
+  EXPECT_FALSE(std::signbit(MaxNum(-0.0, 0.0)));
+  EXPECT_FALSE(std::signbit(MaxNum(0.0, -0.0)));
+  EXPECT_TRUE(std::signbit(MaxNum(-0.0, -0.0)));
+  EXPECT_TRUE(std::signbit(MinNum(-0.0, 0.0)));
+  EXPECT_TRUE(std::signbit(MinNum(0.0, -0.0)));
+  EXPECT_FALSE(std::signbit(MinNum(0.0, 0.0)));
+}
+
+TEST(Activations, HandValues) {
+  using OT = OperatorType;
+  EXPECT_EQ(Eval(OT::kActivationIdentity, -3.5), -3.5);
+  EXPECT_EQ(Eval(OT::kActivationRelu, -3.5), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationRelu, 3.5), 3.5);
+  EXPECT_EQ(Eval(OT::kActivationLeakyRelu, -2.0, 0.5), -1.0);
+  EXPECT_EQ(Eval(OT::kActivationLeakyRelu, 2.0, 0.5), 2.0);
+  EXPECT_EQ(Eval(OT::kActivationLinear, 2.0, 3.0, -1.0), 5.0);
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationElu, -1.0, 2.0), 2.0 * (std::exp(-1.0) - 1));
+  EXPECT_EQ(Eval(OT::kActivationElu, 0.0, 2.0), 0.0);
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationCelu, -1.0, 0.5),
+                   0.5 * (std::exp(-2.0) - 1));
+  EXPECT_EQ(Eval(OT::kActivationCelu, 3.0, 0.5), 3.0);
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationScaledElu, -1.0, 2.0, 3.0),
+                   3.0 * 2.0 * (std::exp(-1.0) - 1));
+  EXPECT_EQ(Eval(OT::kActivationScaledElu, 2.0, 2.0, 3.0), 6.0);
+  EXPECT_EQ(Eval(OT::kActivationHardSigmoid, 0.0, 0.2, 0.5), 0.5);
+  EXPECT_EQ(Eval(OT::kActivationHardSigmoid, 10.0, 0.2, 0.5), 1.0);
+  EXPECT_EQ(Eval(OT::kActivationHardSigmoid, -10.0, 0.2, 0.5), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationSigmoid, 0.0), 0.5);
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationSigmoid, 2.0), 1 / (1 + std::exp(-2.0)));
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationSigmoid, -2.0), 1 / (1 + std::exp(2.0)));
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationTanh, 0.5), std::tanh(0.5));
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationScaledTanh, 1.0, 2.0, 0.5),
+                   2.0 * std::tanh(0.5));
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationSoftplus, 1.0, 2.0),
+                   std::log(1 + std::exp(2.0)) / 2.0);
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationParametricSoftplus, 1.0, 3.0, 2.0),
+                   3.0 * std::log(1 + std::exp(2.0)));
+  EXPECT_EQ(Eval(OT::kActivationSoftsign, 3.0), 0.75);
+  EXPECT_EQ(Eval(OT::kActivationSoftsign, -1.0), -0.5);
+  EXPECT_EQ(Eval(OT::kActivationThresholdedRelu, 1.0, 1.0), 0.0);  // strict >
+  EXPECT_EQ(Eval(OT::kActivationThresholdedRelu, 1.5, 1.0), 1.5);
+  EXPECT_EQ(Eval(OT::kActivationShrink, 2.0, 0.5, 1.0), 1.5);
+  EXPECT_EQ(Eval(OT::kActivationShrink, -2.0, 0.5, 1.0), -1.5);
+  EXPECT_EQ(Eval(OT::kActivationShrink, 1.0, 0.5, 1.0), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationShrink, -1.0, 0.5, 1.0), 0.0);
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationGelu, 1.0),
+                   0.5 * (1 + std::erf(1.0 / std::sqrt(2.0))));
+  EXPECT_EQ(Eval(OT::kActivationGelu, 0.0), 0.0);
+}
+
+// OPERATORS.md §7.3: the max/min of the formulas ignore one NaN operand;
+// everything else propagates NaN; failing comparisons give 0.
+TEST(Activations, NanSemantics) {
+  using OT = OperatorType;
+  EXPECT_EQ(Eval(OT::kActivationRelu, kNaN), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationCelu, kNaN, 1.0), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationHardSigmoid, kNaN, 0.2, 0.5), 1.0);
+  EXPECT_EQ(Eval(OT::kActivationThresholdedRelu, kNaN, 1.0), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationShrink, kNaN, 0.5, 1.0), 0.0);
+  for (OT t : {OT::kActivationElu, OT::kActivationLeakyRelu,
+               OT::kActivationSigmoid, OT::kActivationTanh,
+               OT::kActivationSoftplus, OT::kActivationSoftsign,
+               OT::kActivationGelu, OT::kActivationIdentity,
+               OT::kActivationLinear, OT::kActivationScaledElu}) {
+    EXPECT_TRUE(std::isnan(Eval(t, kNaN, 1.0, 1.0)))
+        << static_cast<int>(t);
+  }
+}
+
+// OPERATORS.md §7.4: limits at infinity, no spurious overflow.
+TEST(Activations, InfinitiesAndOverflow) {
+  using OT = OperatorType;
+  EXPECT_EQ(Eval(OT::kActivationSigmoid, -kInf), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationSigmoid, kInf), 1.0);
+  EXPECT_EQ(Eval(OT::kActivationTanh, -kInf), -1.0);
+  EXPECT_EQ(Eval(OT::kActivationSoftsign, kInf), 1.0);
+  EXPECT_EQ(Eval(OT::kActivationSoftsign, -kInf), -1.0);
+  EXPECT_EQ(Eval(OT::kActivationGelu, -kInf), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationGelu, kInf), kInf);
+  EXPECT_EQ(Eval(OT::kActivationSoftplus, 1000.0, 1.0), 1000.0);
+  EXPECT_EQ(Eval(OT::kActivationSoftplus, -kInf, 1.0), 0.0);
+  EXPECT_EQ(Eval(OT::kActivationCelu, 1e30, 0.5), 1e30);
+  EXPECT_EQ(Eval(OT::kActivationCelu, -1e30, 0.5), -0.5);
+  EXPECT_EQ(Eval(OT::kActivationElu, -kInf, 2.0), -2.0);
+  EXPECT_EQ(Eval(OT::kActivationRelu, kInf), kInf);
+  // IEEE-undefined parameter products stay NaN: LINEAR 0 * inf.
+  EXPECT_TRUE(std::isnan(Eval(OT::kActivationLinear, kInf, 0.0, 1.0)));
+}
+
+}  // namespace
+}  // namespace dmls::cpu

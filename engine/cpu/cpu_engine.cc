@@ -1,0 +1,130 @@
+#include "engine/cpu/cpu_engine.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "engine/cpu/elementwise.h"
+#include "engine/cpu/mvn.h"
+#include "engine/cpu/tensor_access.h"
+#include "engine/ops/schema.h"
+
+namespace dmls {
+
+CpuEngine::CpuEngine(CpuEngineOptions options)
+    : pool_(sched::ThreadPoolOptions{options.threads}) {}
+
+CpuEngine::~CpuEngine() { Shutdown(); }
+
+DeviceInfo CpuEngine::device_info() const {
+  DeviceInfo info;
+  info.name = absl::StrCat("CPU reference (", pool_.thread_count(),
+                           " threads)");
+  info.kind = "cpu";
+  info.backend = "cpu-reference";
+  return info;
+}
+
+void CpuEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
+  // The task owns the request and the callback; if the pool refuses it, the
+  // task object (and with it `done`) is still ours through `task`.
+  auto task = std::make_shared<std::pair<ExecuteRequest, ExecuteCallback>>(
+      std::move(request), std::move(done));
+  const bool queued = pool_.Schedule([task] {
+    ExecuteRequest& req = task->first;
+    ExecuteCallback& cb = task->second;
+    if (req.cancelled && req.cancelled->load()) {
+      cb(absl::CancelledError("request cancelled before execution"));
+      return;
+    }
+    if (absl::Now() > req.deadline) {
+      cb(absl::DeadlineExceededError("deadline passed before execution"));
+      return;
+    }
+    cb(Run(req));
+  });
+  if (!queued) {
+    task->second(absl::UnavailableError("CPU engine is shut down"));
+  }
+}
+
+void CpuEngine::Shutdown() { pool_.Shutdown(); }
+
+absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request) {
+  const OperatorDesc& op = request.op;
+  const ops::OperatorSchema* schema = ops::FindOperator(op.type);
+  if (schema == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("operator ", ops::OperatorTypeName(op.type),
+                     " is not served"));
+  }
+  if (!op.input || !op.output) {
+    return absl::InvalidArgumentError("InputTensor and OutputTensor are required");
+  }
+  if (absl::Status s = cpu::CheckPayload(*op.input, request.input.size(),
+                                         "InputTensor");
+      !s.ok()) {
+    return s;
+  }
+  const bool mvn =
+      schema->kind == ops::OpKind::kMvn || schema->kind == ops::OpKind::kMvn1;
+  if (mvn) {
+    if (op.scale) {
+      if (absl::Status s = cpu::CheckPayload(*op.scale, request.scale.size(),
+                                             "ScaleTensor");
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (op.bias) {
+      if (absl::Status s = cpu::CheckPayload(*op.bias, request.bias.size(),
+                                             "BiasTensor");
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+
+  // The output range: fresh, or (in-place) the input buffer it aliases,
+  // covering the larger of the two TotalTensorSizeInBytes (§10).
+  const uint64_t out_total = op.output->total_tensor_size_in_bytes;
+  ExecuteResult result;
+  if (request.in_place) {
+    if (op.input->data_type != op.output->data_type) {
+      return absl::InvalidArgumentError(
+          "in-place needs one data type for input and output");
+    }
+    result.output = request.input;
+    result.output.resize(std::max<uint64_t>(request.input.size(), out_total),
+                         '\0');
+  } else {
+    result.output.assign(out_total, '\0');
+  }
+  if (absl::Status s = cpu::CheckPayload(*op.output, out_total, "OutputTensor");
+      !s.ok()) {
+    return s;
+  }
+
+  absl::Status status;
+  switch (schema->kind) {
+    case ops::OpKind::kUnaryScaleBias:
+      status = cpu::RunUnaryScaleBias(op, request.input, result.output.data());
+      break;
+    case ops::OpKind::kActivation:
+      status = cpu::RunActivation(op, *schema, request.input,
+                                  result.output.data());
+      break;
+    case ops::OpKind::kMvn:
+    case ops::OpKind::kMvn1:
+      status = cpu::RunMvn(op, *schema, request.input, request.scale,
+                           request.bias, result.output.data());
+      break;
+  }
+  if (!status.ok()) return status;
+  return result;
+}
+
+}  // namespace dmls

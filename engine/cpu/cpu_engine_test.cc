@@ -1,0 +1,415 @@
+#include "engine/cpu/cpu_engine.h"
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "engine/cpu/cpu_test_util.h"
+#include "gtest/gtest.h"
+
+namespace dmls {
+namespace {
+
+using cpu::testing::MakePayload;
+using cpu::testing::ReadLogical;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+ExecuteRequest Threshold(TensorDesc in, TensorDesc out, float min) {
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kElementWiseThreshold);
+  r.op.input = std::move(in);
+  r.op.output = std::move(out);
+  r.op.min = min;
+  return r;
+}
+
+TEST(CpuEngine, RunThresholdFloat32Packed) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, 4});
+  ExecuteRequest r = Threshold(t, t, 0.5f);
+  r.input = MakePayload<float>(t, {0.0f, 1.0f, kNaN, -INFINITY});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->output.size(), 16u);
+  EXPECT_EQ(ReadLogical<float>(t, result->output),
+            (std::vector<float>{0.5f, 1.0f, 0.5f, 0.5f}));
+}
+
+TEST(CpuEngine, StridedInputPaddedOutput) {
+  // Input NHWC-like transposed strides, output padded rows.
+  TensorDesc in = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{6, 6, 1, 2}});
+  TensorDesc out = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{8, 8, 4, 1}});
+  EXPECT_EQ(out.total_tensor_size_in_bytes, 28u);
+  ExecuteRequest r = Threshold(in, out, 0.0f);
+  r.input = MakePayload<float>(in, {-1, 2, -3, 4, -5, 6});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->output.size(), 28u);
+  EXPECT_EQ(ReadLogical<float>(out, result->output),
+            (std::vector<float>{0, 2, 0, 4, 0, 6}));
+}
+
+TEST(CpuEngine, ZeroStrideBroadcastInput) {
+  TensorDesc in = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{0, 0, 0, 1}});
+  TensorDesc out = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3});
+  EXPECT_EQ(in.total_tensor_size_in_bytes, 12u);
+  ExecuteRequest r = Threshold(in, out, 1.5f);
+  r.input = MakePayload<float>(in, {1, 2, 3});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(ReadLogical<float>(out, result->output),
+            (std::vector<float>{1.5, 2, 3, 1.5, 2, 3}));
+}
+
+TEST(CpuEngine, InPlaceWritesIntoTheInputBufferAndKeepsPadding) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {2, 2}, {{3, 1}});
+  ExecuteRequest r = Threshold(t, t, 0.0f);
+  r.in_place = true;
+  r.input = MakePayload<float>(t, {-1, 1, -2, 2});
+  // The gap element (offset 2) keeps the input's bytes: 7.
+  cpu::Store<float>(r.input.data(), 2, 7.0f);
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->output.size(), t.total_tensor_size_in_bytes);
+  EXPECT_EQ(ReadLogical<float>(t, result->output),
+            (std::vector<float>{0, 1, 0, 2}));
+  EXPECT_EQ(cpu::Load<float>(result->output.data(), 2), 7.0f);
+}
+
+TEST(CpuEngine, InPlaceBufferCoversTheLargerTotal) {
+  TensorDesc in = MakeTensorDesc(DataType::kFloat32, {4});
+  TensorDesc out = MakeTensorDesc(DataType::kFloat32, {4}, std::nullopt, 32);
+  ExecuteRequest r = Threshold(in, out, 0.0f);
+  r.in_place = true;
+  r.input = MakePayload<float>(in, {-1, 1, -2, 2});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->output.size(), 32u);
+  EXPECT_EQ(ReadLogical<float>(out, result->output),
+            (std::vector<float>{0, 1, 0, 2}));
+}
+
+TEST(CpuEngine, ClipFloat16RoundsMinMaxAndResult) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat16, {1, 1, 1, 4});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kElementWiseClip);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.min = -1.0f;
+  r.op.max = 70000.0f;  // rounds to +inf as a half: no upper clamp
+  r.op.scale_bias = ScaleBias{2.0f, 0.0f};
+  // 40000*2 overflows binary16 -> inf; NaN*2 = NaN -> Min.
+  r.input = MakePayload<uint16_t>(t, {0x78e2 /*40000*/, 0x3c00 /*1*/,
+                                      0x7e00 /*NaN*/, 0xc400 /*-4*/});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(ReadLogical<uint16_t>(t, result->output),
+            (std::vector<uint16_t>{0x7c00, 0x4000, 0xbc00, 0xbc00}));
+}
+
+TEST(CpuEngine, IntegerThresholdIsExact) {
+  TensorDesc t = MakeTensorDesc(DataType::kInt32, {1, 1, 1, 3});
+  ExecuteRequest r = Threshold(t, t, 16777216.0f);
+  r.input = MakePayload<int32_t>(t, {16777217, 1, 2147483647});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(ReadLogical<int32_t>(t, result->output),
+            (std::vector<int32_t>{16777217, 16777216, 2147483647}));
+}
+
+TEST(CpuEngine, IntegerMinIsTruncatedAndSaturated) {
+  TensorDesc t = MakeTensorDesc(DataType::kUint8, {4});
+  ExecuteRequest r = Threshold(t, t, 300.0f);  // saturates to 255
+  r.input = MakePayload<uint8_t>(t, {0, 100, 255, 7});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ReadLogical<uint8_t>(t, result->output),
+            (std::vector<uint8_t>{255, 255, 255, 255}));
+
+  TensorDesc s = MakeTensorDesc(DataType::kInt8, {4});
+  ExecuteRequest c;
+  c.op.type = static_cast<uint32_t>(OperatorType::kElementWiseClip);
+  c.op.input = s;
+  c.op.output = s;
+  c.op.min = -3.7f;  // -> -3
+  c.op.max = 5.9f;   // -> 5
+  c.input = MakePayload<int8_t>(s, {-128, -3, 5, 127});
+  result = CpuEngine::Run(c);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ReadLogical<int8_t>(s, result->output),
+            (std::vector<int8_t>{-3, -3, 5, 5}));
+}
+
+TEST(CpuEngine, IntegerScaleBiasSaturatesAndTruncates) {
+  TensorDesc t = MakeTensorDesc(DataType::kInt16, {4});
+  ExecuteRequest r = Threshold(t, t, -100.0f);
+  r.op.scale_bias = ScaleBias{1000.0f, 0.5f};
+  r.input = MakePayload<int16_t>(t, {100, -100, 1, -1});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  // 100000.5 -> 32767; -99999.5 -> -32768 -> max(-100); 1000.5 -> 1000;
+  // -999.5 -> -999 -> max(-100) = -100.
+  EXPECT_EQ(ReadLogical<int16_t>(t, result->output),
+            (std::vector<int16_t>{32767, -100, 1000, -100}));
+}
+
+TEST(CpuEngine, Int64ClipUsesFloat32Bounds) {
+  TensorDesc t = MakeTensorDesc(DataType::kInt64, {3});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kElementWiseClip);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.min = -1e30f;  // saturates to INT64_MIN
+  r.op.max = 1e18f;   // float32 value 999999984306749440
+  r.input = MakePayload<int64_t>(
+      t, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+          999999984306749441});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ReadLogical<int64_t>(t, result->output),
+            (std::vector<int64_t>{999999984306749440,
+                                  std::numeric_limits<int64_t>::min(),
+                                  999999984306749440}));
+}
+
+TEST(CpuEngine, Uint64ClipIsExact) {
+  TensorDesc t = MakeTensorDesc(DataType::kUint64, {3});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kElementWiseClip);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.min = 2.0f;
+  r.op.max = 1e30f;  // saturates to UINT64_MAX
+  r.input = MakePayload<uint64_t>(t, {0, 18446744073709551615ull, 3});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ReadLogical<uint64_t>(t, result->output),
+            (std::vector<uint64_t>{2, 18446744073709551615ull, 3}));
+}
+
+TEST(CpuEngine, IntegerReluAndShrink) {
+  TensorDesc t = MakeTensorDesc(DataType::kInt8, {5});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationRelu);
+  r.op.input = t;
+  r.op.output = t;
+  r.input = MakePayload<int8_t>(t, {-128, -1, 0, 1, 127});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ReadLogical<int8_t>(t, result->output),
+            (std::vector<int8_t>{0, 0, 0, 1, 127}));
+
+  // SHRINK, Bias = -10.9 (-> -10), Threshold 2.5 (-> 2, -2).
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationShrink);
+  r.op.activation = {-10.9f, 2.5f};
+  r.input = MakePayload<int8_t>(t, {-128, -3, 2, 3, 120});
+  result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  // -128 + -10 saturates to -128; -3 - 10 = -13; 2 -> 0; 3 + 10 = 13;
+  // 120 + 10 saturates to 127.
+  EXPECT_EQ(ReadLogical<int8_t>(t, result->output),
+            (std::vector<int8_t>{-128, -13, 0, 13, 127}));
+
+  TensorDesc u = MakeTensorDesc(DataType::kUint16, {3});
+  r.op.input = u;
+  r.op.output = u;
+  r.op.activation = {5.0f, 1.0f};
+  r.input = MakePayload<uint16_t>(u, {0, 1, 3});
+  result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  // 3 > 1 -> 3 - 5 = -2 saturates to 0.
+  EXPECT_EQ(ReadLogical<uint16_t>(u, result->output),
+            (std::vector<uint16_t>{0, 0, 0}));
+}
+
+TEST(CpuEngine, CeluFloat32) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {3});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationCelu);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.activation = {1.0f, std::nullopt};
+  r.input = MakePayload<float>(t, {-1.0f, 0.0f, 2.0f});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  std::vector<float> out = ReadLogical<float>(t, result->output);
+  EXPECT_EQ(out[0], static_cast<float>(std::expm1(-1.0)));
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 2.0f);
+}
+
+TEST(CpuEngine, Mvn1NormalisesEachGroup) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {1, 2, 2, 2});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.axes = {2, 3};
+  r.op.axis_count = 2;
+  r.op.normalize_variance = 1;
+  r.op.epsilon = 0.0f;
+  r.input = MakePayload<float>(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // Each group {k, k+1, k+2, k+3}: mean k+1.5, variance 1.25.
+  const double sd = std::sqrt(1.25);
+  std::vector<float> expect;
+  for (int g = 0; g < 2; ++g) {
+    for (int i = 0; i < 4; ++i) expect.push_back(static_cast<float>((i - 1.5) / sd));
+  }
+  EXPECT_EQ(ReadLogical<float>(t, result->output), expect);
+}
+
+TEST(CpuEngine, MvnCrossChannelWithBroadcastScaleBiasAndFusedRelu) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {1, 2, 1, 2});
+  TensorDesc sb = MakeTensorDesc(DataType::kFloat32, {1, 2, 1, 1});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.scale = sb;
+  r.op.bias = sb;
+  r.op.cross_channel = 1;
+  r.op.normalize_variance = 0;
+  r.op.epsilon = 1e-5f;
+  FusedActivationDesc relu;
+  relu.type = static_cast<uint32_t>(OperatorType::kActivationRelu);
+  r.op.fused_activation = relu;
+  r.input = MakePayload<float>(t, {1, 2, 3, 6});  // mean 3
+  r.scale = MakePayload<float>(sb, {2, 10});
+  r.bias = MakePayload<float>(sb, {1, -1});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // centred {-2,-1,0,3}; channel 0: *2+1 -> {-3,-1}; channel 1: *10-1 ->
+  // {-1, 29}; RELU -> {0,0,0,29}.
+  EXPECT_EQ(ReadLogical<float>(t, result->output),
+            (std::vector<float>{0, 0, 0, 29}));
+}
+
+TEST(CpuEngine, MvnNanPoisonsOnlyItsGroup) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {2, 2});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.axes = {1};
+  r.op.normalize_variance = 1;
+  r.op.epsilon = 1e-5f;
+  r.input = MakePayload<float>(t, {kNaN, 1, 5, 5});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  std::vector<float> out = ReadLogical<float>(t, result->output);
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_EQ(out[2], 0.0f);  // constant group with Epsilon > 0: exactly Bias
+  EXPECT_EQ(out[3], 0.0f);
+}
+
+TEST(CpuEngine, WrongPayloadLengthIsInvalidArgument) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {4});
+  ExecuteRequest r = Threshold(t, t, 0.0f);
+  r.input = std::string(12, '\0');
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  r.input = std::string(20, '\0');
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+
+  // A total that lies about the strides is caught too.
+  TensorDesc lying = MakeTensorDesc(DataType::kFloat32, {4}, {{4}}, 16);
+  r = Threshold(lying, t, 0.0f);
+  r.input = std::string(16, '\0');
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+
+  TensorDesc s = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, 1});
+  TensorDesc m = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, 4});
+  ExecuteRequest mvn;
+  mvn.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  mvn.op.input = m;
+  mvn.op.output = m;
+  mvn.op.scale = s;
+  mvn.op.axes = {3};
+  mvn.input = std::string(16, '\0');
+  mvn.scale = std::string(3, '\0');
+  EXPECT_EQ(CpuEngine::Run(mvn).status().code(), absl::StatusCode::kInvalidArgument);
+  mvn.scale = std::string(4, '\0');
+  EXPECT_TRUE(CpuEngine::Run(mvn).ok());
+}
+
+TEST(CpuEngine, UnknownOperatorIsInvalidArgument) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {4});
+  ExecuteRequest r = Threshold(t, t, 0.0f);
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationSoftmax);
+  r.input = std::string(16, '\0');
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+absl::StatusOr<ExecuteResult> ExecuteAndWait(CpuEngine& engine, ExecuteRequest r) {
+  absl::Notification done;
+  absl::StatusOr<ExecuteResult> out;
+  std::atomic<int> calls{0};
+  engine.Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> result) {
+    out = std::move(result);
+    ++calls;
+    done.Notify();
+  });
+  done.WaitForNotification();
+  EXPECT_EQ(calls.load(), 1);
+  return out;
+}
+
+TEST(CpuEngine, ExecuteRunsOnThePoolAndHonoursDeadlineAndCancel) {
+  CpuEngine engine(CpuEngineOptions{2});
+  EXPECT_EQ(engine.device_info().kind, "cpu");
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {4});
+  ExecuteRequest r = Threshold(t, t, 0.0f);
+  r.input = MakePayload<float>(t, {-1, 1, -2, 2});
+  auto ok = ExecuteAndWait(engine, r);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ReadLogical<float>(t, ok->output), (std::vector<float>{0, 1, 0, 2}));
+
+  ExecuteRequest late = r;
+  late.deadline = absl::Now() - absl::Seconds(1);
+  EXPECT_EQ(ExecuteAndWait(engine, late).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+
+  ExecuteRequest cancelled = r;
+  cancelled.cancelled = std::make_shared<std::atomic<bool>>(true);
+  EXPECT_EQ(ExecuteAndWait(engine, cancelled).status().code(),
+            absl::StatusCode::kCancelled);
+
+  ExecuteRequest bad = r;
+  bad.input.resize(3);
+  EXPECT_EQ(ExecuteAndWait(engine, bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  engine.Shutdown();
+  EXPECT_EQ(ExecuteAndWait(engine, r).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST(CpuEngine, ManyConcurrentRequestsEachCompleteOnce) {
+  CpuEngine engine(CpuEngineOptions{2});
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {64});
+  std::atomic<int> completed{0};
+  std::atomic<int> good{0};
+  constexpr int kRequests = 200;
+  for (int i = 0; i < kRequests; ++i) {
+    ExecuteRequest r = Threshold(t, t, static_cast<float>(i));
+    r.input = MakePayload<float>(t, {0.0f});
+    engine.Execute(std::move(r), [&, i](absl::StatusOr<ExecuteResult> res) {
+      if (res.ok() && cpu::Load<float>(res->output.data(), 63) ==
+                          static_cast<float>(i)) {
+        ++good;
+      }
+      ++completed;
+    });
+  }
+  engine.Shutdown();  // drains
+  EXPECT_EQ(completed.load(), kRequests);
+  EXPECT_EQ(good.load(), kRequests);
+}
+
+}  // namespace
+}  // namespace dmls
