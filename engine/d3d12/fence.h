@@ -1,0 +1,54 @@
+// Fence: one ID3D12Fence with rising values, the queue's clock. Every unit
+// of GPU work is stamped with the value signalled after it; resources retire
+// when that value completes (DESIGN.md §4).
+//
+// Ownership: owns the ID3D12Fence. Thread-safety: Signal must be called from
+// one thread at a time (the submission thread); completed() and Wait() may be
+// called from any thread.
+#ifndef DMLSERVE_ENGINE_D3D12_FENCE_H_
+#define DMLSERVE_ENGINE_D3D12_FENCE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "engine/d3d12/com_ptr.h"
+#include "engine/d3d12/platform.h"
+
+namespace dmls::d3d12 {
+
+class Fence {
+ public:
+  static absl::StatusOr<std::unique_ptr<Fence>> Create(ID3D12Device* device);
+
+  // Signals the next value on `queue` after all work submitted so far and
+  // returns that value.
+  absl::StatusOr<uint64_t> Signal(ID3D12CommandQueue* queue);
+  // The highest value the GPU has completed.
+  uint64_t completed() const;
+  // The last value returned by Signal (0 before the first).
+  uint64_t last_signaled() const { return last_signaled_.load(); }
+  // Blocks until `value` has completed. No timeout: a hung device is the
+  // driver's to report (device removal makes the fence complete with
+  // UINT64_MAX).
+  absl::Status Wait(uint64_t value) const;
+
+  ID3D12Fence* d3d() const { return fence_.get(); }
+
+ private:
+  Fence() = default;
+  ComPtr<ID3D12Fence> fence_;
+  std::atomic<uint64_t> last_signaled_{0};
+};
+
+#ifndef _WIN32
+// vkd3d calls this (vkd3d_instance_create_info.pfn_signal_event) when a value
+// passed to SetEventOnCompletion completes; `event` is the waiter's own
+// event object (fence.cc), vkd3d has no kernel events of its own.
+HRESULT SignalFenceEvent(HANDLE event);
+#endif
+
+}  // namespace dmls::d3d12
+
+#endif  // DMLSERVE_ENGINE_D3D12_FENCE_H_

@@ -1,0 +1,52 @@
+// The one place that decides where the Direct3D 12 API comes from.
+//
+// Linux: vkd3d's own headers. libvkd3d implements the COM methods with the
+// Microsoft x64 calling convention, which vkd3d's headers declare and
+// DirectX-Headers' WSL d3d12.h does not, so the two are not interchangeable
+// (DESIGN.md §3). WIDL_EXPLICIT_AGGREGATE_RETURNS must be defined before the
+// include: without it, methods that return structs (e.g.
+// GetCPUDescriptorHandleForHeapStart) get a vtable layout that disagrees with
+// libvkd3d and crash.
+//
+// Windows: the SDK / DirectX-Headers d3d12.h and DXGI.
+//
+// Everything else in engine/d3d12 uses only the D3D12 API through this header;
+// the few calls that differ between the two (root signature serialisation)
+// are wrapped here.
+#ifndef DMLSERVE_ENGINE_D3D12_PLATFORM_H_
+#define DMLSERVE_ENGINE_D3D12_PLATFORM_H_
+
+#ifdef _WIN32
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <d3d12.h>
+#include <dxgi1_6.h>
+#include <windows.h>
+#else
+#ifndef WIDL_EXPLICIT_AGGREGATE_RETURNS
+#define WIDL_EXPLICIT_AGGREGATE_RETURNS
+#endif
+#include <vkd3d.h>
+#endif
+
+namespace dmls::d3d12 {
+
+// D3D12SerializeRootSignature under both runtimes.
+inline HRESULT SerializeRootSignature(const D3D12_ROOT_SIGNATURE_DESC* desc,
+                                      ID3DBlob** blob, ID3DBlob** error) {
+#ifdef _WIN32
+  return D3D12SerializeRootSignature(desc, D3D_ROOT_SIGNATURE_VERSION_1_0,
+                                     blob, error);
+#else
+  return vkd3d_serialize_root_signature(desc, D3D_ROOT_SIGNATURE_VERSION_1_0,
+                                        blob, error);
+#endif
+}
+
+// The IID and out-pointer pair COM creation functions take.
+#define DMLS_IID_PPV(type, ptr) __uuidof(type), reinterpret_cast<void**>(ptr)
+
+}  // namespace dmls::d3d12
+
+#endif  // DMLSERVE_ENGINE_D3D12_PLATFORM_H_
