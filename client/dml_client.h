@@ -1,0 +1,82 @@
+// DmlClient: a small synchronous C++ client of dmlserve.v1.DmlService.
+//
+// Wraps the generated stub with per-call deadlines and message-size limits,
+// converts grpc::Status to absl::Status and decodes the google.rpc.BadRequest
+// that the server attaches to INVALID_ARGUMENT (grpc-status-details-bin) into
+// FieldViolations (rule id + field path). Owns its channel. Thread-safe: the
+// underlying stub may be used from several threads at once.
+#ifndef DMLSERVE_CLIENT_DML_CLIENT_H_
+#define DMLSERVE_CLIENT_DML_CLIENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "dmlserve/v1/dmlserve.grpc.pb.h"
+#include "dmlserve/v1/dmlserve.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace dmls::client {
+
+struct DmlClientOptions {
+  // gRPC target, "host:port".
+  std::string target = "127.0.0.1:50051";
+  // Deadline of each call; absl::InfiniteDuration() for none. Default 60 s:
+  // long enough for large tensors on the CPU engine.
+  absl::Duration timeout = absl::Seconds(60);
+  // Largest message sent or received, in bytes. Default 256 MiB: larger than
+  // any server default, so the server's own limit is the one that applies.
+  int max_message_bytes = 256 << 20;
+};
+
+// The outcome of a failed call: the status plus the decoded violations.
+struct CallError {
+  absl::Status status;
+  std::vector<dmlserve::v1::FieldViolation> violations;
+};
+
+// Decodes the BadRequest details of a grpc::Status into FieldViolations; the
+// rule id is the description's text before the first ':'. Empty when the
+// status carries no (or undecodable) details.
+std::vector<dmlserve::v1::FieldViolation> ViolationsFromStatus(
+    const grpc::Status& status);
+
+// grpc::Status -> absl::Status (the code values are the same google.rpc.Code).
+absl::Status ToAbslStatus(const grpc::Status& status);
+
+class DmlClient {
+ public:
+  explicit DmlClient(DmlClientOptions options);
+
+  absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse> GetCapabilities();
+
+  // Validate answers OK with the violations in the response.
+  absl::StatusOr<dmlserve::v1::ValidateResponse> Validate(
+      const dmlserve::v1::ValidateRequest& request);
+
+  // One execution. On failure `error` (when not null) receives the status
+  // and the BadRequest violations.
+  absl::StatusOr<dmlserve::v1::ExecuteResponse> Execute(
+      const dmlserve::v1::ExecuteRequest& request, CallError* error = nullptr);
+
+  // Sends every request on one ExecuteStream (writing from a helper thread
+  // while this thread reads, so flow control cannot deadlock) and returns
+  // the responses in arrival order. Per-request failures are in each
+  // response's status fields; the returned status is the stream's.
+  absl::StatusOr<std::vector<dmlserve::v1::ExecuteResponse>> ExecuteStream(
+      const std::vector<dmlserve::v1::ExecuteRequest>& requests);
+
+ private:
+  void Prepare(grpc::ClientContext* context) const;
+
+  DmlClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<dmlserve::v1::DmlService::Stub> stub_;
+};
+
+}  // namespace dmls::client
+
+#endif  // DMLSERVE_CLIENT_DML_CLIENT_H_
