@@ -1,6 +1,9 @@
 #include "engine/ops/validator.h"
 
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
+#include <type_traits>
 #include <optional>
 #include <set>
 #include <string>
@@ -8,8 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "engine/ops/schema.h"
 
 namespace dmls::ops {
@@ -17,6 +18,43 @@ namespace {
 
 constexpr uint64_t kUint32Max = 0xFFFFFFFFull;
 using U128 = unsigned __int128;
+
+// Message building. (Debian's abseil has its own string_view, which
+// absl::StrCat does not take from std::string_view, so a small local Cat.)
+void Append(std::string& s, std::string_view v) { s.append(v); }
+void Append(std::string& s, const char* v) { s.append(v); }
+void Append(std::string& s, const std::string& v) { s.append(v); }
+void Append(std::string& s, float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(v));
+  s.append(buf);
+}
+template <typename T,
+          std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                           int> = 0>
+void Append(std::string& s, T v) {
+  s.append(std::to_string(v));
+}
+template <typename... A>
+std::string Cat(const A&... a) {
+  std::string s;
+  (Append(s, a), ...);
+  return s;
+}
+template <typename C>
+std::string Join(const C& items, std::string_view sep) {
+  std::string s;
+  for (const auto& item : items) {
+    if (!s.empty()) s.append(sep);
+    Append(s, item);
+  }
+  return s;
+}
+std::string Hex(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%" PRIX32, v);
+  return buf;
+}
 
 // ---------------------------------------------------------------------------
 // Tables. The operator tables live in schema.cc; what follows is the little
@@ -77,7 +115,7 @@ using ParamCheck = std::string (*)(float v, std::optional<FeatureLevel> fl);
 
 std::string CheckCeluAlpha(float v, std::optional<FeatureLevel>) {
   if (v == 0.0f || !std::isfinite(v)) {
-    return absl::StrCat("Alpha ", v,
+    return Cat("Alpha ", v,
                         " must be finite and non-zero (the formula divides "
                         "by Alpha)");
   }
@@ -85,10 +123,10 @@ std::string CheckCeluAlpha(float v, std::optional<FeatureLevel>) {
 }
 
 std::string CheckSoftplusSteepness(float v, std::optional<FeatureLevel> fl) {
-  if (!std::isfinite(v)) return absl::StrCat("Steepness ", v, " must be finite");
+  if (!std::isfinite(v)) return Cat("Steepness ", v, " must be finite");
   if (fl && static_cast<uint32_t>(*fl) < static_cast<uint32_t>(FeatureLevel::k6_4) &&
       v < 1.0f) {
-    return absl::StrCat("Steepness ", v, " < 1 requires FL 6_4");
+    return Cat("Steepness ", v, " < 1 requires FL 6_4");
   }
   if (v == 0.0f) return "Steepness must be non-zero (the formula divides by it)";
   return "";
@@ -113,7 +151,7 @@ bool FlBelow(FeatureLevel fl, FeatureLevel limit) {
 }
 
 std::string Dims(const std::vector<uint64_t>& v) {
-  return absl::StrCat("{", absl::StrJoin(v, ","), "}");
+  return Cat("{", Join(v, ","), "}");
 }
 
 // One tensor slot of the operator: Input, Scale, Bias or Output.
@@ -136,21 +174,21 @@ class Checker {
       fl_ = static_cast<FeatureLevel>(raw_fl_);
     } else {
       Add("FL_UNKNOWN", "feature_level",
-          absl::StrCat("feature level ", FeatureLevelName(raw_fl_),
+          Cat("feature level ", FeatureLevelName(raw_fl_),
                        " is not a DML_FEATURE_LEVEL value"));
     }
     schema_ = FindOperator(op_.type);
     if (schema_ == nullptr) {
       Add("OP_UNKNOWN", "operator",
-          absl::StrCat("operator type ", OperatorTypeName(op_.type),
+          Cat("operator type ", OperatorTypeName(op_.type),
                        " is not served"));
       return std::move(out_);
     }
     traits_ = &TraitsFor(schema_->kind);
-    root_ = absl::StrCat("operator.", schema_->field);
+    root_ = Cat("operator.", schema_->field);
     if (fl_ && FlBelow(*fl_, schema_->introduced)) {
       Add("OP_NOT_AVAILABLE", root_,
-          absl::StrCat(schema_->name, " was introduced in FL ",
+          Cat(schema_->name, " was introduced in FL ",
                        FeatureLevelName(static_cast<uint32_t>(schema_->introduced)),
                        ", the requested FL is ", FeatureLevelName(raw_fl_)));
     }
@@ -185,7 +223,7 @@ class Checker {
   void Add(std::string_view rule, std::string field, std::string message) {
     out_.push_back({std::string(rule), std::move(field), std::move(message)});
   }
-  std::string Path(std::string_view a) const { return absl::StrCat(root_, ".", a); }
+  std::string Path(std::string_view a) const { return Cat(root_, ".", a); }
   const Slot& input() const { return slots_.front(); }
   const Slot& output() const { return slots_.back(); }
   const Slot* SlotNamed(std::string_view name) const {
@@ -200,7 +238,7 @@ class Checker {
     for (const Slot& s : {input(), output()}) {
       if (!s.desc->has_value()) {
         Add("TENSOR_MISSING", Path(s.name),
-            absl::StrCat(s.name, " tensor is required"));
+            Cat(s.name, " tensor is required"));
       }
     }
     for (Slot& s : slots_) {
@@ -215,25 +253,25 @@ class Checker {
     const std::string p = Path(name);
     if (t.tensor_type != kTensorTypeBuffer) {
       Add("TENSOR_TYPE_INVALID", p + ".type",
-          absl::StrCat(name, ".type ", t.tensor_type,
+          Cat(name, ".type ", t.tensor_type,
                        " is not DML_TENSOR_TYPE_BUFFER"));
       return false;
     }
     if (!IsKnownDataType(t.data_type)) {
       Add("DATATYPE_UNKNOWN", p + ".data_type",
-          absl::StrCat(name, ".data_type ", t.data_type,
+          Cat(name, ".data_type ", t.data_type,
                        " is not a valid DML_TENSOR_DATA_TYPE"));
       return false;
     }
     if (t.flags & ~kTensorFlagOwnedByDml) {
       Add("FLAGS_INVALID", p + ".flags",
-          absl::StrCat(name, ".flags 0x", absl::Hex(t.flags),
+          Cat(name, ".flags ", Hex(t.flags),
                        " has unknown bits"));
       return false;
     }
     if (is_output && (t.flags & kTensorFlagOwnedByDml)) {
       Add("FLAGS_OWNED_BY_DML_ON_OUTPUT", p + ".flags",
-          absl::StrCat(name,
+          Cat(name,
                        ": DML_TENSOR_FLAG_OWNED_BY_DML is only allowed on "
                        "input tensors"));
       return false;
@@ -241,39 +279,39 @@ class Checker {
     const uint32_t dc = t.rank();
     if (dc < 1 || dc > kTensorDimensionCountMax1) {
       Add("DIMCOUNT_RANGE", p + ".dimension_count",
-          absl::StrCat(name, ".dimension_count ", dc, " is outside 1..8"));
+          Cat(name, ".dimension_count ", dc, " is outside 1..8"));
       return false;
     }
     if (t.sizes.size() != dc) {
       Add("SIZES_LENGTH_MISMATCH", p + ".sizes",
-          absl::StrCat(name, ".sizes has ", t.sizes.size(),
+          Cat(name, ".sizes has ", t.sizes.size(),
                        " entries, dimension_count is ", dc));
       return false;
     }
     for (size_t i = 0; i < t.sizes.size(); ++i) {
       if (t.sizes[i] > kUint32Max) {
-        Add("SIZE_INVALID", absl::StrCat(p, ".sizes[", i, "]"),
-            absl::StrCat(name, ".sizes[", i, "] ", t.sizes[i],
+        Add("SIZE_INVALID", Cat(p, ".sizes[", i, "]"),
+            Cat(name, ".sizes[", i, "] ", t.sizes[i],
                          " does not fit a UINT"));
         return false;
       }
       if (t.sizes[i] == 0) {
-        Add("SIZE_ZERO", absl::StrCat(p, ".sizes[", i, "]"),
-            absl::StrCat(name, ".sizes[", i, "] is 0"));
+        Add("SIZE_ZERO", Cat(p, ".sizes[", i, "]"),
+            Cat(name, ".sizes[", i, "] is 0"));
         return false;
       }
     }
     if (t.strides) {
       if (t.strides->size() != dc) {
         Add("STRIDES_LENGTH_MISMATCH", p + ".strides",
-            absl::StrCat(name, ".strides has ", t.strides->size(),
+            Cat(name, ".strides has ", t.strides->size(),
                          " entries, dimension_count is ", dc));
         return false;
       }
       for (size_t i = 0; i < dc; ++i) {
         if ((*t.strides)[i] > kUint32Max) {
-          Add("STRIDE_INVALID", absl::StrCat(p, ".strides[", i, "]"),
-              absl::StrCat(name, ".strides[", i, "] ", (*t.strides)[i],
+          Add("STRIDE_INVALID", Cat(p, ".strides[", i, "]"),
+              Cat(name, ".strides[", i, "] ", (*t.strides)[i],
                            " does not fit a UINT"));
           return false;
         }
@@ -301,20 +339,20 @@ class Checker {
     }
     if (too_large != nullptr) {
       Add("TENSOR_TOO_LARGE", p + too_large,
-          absl::StrCat(name, " exceeds 2^32-1 elements"));
+          Cat(name, " exceeds 2^32-1 elements"));
       return false;
     }
     const uint64_t minimum = CalcBufferTensorSize(t.type(), t.sizes, t.strides);
     if (t.total_tensor_size_in_bytes < minimum) {
       Add("TOTAL_SIZE_TOO_SMALL", p + ".total_tensor_size_in_bytes",
-          absl::StrCat(name, ".total_tensor_size_in_bytes ",
+          Cat(name, ".total_tensor_size_in_bytes ",
                        t.total_tensor_size_in_bytes,
                        " is below the minimum implied size ", minimum));
       return false;
     }
     if (t.total_tensor_size_in_bytes % 4 != 0) {
       Add("TOTAL_SIZE_NOT_DWORD_MULTIPLE", p + ".total_tensor_size_in_bytes",
-          absl::StrCat(name, ".total_tensor_size_in_bytes ",
+          Cat(name, ".total_tensor_size_in_bytes ",
                        t.total_tensor_size_in_bytes,
                        " is not a multiple of 4"));
       return false;
@@ -322,7 +360,7 @@ class Checker {
     const uint64_t align = t.guaranteed_base_offset_alignment;
     if (align != 0 && ((align & (align - 1)) != 0 || U128{align} * 8 < bits)) {
       Add("ALIGNMENT_INVALID", p + ".guaranteed_base_offset_alignment",
-          absl::StrCat(name, ".guaranteed_base_offset_alignment ", align,
+          Cat(name, ".guaranteed_base_offset_alignment ", align,
                        " must be 0 or a power of two >= the element size"));
       return false;
     }
@@ -339,7 +377,7 @@ class Checker {
       const TensorDesc& t = *s.t();
       if (t.rank() < tier->min_rank || t.rank() > tier->max_rank) {
         Add("DIMCOUNT_UNSUPPORTED", Path(s.name) + ".dimension_count",
-            absl::StrCat(s.name, ".dimension_count ", t.rank(),
+            Cat(s.name, ".dimension_count ", t.rank(),
                          " is not supported by ", schema_->name, " at FL ",
                          FeatureLevelName(raw_fl_), " (allowed ",
                          tier->min_rank, " to ", tier->max_rank, ")"));
@@ -352,10 +390,10 @@ class Checker {
           }
         }
         Add("DATATYPE_UNSUPPORTED", Path(s.name) + ".data_type",
-            absl::StrCat(s.name, ".data_type ", DataTypeName(t.type()),
+            Cat(s.name, ".data_type ", DataTypeName(t.type()),
                          " is not supported by ", schema_->name, " at FL ",
                          FeatureLevelName(raw_fl_), " (allowed ",
-                         absl::StrJoin(allowed, ", "), ")"));
+                         Join(allowed, ", "), ")"));
       }
     }
   }
@@ -380,7 +418,7 @@ class Checker {
     for (const Slot* s : Others(traits_->type_scope)) {
       if (s->t()->data_type != in.data_type) {
         Add("DATATYPE_MISMATCH", Path(s->name) + ".data_type",
-            absl::StrCat(s->name, ".data_type ", DataTypeName(s->t()->type()),
+            Cat(s->name, ".data_type ", DataTypeName(s->t()->type()),
                          " differs from input.data_type ",
                          DataTypeName(in.type())));
       }
@@ -390,14 +428,14 @@ class Checker {
       if (s->t()->sizes.size() != in.sizes.size()) {
         if (s->is_output) rank_ok = false;
         Add("DIMCOUNT_MISMATCH", Path(s->name) + ".dimension_count",
-            absl::StrCat(s->name, ".dimension_count ", s->t()->sizes.size(),
+            Cat(s->name, ".dimension_count ", s->t()->sizes.size(),
                          " differs from input.dimension_count ",
                          in.sizes.size()));
       }
     }
     if (output().ok && rank_ok && output().t()->sizes != in.sizes) {
       Add("SIZES_MISMATCH", Path("output.sizes"),
-          absl::StrCat("output.sizes ", Dims(output().t()->sizes),
+          Cat("output.sizes ", Dims(output().t()->sizes),
                        " differ from input.sizes ", Dims(in.sizes)));
     }
   }
@@ -406,7 +444,7 @@ class Checker {
   void CheckOverlap() {
     if (output().ok && HasSelfOverlap(*output().t())) {
       Add("OUTPUT_OVERLAP", Path("output.strides"),
-          absl::StrCat("output strides ",
+          Cat("output strides ",
                        Dims(EffectiveStrides(*output().t())),
                        " map two elements of sizes ",
                        Dims(output().t()->sizes), " to one offset"));
@@ -429,7 +467,7 @@ class Checker {
     }
     if (input().ok && (Bit(input().t()->type()) & kInt64Types)) {
       Add("SCALEBIAS_64BIT_UNSUPPORTED", Path("scale_bias"),
-          absl::StrCat("scale_bias is not supported for 64-bit integer "
+          Cat("scale_bias is not supported for 64-bit integer "
                        "tensors (input is ",
                        DataTypeName(input().t()->type()), ")"));
     }
@@ -443,8 +481,8 @@ class Checker {
                              const std::string& root, bool fused) {
     for (int i = 0; i < 2; ++i) {
       if (!act.params[i].empty() && !params[i]) {
-        Add("PARAM_MISSING", absl::StrCat(root, ".", act.params[i]),
-            absl::StrCat(act.name, ": field ", act.params[i], " is missing"));
+        Add("PARAM_MISSING", Cat(root, ".", act.params[i]),
+            Cat(act.name, ": field ", act.params[i], " is missing"));
       }
     }
     for (const ParamRule& rule : kParamRules) {
@@ -452,8 +490,8 @@ class Checker {
       std::string msg = rule.check(*params[rule.index], fl_);
       if (msg.empty()) continue;
       Add(fused ? "FUSED_PARAM_INVALID" : rule.rule,
-          absl::StrCat(root, ".", act.params[rule.index]),
-          absl::StrCat(act.name, ": ", msg));
+          Cat(root, ".", act.params[rule.index]),
+          Cat(act.name, ": ", msg));
     }
   }
 
@@ -467,7 +505,7 @@ class Checker {
       Add("PARAM_MISSING", Path("epsilon"), "field epsilon is missing");
     } else if (!std::isfinite(*op_.epsilon) || *op_.epsilon < 0) {
       Add("MVN_EPSILON_INVALID", Path("epsilon"),
-          absl::StrCat("epsilon ", *op_.epsilon, " must be finite and >= 0"));
+          Cat("epsilon ", *op_.epsilon, " must be finite and >= 0"));
     }
     CheckFused();
   }
@@ -491,8 +529,8 @@ class Checker {
       for (size_t i = 0; i < sz.size() && i < in.size(); ++i) {
         if (sz[i] != in[i] && sz[i] != 1) {
           Add("MVN_SCALE_BIAS_BROADCAST",
-              absl::StrCat(Path(s->name), ".sizes[", i, "]"),
-              absl::StrCat(s->name, ".sizes[", i, "]=", sz[i],
+              Cat(Path(s->name), ".sizes[", i, "]"),
+              Cat(s->name, ".sizes[", i, "]=", sz[i],
                            " must be 1 or equal input.sizes[", i,
                            "]=", in[i]));
           reported = true;
@@ -502,8 +540,8 @@ class Checker {
       if (!reported && traits_->channel_fixed_before_4_0 && fl_ &&
           FlBelow(*fl_, FeatureLevel::k4_0) && sz.size() >= 2 &&
           in.size() >= 2 && sz[1] != in[1]) {
-        Add("MVN_SCALE_BIAS_BROADCAST", absl::StrCat(Path(s->name), ".sizes[1]"),
-            absl::StrCat(s->name, ".sizes[1]=", sz[1],
+        Add("MVN_SCALE_BIAS_BROADCAST", Cat(Path(s->name), ".sizes[1]"),
+            Cat(s->name, ".sizes[1]=", sz[1],
                          " (channel) must equal input.sizes[1]=", in[1],
                          " before FL 4_0"));
       }
@@ -517,7 +555,7 @@ class Checker {
       Add("PARAM_MISSING", Path("axis_count"), "field axis_count is missing");
     } else if (*op_.axis_count != axes.size()) {
       Add("MVN_AXIS_COUNT_MISMATCH", Path("axis_count"),
-          absl::StrCat("axis_count ", *op_.axis_count, " != number of axes ",
+          Cat("axis_count ", *op_.axis_count, " != number of axes ",
                        axes.size()));
     } else if (*op_.axis_count == 0) {
       Add("MVN_AXES_EMPTY", Path("axis_count"), "axis_count must be at least 1");
@@ -526,8 +564,8 @@ class Checker {
       const size_t dc = input().t()->sizes.size();
       for (size_t i = 0; i < axes.size(); ++i) {
         if (axes[i] >= dc) {
-          Add("MVN_AXIS_OUT_OF_RANGE", absl::StrCat(Path("axes"), "[", i, "]"),
-              absl::StrCat("axis ", axes[i], " is not in [0, ", dc - 1, "]"));
+          Add("MVN_AXIS_OUT_OF_RANGE", Cat(Path("axes"), "[", i, "]"),
+              Cat("axis ", axes[i], " is not in [0, ", dc - 1, "]"));
           break;
         }
       }
@@ -535,8 +573,8 @@ class Checker {
     std::set<uint64_t> seen;
     for (size_t i = 0; i < axes.size(); ++i) {
       if (!seen.insert(axes[i]).second) {
-        Add("MVN_AXES_DUPLICATE", absl::StrCat(Path("axes"), "[", i, "]"),
-            absl::StrCat("axes ", Dims(axes), " contain ", axes[i], " twice"));
+        Add("MVN_AXES_DUPLICATE", Cat(Path("axes"), "[", i, "]"),
+            Cat("axes ", Dims(axes), " contain ", axes[i], " twice"));
         break;
       }
     }
@@ -544,10 +582,10 @@ class Checker {
 
   void CheckBool(const std::optional<uint32_t>& v, std::string_view name) {
     if (!v) {
-      Add("PARAM_MISSING", Path(name), absl::StrCat("field ", name, " is missing"));
+      Add("PARAM_MISSING", Path(name), Cat("field ", name, " is missing"));
     } else if (*v > 1) {
       Add("PARAM_INVALID", Path(name),
-          absl::StrCat(name, " ", *v, " must be a BOOL (0 or 1)"));
+          Cat(name, " ", *v, " must be a BOOL (0 or 1)"));
     }
   }
 
@@ -560,16 +598,16 @@ class Checker {
     if (act == nullptr || act->kind != OpKind::kActivation ||
         !act->fusable_from) {
       Add("FUSED_NOT_FUSABLE", base,
-          absl::StrCat(fa.type == 0 ? std::string("no type")
+          Cat(fa.type == 0 ? std::string("no type")
                                     : OperatorTypeName(fa.type),
                        " is not an activation that can be fused into ",
                        schema_->name));
       return;
     }
-    const std::string root = absl::StrCat(base, ".", act->field);
+    const std::string root = Cat(base, ".", act->field);
     if (fl_ && FlBelow(*fl_, *act->fusable_from)) {
       Add("FUSED_NOT_AVAILABLE", root,
-          absl::StrCat(act->name, " can be fused from FL ",
+          Cat(act->name, " can be fused from FL ",
                        FeatureLevelName(static_cast<uint32_t>(*act->fusable_from)),
                        ", the requested FL is ", FeatureLevelName(raw_fl_)));
     }
@@ -585,7 +623,7 @@ class Checker {
     if (!in_place_) return;
     if (!schema_->in_place) {
       Add("INPLACE_NOT_SUPPORTED", "in_place",
-          absl::StrCat(schema_->name, " does not support in-place execution"));
+          Cat(schema_->name, " does not support in-place execution"));
       return;
     }
     if (!input().ok || !output().ok) return;

@@ -629,7 +629,31 @@ def main():
     lines = []
     seen = set()
 
+    U64 = 2**64 - 1
+
+    def representable(c):
+        # The C++ descriptor holds uint64 sizes/strides/totals/axes and
+        # uint32 enums/flags/counts/BOOLs: skip what the wire cannot carry.
+        def ok(v, hi):
+            return v is None or 0 <= v <= hi
+        for k in ("in", "sc", "bi", "out"):
+            t = c[k]
+            if t is None:
+                continue
+            if not all(ok(t[f], U32) for f in ("tt", "dt", "flags", "dc")):
+                return False
+            if not all(ok(t[f], U64) for f in ("total", "align")):
+                return False
+            if not all(ok(v, U64) for v in t["sizes"] + (t["strides"] or [])):
+                return False
+        if not ok(c["axc"], U64) or not all(ok(a, U64)
+                                             for a in (c["axes"] or [])):
+            return False
+        return ok(c["nv"], U32) and ok(c["cc"], U32)
+
     def emit(c, note):
+        if not representable(c):
+            return None
         exp = o.validate_rule(g.to_oracle(c), c["fl"], bool(c["inplace"]))
         line = g.to_line(c, exp, note)
         if line not in seen:
