@@ -90,5 +90,13 @@ TEST(CoreTensorDescTest, SelfOverlapEnumerationPath) {
   EXPECT_TRUE(Overlaps({2, 2, 2}, {1, 3, 2}));  // 1+2 == 3: 3 twice
 }
 
+TEST(CoreTensorDescTest, SelfOverlapIsConservativeBeyond4MElements) {
+  // Distinct offsets (inner block {0,2,3,4,5,7} < 8), but the interleaved
+  // layout has 6M elements: like the oracle, it is not enumerated and is
+  // treated as overlapping.
+  EXPECT_TRUE(Overlaps({1u << 20, 3, 2}, {8, 2, 3}));
+  EXPECT_FALSE(Overlaps({1u << 19, 3, 2}, {8, 2, 3}));  // 3M: enumerated
+}
+
 }  // namespace
 }  // namespace dmls
