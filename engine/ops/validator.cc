@@ -17,7 +17,6 @@ namespace dmls::ops {
 namespace {
 
 constexpr uint64_t kUint32Max = 0xFFFFFFFFull;
-using U128 = unsigned __int128;
 
 // Message building. (Debian's abseil has its own string_view, which
 // absl::StrCat does not take from std::string_view, so a small local Cat.)
@@ -317,24 +316,31 @@ class Checker {
         }
       }
     }
-    // §2.4 limits, in exact arithmetic: sizes and strides are < 2^32 here,
-    // so each product fits 64 bits and the sums fit 128.
+    // §2.4 limits, exact in 64 bits: sizes and strides are < 2^32 here, so
+    // a partial product or sum that is still <= 2^32-1 times one more
+    // factor (or plus one more term) cannot wrap; stop once over the limit.
     const uint32_t bits = ElementBits(t.type());
-    U128 count = 1;
+    const char* too_large = nullptr;
+    uint64_t count = 1;
     for (uint64_t s : t.sizes) {
       count *= s;
-      if (count > kUint32Max) break;  // saturate: 8 factors could overflow
+      if (count > kUint32Max) {
+        too_large = ".sizes";
+        break;
+      }
     }
-    const std::vector<uint64_t> strides = EffectiveStrides(t);
-    U128 last = 0;
-    for (size_t i = 0; i < dc; ++i) last += U128{t.sizes[i] - 1} * strides[i];
-    const U128 total = t.total_tensor_size_in_bytes;
-    const char* too_large = nullptr;
-    if (count > kUint32Max) {
-      too_large = ".sizes";
-    } else if (last + 1 > kUint32Max) {
-      too_large = ".strides";
-    } else if (total * 8 > U128{kUint32Max} * bits) {
+    if (too_large == nullptr) {
+      const std::vector<uint64_t> strides = EffectiveStrides(t);
+      uint64_t last = 0;  // IndexOfLastElement
+      for (size_t i = 0; i < dc && too_large == nullptr; ++i) {
+        last += (t.sizes[i] - 1) * strides[i];
+        if (last >= kUint32Max) too_large = ".strides";  // last + 1 > max
+      }
+    }
+    // TotalTensorSizeInBytes / element size > 2^32-1, i.e.
+    // total * 8 > (2^32-1) * bits without the multiplication overflowing.
+    if (too_large == nullptr &&
+        t.total_tensor_size_in_bytes > kUint32Max * bits / 8) {
       too_large = ".total_tensor_size_in_bytes";
     }
     if (too_large != nullptr) {
@@ -358,7 +364,8 @@ class Checker {
       return false;
     }
     const uint64_t align = t.guaranteed_base_offset_alignment;
-    if (align != 0 && ((align & (align - 1)) != 0 || U128{align} * 8 < bits)) {
+    // align * 8 < bits, i.e. below the element size (4-bit types: any).
+    if (align != 0 && ((align & (align - 1)) != 0 || align < (bits + 7) / 8)) {
       Add("ALIGNMENT_INVALID", p + ".guaranteed_base_offset_alignment",
           Cat(name, ".guaranteed_base_offset_alignment ", align,
                        " must be 0 or a power of two >= the element size"));

@@ -549,6 +549,22 @@ TEST(ValidatorTest, AcceptsEdgeCasesTheSpecAllows) {
   big.input = MakeTensorDesc(DataType::kInt8, {0xFFFFFFFFull});
   big.output = big.input;
   EXPECT_EQ(FirstRule(big, FL::k5_1), "TENSOR_TOO_LARGE");
+  // IndexOfLastElement + 1 <= 2^32-1, exactly at the limit and one past it.
+  OperatorDesc strided = Valid("relu", 1);
+  strided.input = MakeTensorDesc(DataType::kFloat32, {2},
+                                 std::vector<uint64_t>{0xFFFFFFFEull});
+  EXPECT_EQ(FirstRule(strided, FL::k3_0), "-");
+  strided.input = MakeTensorDesc(DataType::kFloat32, {2},
+                                 std::vector<uint64_t>{0xFFFFFFFFull});
+  EXPECT_EQ(FirstRule(strided, FL::k3_0), "TENSOR_TOO_LARGE");
+  EXPECT_EQ(ValidateAll(strided, Raw(FL::k3_0), false).front().field,
+            "operator.relu.input.strides");
+  // TotalTensorSizeInBytes / element size <= 2^32-1.
+  OperatorDesc total = Valid("relu", 1);
+  total.input->total_tensor_size_in_bytes = 4 * 0xFFFFFFFFull;
+  EXPECT_EQ(FirstRule(total, FL::k3_0), "-");
+  total.input->total_tensor_size_in_bytes += 4;
+  EXPECT_EQ(FirstRule(total, FL::k3_0), "TENSOR_TOO_LARGE");
 }
 
 TEST(ValidatorTest, ValidateAllReportsIndependentViolationsAfterTheFirst) {
