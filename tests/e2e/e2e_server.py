@@ -1,0 +1,146 @@
+"""Shared harness of the dmlserve end-to-end tests.
+
+Starts the real `dmlserve` binary on a free loopback port, waits for its
+readiness line and for grpc.health.v1 SERVING, and stops it with SIGTERM.
+ServerTestCase gives each test class its own server and asserts, when the
+class is done, that the server still answers health checks and exits 0.
+
+Environment (set by tests/e2e/CMakeLists.txt): DMLSERVE_BIN, DMLCTL_BIN,
+DMLS_SOURCE_DIR and PYTHONPATH holding the generated modules of proto/ and
+tests/e2e/proto, and client/python.
+"""
+
+import os
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+import grpc
+
+import dmlserve_client as dc
+from dmls_e2e import health_pb2, health_pb2_grpc
+
+DMLSERVE_BIN = os.environ.get("DMLSERVE_BIN", "dmlserve")
+DMLCTL_BIN = os.environ.get("DMLCTL_BIN", "dmlctl")
+SOURCE_DIR = os.environ.get(
+    "DMLS_SOURCE_DIR",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+
+STARTUP_SECONDS = 30
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def health_status(target, service="", timeout=5.0):
+    """The grpc.health.v1 status name of `service`; raises grpc.RpcError."""
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        response = stub.Check(health_pb2.HealthCheckRequest(service=service),
+                              timeout=timeout)
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(
+            response.status)
+
+
+class Server:
+    """One dmlserve process on 127.0.0.1:<free port>."""
+
+    def __init__(self, *extra_args):
+        self.extra_args = list(extra_args)
+        self.port = None
+        self.target = None
+        self.process = None
+        self.log = None
+
+    def start(self):
+        self.port = free_port()
+        self.target = "127.0.0.1:%d" % self.port
+        self.log = tempfile.TemporaryFile(mode="w+")
+        args = [DMLSERVE_BIN, "--device=cpu", "--address=127.0.0.1",
+                "--port=%d" % self.port, "--log_level=warn"] + self.extra_args
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                        stderr=self.log)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        line = b""
+        while b"dmlserve listening on" not in line:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.process.poll() is not None:
+                self.kill()
+                raise AssertionError("dmlserve did not start: %s" %
+                                     self.stderr())
+            ready, _, _ = select.select([self.process.stdout], [], [],
+                                        remaining)
+            if ready:
+                line = self.process.stdout.readline()
+        listening = line.decode().split("listening on", 1)[1].strip()
+        if not listening.endswith(":%d" % self.port):
+            raise AssertionError("dmlserve listens on %s, expected port %d" %
+                                 (listening, self.port))
+        # Health is the real readiness signal for clients.
+        while True:
+            try:
+                if health_status(self.target, timeout=2) == "SERVING":
+                    break
+            except grpc.RpcError:
+                pass
+            if time.monotonic() > deadline:
+                self.kill()
+                raise AssertionError("dmlserve never reported SERVING")
+            time.sleep(0.05)
+        return self
+
+    def stderr(self):
+        if self.log is None:
+            return ""
+        self.log.seek(0)
+        return self.log.read()[-4000:]
+
+    def stop(self, timeout=30):
+        """SIGTERM and wait; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            self.kill()
+
+    def kill(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.process is not None and self.process.stdout:
+            self.process.stdout.close()
+
+
+class ServerTestCase(unittest.TestCase):
+    """A test class with its own server (SERVER_ARGS) and client."""
+
+    SERVER_ARGS = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(*cls.SERVER_ARGS).start()
+        cls.target = cls.server.target
+        cls.client = dc.DmlClient(cls.target, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        try:
+            status = health_status(cls.target)
+        except grpc.RpcError as e:
+            status = "health check failed: %s" % e
+        code = cls.server.stop()
+        if status != "SERVING":
+            raise AssertionError("after the tests the server is %s\n%s" %
+                                 (status, cls.server.stderr()))
+        if code != 0:
+            raise AssertionError("dmlserve exited with %s after SIGTERM\n%s" %
+                                 (code, cls.server.stderr()))

@@ -1,0 +1,163 @@
+"""Server limits and call lifecycle: a message over --max_message_bytes, a
+tensor over --max_tensor_bytes, a cancelled call, exceeded deadlines, and a
+graceful SIGTERM while a stream is in flight."""
+
+import threading
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import dmlserve_client as dc
+import reference as ref
+from dmlserve.v1 import dmlserve_pb2 as pb
+from e2e_server import Server, ServerTestCase, health_status
+
+MAX_MESSAGE = 64 * 1024
+MAX_TENSOR = 32 * 1024
+
+
+def celu_request(shape, request_id=0, dtype=np.float32, seed=0):
+    x = np.random.default_rng(seed).uniform(-3, 3, size=shape).astype(dtype)
+    request, out = dc.build_request({"celu": {"alpha": 1.0}}, x,
+                                    request_id=request_id)
+    return request, out, x
+
+
+def mvn1_request(shape, request_id=0, seed=0):
+    x = np.random.default_rng(seed).uniform(-3, 3, size=shape).astype(
+        np.float32)
+    op = {"mvn1": {"axes": [len(shape) - 1], "axisCount": 1,
+                   "normalizeVariance": True, "epsilon": 1e-5}}
+    request, out = dc.build_request(op, x, request_id=request_id)
+    return request, out, x
+
+
+class SizeLimitTest(ServerTestCase):
+    SERVER_ARGS = ("--max_message_bytes=%d" % MAX_MESSAGE,
+                   "--max_tensor_bytes=%d" % MAX_TENSOR)
+
+    def test_capabilities_report_the_limits(self):
+        limits = self.client.capabilities().limits
+        self.assertEqual(limits.max_message_bytes, MAX_MESSAGE)
+        self.assertEqual(limits.max_tensor_bytes, MAX_TENSOR)
+
+    def test_message_over_the_size_limit(self):
+        request, _, _ = celu_request((MAX_MESSAGE // 4 + 16,))
+        self.assertGreater(request.ByteSize(), MAX_MESSAGE)
+        with self.assertRaises(dc.DmlError) as cm:
+            self.client.execute_request(request)
+        self.assertEqual(cm.exception.code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+        # The same on a stream: the whole stream fails.
+        with self.assertRaises(dc.DmlError) as cm:
+            self.client.stream([request])
+        self.assertEqual(cm.exception.code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+    def test_tensor_over_the_tensor_limit(self):
+        # 40,000 bytes fit the message limit but not --max_tensor_bytes.
+        request, _, _ = celu_request((10000,))
+        self.assertLess(request.ByteSize(), MAX_MESSAGE)
+        with self.assertRaises(dc.DmlError) as cm:
+            self.client.execute_request(request)
+        self.assertEqual(cm.exception.code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+    def test_requests_under_the_limits_still_work(self):
+        request, out, x = celu_request((1000,))
+        y = dc.unpack(out, self.client.execute_request(request).output)
+        self.assertFalse(ref.mismatches(y, ref.activation("celu", x,
+                                                          {"alpha": 1.0}),
+                                        np.float32, "TRANSCENDENTAL"))
+
+
+class CallLifecycleTest(ServerTestCase):
+
+    def test_cancelled_call(self):
+        # 8M floats of MVN1: long enough that the cancel lands mid-call.
+        request, _, _ = mvn1_request((8, 1 << 20))
+        future = self.client.stub.Execute.future(request, timeout=60)
+        time.sleep(0.05)
+        self.assertTrue(future.cancel())
+        with self.assertRaises(grpc.FutureCancelledError):
+            future.result()
+        self.assertTrue(future.cancelled())
+        self.assertEqual(health_status(self.target), "SERVING")
+
+    def test_cancelled_stream(self):
+        requests = [mvn1_request((64, 4096), request_id=i, seed=i)[0]
+                    for i in range(16)]
+        call = self.client.stub.ExecuteStream(iter(requests), timeout=60)
+        first = next(call)
+        self.assertIn(first.request_id, range(16))
+        call.cancel()
+        with self.assertRaises(grpc.RpcError) as cm:
+            for _ in call:
+                pass
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.CANCELLED)
+
+    def test_deadline_exceeded(self):
+        request, _, _ = mvn1_request((8, 1 << 20))
+        with self.assertRaises(dc.DmlError) as cm:
+            self.client.execute_request(request, timeout=0.02)
+        self.assertEqual(cm.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
+        # A deadline already in the past.
+        small, _, _ = celu_request((16,))
+        with self.assertRaises(dc.DmlError) as cm:
+            self.client.execute_request(small, timeout=0)
+        self.assertEqual(cm.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+    def test_zz_server_recovers(self):
+        # After cancels and deadlines (earlier tests) a call works normally.
+        request, out, x = celu_request((2, 3, 4), seed=5)
+        y = dc.unpack(out, self.client.execute_request(request).output)
+        self.assertFalse(ref.mismatches(y, ref.activation("celu", x,
+                                                          {"alpha": 1.0}),
+                                        np.float32, "TRANSCENDENTAL"))
+
+
+class GracefulShutdownTest(unittest.TestCase):
+
+    def test_sigterm_while_a_stream_is_in_flight(self):
+        server = Server().start()
+        try:
+            client = dc.DmlClient(server.target, timeout=60)
+            n = 24
+            requests = []
+            inputs = {}
+            for i in range(n):
+                r, out, x = mvn1_request((16, 16384), request_id=i, seed=i)
+                requests.append(r)
+                inputs[i] = (out, x)
+            sent = threading.Event()
+
+            def feed():
+                for r in requests:
+                    yield r
+                sent.set()
+
+            call = client.stub.ExecuteStream(feed(), timeout=60)
+            responses = [next(call)]
+            self.assertTrue(sent.wait(10), "requests were not all sent")
+            server.process.send_signal(15)  # SIGTERM
+            responses.extend(call)  # every in-flight response still arrives
+            self.assertEqual(sorted(r.request_id for r in responses),
+                             list(range(n)))
+            for r in responses:
+                self.assertEqual(r.status_code, 0, r.status_message)
+                out, x = inputs[r.request_id]
+                self.assertFalse(ref.mismatches(
+                    dc.unpack(out, r.output), ref.mvn(x, [1]), np.float32,
+                    "NORMALIZATION"))
+            self.assertEqual(server.process.wait(timeout=30), 0,
+                             server.stderr())
+            client.close()
+            # Nothing listens any more: a new connection is refused.
+            with self.assertRaises(grpc.RpcError) as cm:
+                health_status(server.target, timeout=2)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        finally:
+            server.kill()
+
+
+if __name__ == "__main__":
+    unittest.main()
