@@ -15,11 +15,9 @@ TEST(CoreTensorDescTest, CalcBufferTensorSizeSpecExamples) {
   EXPECT_EQ(CalcBufferTensorSize(DataType::kFloat32, {1, 1, 2, 3}, {}), 24u);
   EXPECT_EQ(CalcBufferTensorSize(DataType::kFloat16, {1, 1, 1, 3}, {}), 8u);
   EXPECT_EQ(CalcBufferTensorSize(DataType::kInt8, {5}, {}), 8u);
-  EXPECT_EQ(CalcBufferTensorSize(DataType::kFloat32, {2, 3},
-                                 Strides{{0, 1}}),
+  EXPECT_EQ(CalcBufferTensorSize(DataType::kFloat32, {2, 3}, Strides{{0, 1}}),
             12u);
-  EXPECT_EQ(CalcBufferTensorSize(DataType::kFloat32, {2, 3},
-                                 Strides{{4, 1}}),
+  EXPECT_EQ(CalcBufferTensorSize(DataType::kFloat32, {2, 3}, Strides{{4, 1}}),
             28u);
   EXPECT_EQ(CalcBufferTensorSize(DataType::kFloat32, {1, 1, 2, 3},
                                  Strides{{8, 8, 4, 1}}),
@@ -74,19 +72,19 @@ bool Overlaps(std::vector<uint64_t> sizes, std::vector<uint64_t> strides) {
 
 TEST(CoreTensorDescTest, SelfOverlapNestedLayouts) {
   EXPECT_FALSE(HasSelfOverlap(MakeTensorDesc(DataType::kFloat32, {2, 3, 4})));
-  EXPECT_FALSE(Overlaps({2, 3}, {4, 1}));          // padding
+  EXPECT_FALSE(Overlaps({2, 3}, {4, 1}));               // padding
   EXPECT_FALSE(Overlaps({1, 2, 2, 3}, {12, 1, 6, 2}));  // NHWC
-  EXPECT_TRUE(Overlaps({2, 3}, {0, 1}));           // broadcast row
-  EXPECT_FALSE(Overlaps({1, 3}, {0, 1}));          // zero stride, size 1
+  EXPECT_TRUE(Overlaps({2, 3}, {0, 1}));                // broadcast row
+  EXPECT_FALSE(Overlaps({1, 3}, {0, 1}));               // zero stride, size 1
   EXPECT_TRUE(Overlaps({2, 2}, {1, 1}));
   EXPECT_FALSE(Overlaps({5}, {7}));
 }
 
 TEST(CoreTensorDescTest, SelfOverlapEnumerationPath) {
   // Interleaved dimensions fail the nesting test; the offsets decide.
-  EXPECT_FALSE(Overlaps({3, 2}, {2, 3}));  // 0,3,2,5,4,7: distinct
-  EXPECT_TRUE(Overlaps({3, 2}, {1, 2}));   // 0,2,1,3,2,4: 2 twice
-  EXPECT_FALSE(Overlaps({2, 3}, {3, 2}));  // 0,2,4,3,5,7: distinct
+  EXPECT_FALSE(Overlaps({3, 2}, {2, 3}));       // 0,3,2,5,4,7: distinct
+  EXPECT_TRUE(Overlaps({3, 2}, {1, 2}));        // 0,2,1,3,2,4: 2 twice
+  EXPECT_FALSE(Overlaps({2, 3}, {3, 2}));       // 0,2,4,3,5,7: distinct
   EXPECT_TRUE(Overlaps({2, 2, 2}, {1, 3, 2}));  // 1+2 == 3: 3 twice
 }
 

@@ -62,7 +62,8 @@ TEST(SchemaTest, TierForPicksTheHighestTableAtOrBelowTheLevel) {
   ASSERT_NE(clip, nullptr);
   EXPECT_FALSE(TierFor(*clip, FeatureLevel::k4_1)->types &
                Bit(DataType::kInt64));
-  EXPECT_TRUE(TierFor(*clip, FeatureLevel::k5_0)->types & Bit(DataType::kInt64));
+  EXPECT_TRUE(TierFor(*clip, FeatureLevel::k5_0)->types &
+              Bit(DataType::kInt64));
   const OperatorSchema* relu = FindOperatorByField("relu");
   ASSERT_NE(relu, nullptr);
   const DataTypeMask relu51 = TierFor(*relu, FeatureLevel::k5_1)->types;
@@ -76,15 +77,24 @@ TEST(SchemaTest, ActivationParamsFollowTheDirectMLXCompactForm) {
     const char* p0;
     const char* p1;
   };
-  const Row rows[] = {  // OPERATORS.md §5.3
-      {"hard_sigmoid", "alpha", "beta"}, {"linear", "alpha", "beta"},
-      {"parametric_softplus", "alpha", "beta"}, {"scaled_tanh", "alpha", "beta"},
-      {"elu", "alpha", ""}, {"leaky_relu", "alpha", ""},
-      {"thresholded_relu", "alpha", ""}, {"celu", "alpha", ""},
-      {"scaled_elu", "alpha", "gamma"}, {"shrink", "bias", "threshold"},
-      {"softplus", "steepness", ""}, {"identity", "", ""}, {"relu", "", ""},
-      {"sigmoid", "", ""}, {"softsign", "", ""}, {"tanh", "", ""},
-      {"gelu", "", ""}};
+  const Row rows[] = {// OPERATORS.md §5.3
+                      {"hard_sigmoid", "alpha", "beta"},
+                      {"linear", "alpha", "beta"},
+                      {"parametric_softplus", "alpha", "beta"},
+                      {"scaled_tanh", "alpha", "beta"},
+                      {"elu", "alpha", ""},
+                      {"leaky_relu", "alpha", ""},
+                      {"thresholded_relu", "alpha", ""},
+                      {"celu", "alpha", ""},
+                      {"scaled_elu", "alpha", "gamma"},
+                      {"shrink", "bias", "threshold"},
+                      {"softplus", "steepness", ""},
+                      {"identity", "", ""},
+                      {"relu", "", ""},
+                      {"sigmoid", "", ""},
+                      {"softsign", "", ""},
+                      {"tanh", "", ""},
+                      {"gelu", "", ""}};
   int activations = 0;
   for (const OperatorSchema& s : AllOperators()) {
     if (s.kind == OpKind::kActivation) ++activations;
@@ -139,7 +149,8 @@ TEST(SchemaTest, ToleranceClasses) {
             ToleranceClass::kNormalization);
   EXPECT_EQ(FindOperatorByField("celu")->tolerance,
             ToleranceClass::kTranscendental);
-  EXPECT_EQ(FindOperatorByField("threshold")->tolerance, ToleranceClass::kExact);
+  EXPECT_EQ(FindOperatorByField("threshold")->tolerance,
+            ToleranceClass::kExact);
 }
 
 }  // namespace

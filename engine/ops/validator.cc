@@ -3,11 +3,11 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <type_traits>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -65,17 +65,17 @@ enum class Scope { kNone, kInOut, kAllPresent };
 // and step 9). One row per OpKind, so that no operator gets its own branch.
 struct KindTraits {
   OpKind kind;
-  bool scale_bias_tensors;  // optional Scale/Bias tensor slots
-  Scope type_scope;         // DATATYPE_MISMATCH
-  Scope rank_scope;         // DIMCOUNT_MISMATCH
+  bool scale_bias_tensors;        // optional Scale/Bias tensor slots
+  Scope type_scope;               // DATATYPE_MISMATCH
+  Scope rank_scope;               // DIMCOUNT_MISMATCH
   bool channel_fixed_before_4_0;  // MVN1 §4.3.3: Scale/Bias dim 1 == C
   bool has_axes;                  // MVN1 AxisCount/Axes
   bool has_cross_channel;         // MVN CrossChannel BOOL
 };
 
 constexpr KindTraits kKindTraits[] = {
-    {OpKind::kUnaryScaleBias, false, Scope::kInOut, Scope::kInOut, false,
-     false, false},
+    {OpKind::kUnaryScaleBias, false, Scope::kInOut, Scope::kInOut, false, false,
+     false},
     {OpKind::kActivation, false, Scope::kInOut, Scope::kInOut, false, false,
      false},
     {OpKind::kMvn, true, Scope::kAllPresent, Scope::kNone, false, false, true},
@@ -115,19 +115,21 @@ using ParamCheck = std::string (*)(float v, std::optional<FeatureLevel> fl);
 std::string CheckCeluAlpha(float v, std::optional<FeatureLevel>) {
   if (v == 0.0f || !std::isfinite(v)) {
     return Cat("Alpha ", v,
-                        " must be finite and non-zero (the formula divides "
-                        "by Alpha)");
+               " must be finite and non-zero (the formula divides "
+               "by Alpha)");
   }
   return "";
 }
 
 std::string CheckSoftplusSteepness(float v, std::optional<FeatureLevel> fl) {
   if (!std::isfinite(v)) return Cat("Steepness ", v, " must be finite");
-  if (fl && static_cast<uint32_t>(*fl) < static_cast<uint32_t>(FeatureLevel::k6_4) &&
+  if (fl &&
+      static_cast<uint32_t>(*fl) < static_cast<uint32_t>(FeatureLevel::k6_4) &&
       v < 1.0f) {
     return Cat("Steepness ", v, " < 1 requires FL 6_4");
   }
-  if (v == 0.0f) return "Steepness must be non-zero (the formula divides by it)";
+  if (v == 0.0f)
+    return "Steepness must be non-zero (the formula divides by it)";
   return "";
 }
 
@@ -174,13 +176,12 @@ class Checker {
     } else {
       Add("FL_UNKNOWN", "feature_level",
           Cat("feature level ", FeatureLevelName(raw_fl_),
-                       " is not a DML_FEATURE_LEVEL value"));
+              " is not a DML_FEATURE_LEVEL value"));
     }
     schema_ = FindOperator(op_.type);
     if (schema_ == nullptr) {
       Add("OP_UNKNOWN", "operator",
-          Cat("operator type ", OperatorTypeName(op_.type),
-                       " is not served"));
+          Cat("operator type ", OperatorTypeName(op_.type), " is not served"));
       return std::move(out_);
     }
     traits_ = &TraitsFor(schema_->kind);
@@ -188,8 +189,8 @@ class Checker {
     if (fl_ && FlBelow(*fl_, schema_->introduced)) {
       Add("OP_NOT_AVAILABLE", root_,
           Cat(schema_->name, " was introduced in FL ",
-                       FeatureLevelName(static_cast<uint32_t>(schema_->introduced)),
-                       ", the requested FL is ", FeatureLevelName(raw_fl_)));
+              FeatureLevelName(static_cast<uint32_t>(schema_->introduced)),
+              ", the requested FL is ", FeatureLevelName(raw_fl_)));
     }
     slots_.push_back({"input", &op_.input, false});
     if (traits_->scale_bias_tensors) {
@@ -236,12 +237,12 @@ class Checker {
   void CheckTensors() {
     for (const Slot& s : {input(), output()}) {
       if (!s.desc->has_value()) {
-        Add("TENSOR_MISSING", Path(s.name),
-            Cat(s.name, " tensor is required"));
+        Add("TENSOR_MISSING", Path(s.name), Cat(s.name, " tensor is required"));
       }
     }
     for (Slot& s : slots_) {
-      if (s.t() != nullptr) s.ok = CheckTensorStruct(*s.t(), s.name, s.is_output);
+      if (s.t() != nullptr)
+        s.ok = CheckTensorStruct(*s.t(), s.name, s.is_output);
     }
   }
 
@@ -252,27 +253,25 @@ class Checker {
     const std::string p = Path(name);
     if (t.tensor_type != kTensorTypeBuffer) {
       Add("TENSOR_TYPE_INVALID", p + ".type",
-          Cat(name, ".type ", t.tensor_type,
-                       " is not DML_TENSOR_TYPE_BUFFER"));
+          Cat(name, ".type ", t.tensor_type, " is not DML_TENSOR_TYPE_BUFFER"));
       return false;
     }
     if (!IsKnownDataType(t.data_type)) {
       Add("DATATYPE_UNKNOWN", p + ".data_type",
           Cat(name, ".data_type ", t.data_type,
-                       " is not a valid DML_TENSOR_DATA_TYPE"));
+              " is not a valid DML_TENSOR_DATA_TYPE"));
       return false;
     }
     if (t.flags & ~kTensorFlagOwnedByDml) {
       Add("FLAGS_INVALID", p + ".flags",
-          Cat(name, ".flags ", Hex(t.flags),
-                       " has unknown bits"));
+          Cat(name, ".flags ", Hex(t.flags), " has unknown bits"));
       return false;
     }
     if (is_output && (t.flags & kTensorFlagOwnedByDml)) {
       Add("FLAGS_OWNED_BY_DML_ON_OUTPUT", p + ".flags",
           Cat(name,
-                       ": DML_TENSOR_FLAG_OWNED_BY_DML is only allowed on "
-                       "input tensors"));
+              ": DML_TENSOR_FLAG_OWNED_BY_DML is only allowed on "
+              "input tensors"));
       return false;
     }
     const uint32_t dc = t.rank();
@@ -284,14 +283,13 @@ class Checker {
     if (t.sizes.size() != dc) {
       Add("SIZES_LENGTH_MISMATCH", p + ".sizes",
           Cat(name, ".sizes has ", t.sizes.size(),
-                       " entries, dimension_count is ", dc));
+              " entries, dimension_count is ", dc));
       return false;
     }
     for (size_t i = 0; i < t.sizes.size(); ++i) {
       if (t.sizes[i] > kUint32Max) {
         Add("SIZE_INVALID", Cat(p, ".sizes[", i, "]"),
-            Cat(name, ".sizes[", i, "] ", t.sizes[i],
-                         " does not fit a UINT"));
+            Cat(name, ".sizes[", i, "] ", t.sizes[i], " does not fit a UINT"));
         return false;
       }
       if (t.sizes[i] == 0) {
@@ -304,14 +302,14 @@ class Checker {
       if (t.strides->size() != dc) {
         Add("STRIDES_LENGTH_MISMATCH", p + ".strides",
             Cat(name, ".strides has ", t.strides->size(),
-                         " entries, dimension_count is ", dc));
+                " entries, dimension_count is ", dc));
         return false;
       }
       for (size_t i = 0; i < dc; ++i) {
         if ((*t.strides)[i] > kUint32Max) {
           Add("STRIDE_INVALID", Cat(p, ".strides[", i, "]"),
               Cat(name, ".strides[", i, "] ", (*t.strides)[i],
-                           " does not fit a UINT"));
+                  " does not fit a UINT"));
           return false;
         }
       }
@@ -352,15 +350,14 @@ class Checker {
     if (t.total_tensor_size_in_bytes < minimum) {
       Add("TOTAL_SIZE_TOO_SMALL", p + ".total_tensor_size_in_bytes",
           Cat(name, ".total_tensor_size_in_bytes ",
-                       t.total_tensor_size_in_bytes,
-                       " is below the minimum implied size ", minimum));
+              t.total_tensor_size_in_bytes,
+              " is below the minimum implied size ", minimum));
       return false;
     }
     if (t.total_tensor_size_in_bytes % 4 != 0) {
       Add("TOTAL_SIZE_NOT_DWORD_MULTIPLE", p + ".total_tensor_size_in_bytes",
           Cat(name, ".total_tensor_size_in_bytes ",
-                       t.total_tensor_size_in_bytes,
-                       " is not a multiple of 4"));
+              t.total_tensor_size_in_bytes, " is not a multiple of 4"));
       return false;
     }
     const uint64_t align = t.guaranteed_base_offset_alignment;
@@ -368,7 +365,7 @@ class Checker {
     if (align != 0 && ((align & (align - 1)) != 0 || align < (bits + 7) / 8)) {
       Add("ALIGNMENT_INVALID", p + ".guaranteed_base_offset_alignment",
           Cat(name, ".guaranteed_base_offset_alignment ", align,
-                       " must be 0 or a power of two >= the element size"));
+              " must be 0 or a power of two >= the element size"));
       return false;
     }
     return true;
@@ -384,10 +381,9 @@ class Checker {
       const TensorDesc& t = *s.t();
       if (t.rank() < tier->min_rank || t.rank() > tier->max_rank) {
         Add("DIMCOUNT_UNSUPPORTED", Path(s.name) + ".dimension_count",
-            Cat(s.name, ".dimension_count ", t.rank(),
-                         " is not supported by ", schema_->name, " at FL ",
-                         FeatureLevelName(raw_fl_), " (allowed ",
-                         tier->min_rank, " to ", tier->max_rank, ")"));
+            Cat(s.name, ".dimension_count ", t.rank(), " is not supported by ",
+                schema_->name, " at FL ", FeatureLevelName(raw_fl_),
+                " (allowed ", tier->min_rank, " to ", tier->max_rank, ")"));
       }
       if ((tier->types & Bit(t.type())) == 0) {
         std::vector<std::string_view> allowed;
@@ -398,9 +394,9 @@ class Checker {
         }
         Add("DATATYPE_UNSUPPORTED", Path(s.name) + ".data_type",
             Cat(s.name, ".data_type ", DataTypeName(t.type()),
-                         " is not supported by ", schema_->name, " at FL ",
-                         FeatureLevelName(raw_fl_), " (allowed ",
-                         Join(allowed, ", "), ")"));
+                " is not supported by ", schema_->name, " at FL ",
+                FeatureLevelName(raw_fl_), " (allowed ", Join(allowed, ", "),
+                ")"));
       }
     }
   }
@@ -426,8 +422,7 @@ class Checker {
       if (s->t()->data_type != in.data_type) {
         Add("DATATYPE_MISMATCH", Path(s->name) + ".data_type",
             Cat(s->name, ".data_type ", DataTypeName(s->t()->type()),
-                         " differs from input.data_type ",
-                         DataTypeName(in.type())));
+                " differs from input.data_type ", DataTypeName(in.type())));
       }
     }
     bool rank_ok = true;
@@ -436,14 +431,13 @@ class Checker {
         if (s->is_output) rank_ok = false;
         Add("DIMCOUNT_MISMATCH", Path(s->name) + ".dimension_count",
             Cat(s->name, ".dimension_count ", s->t()->sizes.size(),
-                         " differs from input.dimension_count ",
-                         in.sizes.size()));
+                " differs from input.dimension_count ", in.sizes.size()));
       }
     }
     if (output().ok && rank_ok && output().t()->sizes != in.sizes) {
       Add("SIZES_MISMATCH", Path("output.sizes"),
           Cat("output.sizes ", Dims(output().t()->sizes),
-                       " differ from input.sizes ", Dims(in.sizes)));
+              " differ from input.sizes ", Dims(in.sizes)));
     }
   }
 
@@ -451,10 +445,9 @@ class Checker {
   void CheckOverlap() {
     if (output().ok && HasSelfOverlap(*output().t())) {
       Add("OUTPUT_OVERLAP", Path("output.strides"),
-          Cat("output strides ",
-                       Dims(EffectiveStrides(*output().t())),
-                       " map two elements of sizes ",
-                       Dims(output().t()->sizes), " to one offset"));
+          Cat("output strides ", Dims(EffectiveStrides(*output().t())),
+              " map two elements of sizes ", Dims(output().t()->sizes),
+              " to one offset"));
     }
   }
 
@@ -475,8 +468,8 @@ class Checker {
     if (input().ok && (Bit(input().t()->type()) & kInt64Types)) {
       Add("SCALEBIAS_64BIT_UNSUPPORTED", Path("scale_bias"),
           Cat("scale_bias is not supported for 64-bit integer "
-                       "tensors (input is ",
-                       DataTypeName(input().t()->type()), ")"));
+              "tensors (input is ",
+              DataTypeName(input().t()->type()), ")"));
     }
   }
 
@@ -497,8 +490,7 @@ class Checker {
       std::string msg = rule.check(*params[rule.index], fl_);
       if (msg.empty()) continue;
       Add(fused ? "FUSED_PARAM_INVALID" : rule.rule,
-          Cat(root, ".", act.params[rule.index]),
-          Cat(act.name, ": ", msg));
+          Cat(root, ".", act.params[rule.index]), Cat(act.name, ": ", msg));
     }
   }
 
@@ -506,7 +498,8 @@ class Checker {
   void CheckMvnParams() {
     CheckScaleBiasTensors();
     if (traits_->has_axes) CheckAxes();
-    if (traits_->has_cross_channel) CheckBool(op_.cross_channel, "cross_channel");
+    if (traits_->has_cross_channel)
+      CheckBool(op_.cross_channel, "cross_channel");
     CheckBool(op_.normalize_variance, "normalize_variance");
     if (!op_.epsilon) {
       Add("PARAM_MISSING", Path("epsilon"), "field epsilon is missing");
@@ -535,11 +528,9 @@ class Checker {
       bool reported = false;
       for (size_t i = 0; i < sz.size() && i < in.size(); ++i) {
         if (sz[i] != in[i] && sz[i] != 1) {
-          Add("MVN_SCALE_BIAS_BROADCAST",
-              Cat(Path(s->name), ".sizes[", i, "]"),
+          Add("MVN_SCALE_BIAS_BROADCAST", Cat(Path(s->name), ".sizes[", i, "]"),
               Cat(s->name, ".sizes[", i, "]=", sz[i],
-                           " must be 1 or equal input.sizes[", i,
-                           "]=", in[i]));
+                  " must be 1 or equal input.sizes[", i, "]=", in[i]));
           reported = true;
           break;
         }
@@ -549,8 +540,8 @@ class Checker {
           in.size() >= 2 && sz[1] != in[1]) {
         Add("MVN_SCALE_BIAS_BROADCAST", Cat(Path(s->name), ".sizes[1]"),
             Cat(s->name, ".sizes[1]=", sz[1],
-                         " (channel) must equal input.sizes[1]=", in[1],
-                         " before FL 4_0"));
+                " (channel) must equal input.sizes[1]=", in[1],
+                " before FL 4_0"));
       }
     }
   }
@@ -563,9 +554,10 @@ class Checker {
     } else if (*op_.axis_count != axes.size()) {
       Add("MVN_AXIS_COUNT_MISMATCH", Path("axis_count"),
           Cat("axis_count ", *op_.axis_count, " != number of axes ",
-                       axes.size()));
+              axes.size()));
     } else if (*op_.axis_count == 0) {
-      Add("MVN_AXES_EMPTY", Path("axis_count"), "axis_count must be at least 1");
+      Add("MVN_AXES_EMPTY", Path("axis_count"),
+          "axis_count must be at least 1");
     }
     if (input().ok) {
       const size_t dc = input().t()->sizes.size();
@@ -605,18 +597,16 @@ class Checker {
     if (act == nullptr || act->kind != OpKind::kActivation ||
         !act->fusable_from) {
       Add("FUSED_NOT_FUSABLE", base,
-          Cat(fa.type == 0 ? std::string("no type")
-                                    : OperatorTypeName(fa.type),
-                       " is not an activation that can be fused into ",
-                       schema_->name));
+          Cat(fa.type == 0 ? std::string("no type") : OperatorTypeName(fa.type),
+              " is not an activation that can be fused into ", schema_->name));
       return;
     }
     const std::string root = Cat(base, ".", act->field);
     if (fl_ && FlBelow(*fl_, *act->fusable_from)) {
       Add("FUSED_NOT_AVAILABLE", root,
           Cat(act->name, " can be fused from FL ",
-                       FeatureLevelName(static_cast<uint32_t>(*act->fusable_from)),
-                       ", the requested FL is ", FeatureLevelName(raw_fl_)));
+              FeatureLevelName(static_cast<uint32_t>(*act->fusable_from)),
+              ", the requested FL is ", FeatureLevelName(raw_fl_)));
     }
     if (fa.has_tensors) {
       Add("FUSED_TENSORS_NOT_NULL", root,

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "engine/core/operator_desc.h"
 #include "engine/ops/validator.h"
+#include "gtest/gtest.h"
 
 #ifndef DMLS_OPS_TESTDATA_DIR
 #error "DMLS_OPS_TESTDATA_DIR must name engine/ops/testdata"
@@ -120,8 +120,10 @@ bool ParseCase(const std::string& line, Case* c) {
   if (kv.count("a1")) op.activation[1] = Float(kv["a1"], &ok);
   if (kv.count("axc")) op.axis_count = U64(kv["axc"], &ok);
   if (kv.count("axes")) op.axes = List(kv["axes"], &ok);
-  if (kv.count("nv")) op.normalize_variance = static_cast<uint32_t>(U64(kv["nv"], &ok));
-  if (kv.count("cc")) op.cross_channel = static_cast<uint32_t>(U64(kv["cc"], &ok));
+  if (kv.count("nv"))
+    op.normalize_variance = static_cast<uint32_t>(U64(kv["nv"], &ok));
+  if (kv.count("cc"))
+    op.cross_channel = static_cast<uint32_t>(U64(kv["cc"], &ok));
   if (kv.count("eps")) op.epsilon = Float(kv["eps"], &ok);
   if (kv.count("fa")) {
     std::vector<std::string_view> f = Split(kv["fa"], '/');

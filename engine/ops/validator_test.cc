@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/ops/schema.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 namespace dmls::ops {
 namespace {
@@ -77,22 +77,49 @@ std::string FirstRule(const OperatorDesc& op, FeatureLevel fl,
 // The rule catalogue of OPERATORS.md §9. TENSOR_INVALID ("not a tensor
 // description") has no C++ form: a TensorDesc is a TensorDesc or absent.
 const std::vector<std::string>& Catalogue() {
-  static const auto* rules = new std::vector<std::string>{
-      "FL_UNKNOWN", "OP_UNKNOWN", "OP_NOT_AVAILABLE", "PARAM_MISSING",
-      "PARAM_INVALID", "TENSOR_MISSING", "TENSOR_TYPE_INVALID",
-      "DATATYPE_UNKNOWN", "FLAGS_INVALID", "FLAGS_OWNED_BY_DML_ON_OUTPUT",
-      "DIMCOUNT_RANGE", "SIZES_LENGTH_MISMATCH", "STRIDES_LENGTH_MISMATCH",
-      "SIZE_ZERO", "SIZE_INVALID", "STRIDE_INVALID", "TENSOR_TOO_LARGE",
-      "TOTAL_SIZE_TOO_SMALL", "TOTAL_SIZE_NOT_DWORD_MULTIPLE",
-      "ALIGNMENT_INVALID", "DIMCOUNT_UNSUPPORTED", "DATATYPE_UNSUPPORTED",
-      "DATATYPE_MISMATCH", "DIMCOUNT_MISMATCH", "SIZES_MISMATCH",
-      "OUTPUT_OVERLAP", "SCALEBIAS_64BIT_UNSUPPORTED", "CELU_ALPHA_INVALID",
-      "SOFTPLUS_STEEPNESS_RANGE", "MVN_SCALE_BIAS_PAIRING",
-      "MVN_SCALE_BIAS_BROADCAST", "MVN_AXIS_COUNT_MISMATCH", "MVN_AXES_EMPTY",
-      "MVN_AXIS_OUT_OF_RANGE", "MVN_AXES_DUPLICATE", "MVN_EPSILON_INVALID",
-      "FUSED_NOT_FUSABLE", "FUSED_NOT_AVAILABLE", "FUSED_TENSORS_NOT_NULL",
-      "FUSED_PARAM_INVALID", "INPLACE_NOT_SUPPORTED",
-      "INPLACE_LAYOUT_MISMATCH"};
+  static const auto* rules =
+      new std::vector<std::string>{"FL_UNKNOWN",
+                                   "OP_UNKNOWN",
+                                   "OP_NOT_AVAILABLE",
+                                   "PARAM_MISSING",
+                                   "PARAM_INVALID",
+                                   "TENSOR_MISSING",
+                                   "TENSOR_TYPE_INVALID",
+                                   "DATATYPE_UNKNOWN",
+                                   "FLAGS_INVALID",
+                                   "FLAGS_OWNED_BY_DML_ON_OUTPUT",
+                                   "DIMCOUNT_RANGE",
+                                   "SIZES_LENGTH_MISMATCH",
+                                   "STRIDES_LENGTH_MISMATCH",
+                                   "SIZE_ZERO",
+                                   "SIZE_INVALID",
+                                   "STRIDE_INVALID",
+                                   "TENSOR_TOO_LARGE",
+                                   "TOTAL_SIZE_TOO_SMALL",
+                                   "TOTAL_SIZE_NOT_DWORD_MULTIPLE",
+                                   "ALIGNMENT_INVALID",
+                                   "DIMCOUNT_UNSUPPORTED",
+                                   "DATATYPE_UNSUPPORTED",
+                                   "DATATYPE_MISMATCH",
+                                   "DIMCOUNT_MISMATCH",
+                                   "SIZES_MISMATCH",
+                                   "OUTPUT_OVERLAP",
+                                   "SCALEBIAS_64BIT_UNSUPPORTED",
+                                   "CELU_ALPHA_INVALID",
+                                   "SOFTPLUS_STEEPNESS_RANGE",
+                                   "MVN_SCALE_BIAS_PAIRING",
+                                   "MVN_SCALE_BIAS_BROADCAST",
+                                   "MVN_AXIS_COUNT_MISMATCH",
+                                   "MVN_AXES_EMPTY",
+                                   "MVN_AXIS_OUT_OF_RANGE",
+                                   "MVN_AXES_DUPLICATE",
+                                   "MVN_EPSILON_INVALID",
+                                   "FUSED_NOT_FUSABLE",
+                                   "FUSED_NOT_AVAILABLE",
+                                   "FUSED_TENSORS_NOT_NULL",
+                                   "FUSED_PARAM_INVALID",
+                                   "INPLACE_NOT_SUPPORTED",
+                                   "INPLACE_LAYOUT_MISMATCH"};
   return *rules;
 }
 
@@ -128,7 +155,9 @@ std::vector<RuleCase> RuleCases() {
       {"FL_UNKNOWN", "feature_level", "celu", FL::k6_4, [](auto&) {}, false,
        0x2200},
       {"OP_UNKNOWN", "operator", "celu", FL::k6_4,
-       [](OperatorDesc& op) { op.type = Raw(OperatorType::kActivationSoftmax); }},
+       [](OperatorDesc& op) {
+         op.type = Raw(OperatorType::kActivationSoftmax);
+       }},
       {"OP_NOT_AVAILABLE", "operator.celu", "celu", FL::k2_1, [](auto&) {}},
       {"OP_NOT_AVAILABLE", "operator.mvn1", "mvn1", FL::k2_0, [](auto&) {}},
       {"TENSOR_MISSING", "operator.threshold.input", "threshold", FL::k1_0,
@@ -144,7 +173,8 @@ std::vector<RuleCase> RuleCases() {
       {"FLAGS_INVALID", "operator.relu.input.flags", "relu", FL::k1_0,
        [&](OperatorDesc& op) { in(op).flags = 2; }},
       {"FLAGS_OWNED_BY_DML_ON_OUTPUT", "operator.relu.output.flags", "relu",
-       FL::k1_0, [&](OperatorDesc& op) { out(op).flags = kTensorFlagOwnedByDml; }},
+       FL::k1_0,
+       [&](OperatorDesc& op) { out(op).flags = kTensorFlagOwnedByDml; }},
       {"DIMCOUNT_RANGE", "operator.tanh.input.dimension_count", "tanh",
        FL::k3_0, [&](OperatorDesc& op) { in(op).dimension_count = 9; }},
       {"DIMCOUNT_RANGE", "operator.tanh.input.dimension_count", "tanh",
@@ -174,8 +204,8 @@ std::vector<RuleCase> RuleCases() {
       {"TENSOR_TOO_LARGE", "operator.elu.input.total_tensor_size_in_bytes",
        "elu", FL::k3_0,
        [&](OperatorDesc& op) { in(op).total_tensor_size_in_bytes = 4 * k4G; }},
-      {"TOTAL_SIZE_TOO_SMALL",
-       "operator.elu.output.total_tensor_size_in_bytes", "elu", FL::k3_0,
+      {"TOTAL_SIZE_TOO_SMALL", "operator.elu.output.total_tensor_size_in_bytes",
+       "elu", FL::k3_0,
        [&](OperatorDesc& op) { out(op).total_tensor_size_in_bytes -= 4; }},
       {"TOTAL_SIZE_NOT_DWORD_MULTIPLE",
        "operator.elu.output.total_tensor_size_in_bytes", "elu", FL::k3_0,
@@ -198,8 +228,7 @@ std::vector<RuleCase> RuleCases() {
          op.scale = MakeTensorDesc(DataType::kInt32, {1, 3, 1, 1});
          op.bias = MakeTensorDesc(DataType::kFloat32, {1, 3, 1, 1});
        }},
-      {"DATATYPE_MISMATCH", "operator.clip.output.data_type", "clip",
-       FL::k3_0,
+      {"DATATYPE_MISMATCH", "operator.clip.output.data_type", "clip", FL::k3_0,
        [&](OperatorDesc& op) {
          out(op) = MakeTensorDesc(DataType::kFloat16, out(op).sizes);
        }},
@@ -254,7 +283,9 @@ std::vector<RuleCase> RuleCases() {
          op.fused_activation = Fused(OperatorType::kActivationCelu, {}, {});
        }},
       {"PARAM_INVALID", "operator.clip.scale_bias.bias", "clip", FL::k1_0,
-       [](OperatorDesc& op) { op.scale_bias = ScaleBias{2.0f, {}}; }},
+       [](OperatorDesc& op) {
+         op.scale_bias = ScaleBias{2.0f, {}};
+       }},
       {"PARAM_INVALID", "operator.mvn1.normalize_variance", "mvn1", FL::k2_1,
        [](OperatorDesc& op) { op.normalize_variance = 2; }},
       {"PARAM_INVALID", "operator.mvn.cross_channel", "mvn", FL::k1_0,
@@ -294,8 +325,8 @@ std::vector<RuleCase> RuleCases() {
        [](OperatorDesc& op) {
          op.bias = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, 2});
        }},
-      {"MVN_AXIS_COUNT_MISMATCH", "operator.mvn1.axis_count", "mvn1",
-       FL::k2_1, [](OperatorDesc& op) { op.axis_count = 2; }},
+      {"MVN_AXIS_COUNT_MISMATCH", "operator.mvn1.axis_count", "mvn1", FL::k2_1,
+       [](OperatorDesc& op) { op.axis_count = 2; }},
       {"MVN_AXES_EMPTY", "operator.mvn1.axis_count", "mvn1", FL::k2_1,
        [](OperatorDesc& op) {
          op.axis_count = 0;
@@ -315,13 +346,12 @@ std::vector<RuleCase> RuleCases() {
        [](OperatorDesc& op) { op.epsilon = -1e-5f; }},
       {"MVN_EPSILON_INVALID", "operator.mvn.epsilon", "mvn", FL::k2_1,
        [](OperatorDesc& op) { op.epsilon = kInf; }},
-      {"FUSED_NOT_FUSABLE", "operator.mvn1.fused_activation", "mvn1",
-       FL::k6_4,
+      {"FUSED_NOT_FUSABLE", "operator.mvn1.fused_activation", "mvn1", FL::k6_4,
        [](OperatorDesc& op) {
          op.fused_activation = Fused(OperatorType::kElementWiseClip);
        }},
-      {"FUSED_NOT_FUSABLE", "operator.mvn1.fused_activation", "mvn1",
-       FL::k6_4, [](OperatorDesc& op) { op.fused_activation.emplace(); }},
+      {"FUSED_NOT_FUSABLE", "operator.mvn1.fused_activation", "mvn1", FL::k6_4,
+       [](OperatorDesc& op) { op.fused_activation.emplace(); }},
       {"FUSED_NOT_AVAILABLE", "operator.mvn1.fused_activation.celu", "mvn1",
        FL::k2_1,
        [](OperatorDesc& op) {
@@ -413,8 +443,8 @@ TEST(ValidatorTest, EverySupportTierBoundary) {
     for (size_t k = 0; k < s.tiers.size(); ++k) {
       const SupportTier& tier = s.tiers[k];
       const std::optional<FeatureLevel> below = Below(tier.from);
-      const std::string where = std::string(s.name) + " tier " +
-                                FeatureLevelName(Raw(tier.from));
+      const std::string where =
+          std::string(s.name) + " tier " + FeatureLevelName(Raw(tier.from));
       if (k == 0) {
         // The first table starts where the operator is introduced.
         EXPECT_EQ(tier.from, s.introduced) << where;
@@ -537,8 +567,8 @@ TEST(ValidatorTest, AcceptsEdgeCasesTheSpecAllows) {
   // An interleaved output that does not overlap (enumeration path).
   OperatorDesc th = Valid("threshold");
   th.input = MakeTensorDesc(DataType::kFloat32, {3, 2});
-  th.output = MakeTensorDesc(DataType::kFloat32, {3, 2},
-                             std::vector<uint64_t>{2, 3});
+  th.output =
+      MakeTensorDesc(DataType::kFloat32, {3, 2}, std::vector<uint64_t>{2, 3});
   EXPECT_EQ(FirstRule(th, FL::k3_0), "-");
   // A 2^32-1 element tensor is the largest allowed.
   OperatorDesc big = Valid("relu", 1);
@@ -569,12 +599,12 @@ TEST(ValidatorTest, AcceptsEdgeCasesTheSpecAllows) {
 
 TEST(ValidatorTest, ValidateAllReportsIndependentViolationsAfterTheFirst) {
   OperatorDesc op = Valid("mvn1");
-  op.input->sizes[0] = 0;          // SIZE_ZERO (first)
-  op.output->flags = 4;            // FLAGS_INVALID
-  op.axes = {1, 1};                // MVN_AXES_DUPLICATE
+  op.input->sizes[0] = 0;  // SIZE_ZERO (first)
+  op.output->flags = 4;    // FLAGS_INVALID
+  op.axes = {1, 1};        // MVN_AXES_DUPLICATE
   op.axis_count = 2;
-  op.epsilon = kNaN;               // MVN_EPSILON_INVALID
-  op.normalize_variance = 3;       // PARAM_INVALID
+  op.epsilon = kNaN;          // MVN_EPSILON_INVALID
+  op.normalize_variance = 3;  // PARAM_INVALID
   std::vector<Violation> v = ValidateAll(op, Raw(FL::k3_1), true);
   std::vector<std::string> rules;
   for (const Violation& x : v) rules.push_back(x.rule);
