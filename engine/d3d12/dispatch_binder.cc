@@ -1,0 +1,256 @@
+#include "engine/d3d12/dispatch_binder.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "engine/d3d12/hresult.h"
+
+namespace dmls::d3d12 {
+
+uint32_t TexelBytes(gpu::ViewFormat format) {
+  switch (format) {
+    case gpu::ViewFormat::kR32G32B32A32Float:
+    case gpu::ViewFormat::kR32G32B32A32Uint:
+      return 16;
+    case gpu::ViewFormat::kR32Float:
+    case gpu::ViewFormat::kR32Uint:
+    case gpu::ViewFormat::kR32Sint:
+      return 4;
+    case gpu::ViewFormat::kUnknown:
+      return 0;
+  }
+  return 0;
+}
+
+namespace {
+
+constexpr uint32_t kDescriptorsPerDispatch = kSrvSlots + kUavSlots;
+
+DXGI_FORMAT NullFormat(gpu::ViewFormat f) {
+  // A null descriptor still needs a typed format; R32_FLOAT matches what
+  // any unused slot of our kernels would declare when the plan says none.
+  return f == gpu::ViewFormat::kUnknown ? DXGI_FORMAT_R32_FLOAT
+                                        : static_cast<DXGI_FORMAT>(f);
+}
+
+absl::Status CheckView(const gpu::View& v, const SlotBuffers& buffers,
+                       size_t dispatch, const char* what, size_t index) {
+  if (v.buffer == gpu::BufferSlot::kNone) return absl::OkStatus();
+  const size_t slot = static_cast<size_t>(v.buffer);
+  const uint32_t texel = TexelBytes(v.format);
+  auto fail = [&](const std::string& why) {
+    return absl::InternalError(absl::StrCat("plan dispatch ", dispatch, " ",
+                                            what, index, ": ", why));
+  };
+  if (slot >= kSlotCount || buffers.resource[slot] == nullptr) {
+    return fail(absl::StrCat("refers to buffer slot ", slot,
+                             " that the request does not have"));
+  }
+  if (texel == 0) return fail("has no view format");
+  if (v.num_elements == 0 || v.num_elements > gpu::kMaxViewTexels) {
+    return fail(absl::StrCat("has ", v.num_elements, " texels (limit ",
+                             gpu::kMaxViewTexels, ")"));
+  }
+  if ((v.first_element + v.num_elements) * texel > buffers.bytes[slot]) {
+    return fail(absl::StrCat("ends at byte ",
+                             (v.first_element + v.num_elements) * texel,
+                             " past its buffer of ", buffers.bytes[slot]));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+DispatchBinder::DispatchBinder(ID3D12Device* device, PipelineCache* pipelines,
+                               DispatchBinderOptions options)
+    : device_(device),
+      pipelines_(pipelines),
+      descriptor_ring_(options.descriptor_capacity),
+      constant_ring_(options.constant_blocks) {}
+
+absl::StatusOr<std::unique_ptr<DispatchBinder>> DispatchBinder::Create(
+    ID3D12Device* device, PipelineCache* pipelines,
+    DispatchBinderOptions options) {
+  std::unique_ptr<DispatchBinder> b(
+      new DispatchBinder(device, pipelines, options));
+
+  D3D12_DESCRIPTOR_HEAP_DESC hd = {};
+  hd.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
+  hd.NumDescriptors = options.descriptor_capacity;
+  hd.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
+  DMLS_RETURN_IF_FAILED(
+      device->CreateDescriptorHeap(
+          &hd, DMLS_IID_PPV(ID3D12DescriptorHeap, b->heap_.Put())),
+      "CreateDescriptorHeap");
+  b->descriptor_size_ =
+      device->GetDescriptorHandleIncrementSize(hd.Type);
+  b->cpu_start_ = b->heap_->GetCPUDescriptorHandleForHeapStart();
+  b->gpu_start_ = b->heap_->GetGPUDescriptorHandleForHeapStart();
+
+  D3D12_HEAP_PROPERTIES heap = {};
+  heap.Type = D3D12_HEAP_TYPE_UPLOAD;
+  D3D12_RESOURCE_DESC rd = {};
+  rd.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+  rd.Width = uint64_t{options.constant_blocks} * kConstantBlockBytes;
+  rd.Height = 1;
+  rd.DepthOrArraySize = 1;
+  rd.MipLevels = 1;
+  rd.Format = DXGI_FORMAT_UNKNOWN;
+  rd.SampleDesc.Count = 1;
+  rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  DMLS_RETURN_IF_FAILED(
+      device->CreateCommittedResource(
+          &heap, D3D12_HEAP_FLAG_NONE, &rd, D3D12_RESOURCE_STATE_GENERIC_READ,
+          nullptr, DMLS_IID_PPV(ID3D12Resource, b->constants_.Put())),
+      "CreateCommittedResource(constant ring)");
+  void* p = nullptr;
+  D3D12_RANGE none = {0, 0};
+  DMLS_RETURN_IF_FAILED(b->constants_->Map(0, &none, &p),
+                        "Map(constant ring)");
+  b->constants_mapped_ = static_cast<uint8_t*>(p);
+  b->constants_va_ = b->constants_->GetGPUVirtualAddress();
+  return b;
+}
+
+bool DispatchBinder::CanBind(size_t dispatches) const {
+  return descriptor_ring_.CanAllocate(dispatches * kDescriptorsPerDispatch) &&
+         constant_ring_.CanAllocate(dispatches);
+}
+
+absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
+    const gpu::DispatchPlan& plan, const SlotBuffers& buffers) {
+  const size_t n = plan.dispatches.size();
+  // Check everything before allocating, so that a failure leaves the rings
+  // untouched.
+  std::vector<ID3D12PipelineState*> psos(n);
+  for (size_t i = 0; i < n; ++i) {
+    const gpu::Dispatch& d = plan.dispatches[i];
+    if (d.args.size() > kConstantBlockBytes) {
+      return absl::InternalError(absl::StrCat(
+          "plan dispatch ", i, " has a ", d.args.size(), "-byte constant block"));
+    }
+    for (uint32_t g : d.groups) {
+      if (g > gpu::kMaxDispatchGroups) {
+        return absl::InternalError(absl::StrCat("plan dispatch ", i, " has ",
+                                                g, " groups in a dimension"));
+      }
+    }
+    for (size_t s = 0; s < kSrvSlots; ++s) {
+      if (absl::Status st = CheckView(d.srv[s], buffers, i, "t", s); !st.ok())
+        return st;
+    }
+    for (size_t u = 0; u < kUavSlots; ++u) {
+      if (absl::Status st = CheckView(d.uav[u], buffers, i, "u", u); !st.ok())
+        return st;
+    }
+    absl::StatusOr<ID3D12PipelineState*> pso = pipelines_->Get(d.key);
+    if (!pso.ok()) return pso.status();
+    psos[i] = *pso;
+  }
+  if (n == 0) return std::vector<BoundDispatch>();
+  if (!CanBind(n)) {
+    return absl::ResourceExhaustedError("descriptor or constant ring full");
+  }
+  const uint64_t first_desc = *descriptor_ring_.Allocate(n * kDescriptorsPerDispatch);
+  const uint64_t first_block = *constant_ring_.Allocate(n);
+
+  std::vector<BoundDispatch> out(n);
+  std::vector<ID3D12Resource*> written;  // UAV resources of earlier dispatches
+  for (size_t i = 0; i < n; ++i) {
+    const gpu::Dispatch& d = plan.dispatches[i];
+    BoundDispatch& b = out[i];
+    b.pso = psos[i];
+    b.groups = d.groups;
+
+    uint8_t* block = constants_mapped_ + (first_block + i) * kConstantBlockBytes;
+    std::memset(block, 0, kConstantBlockBytes);
+    if (!d.args.empty()) std::memcpy(block, d.args.data(), d.args.size());
+    b.cbv = constants_va_ + (first_block + i) * kConstantBlockBytes;
+
+    const uint64_t base = first_desc + i * kDescriptorsPerDispatch;
+    b.srv_table.ptr = gpu_start_.ptr + base * descriptor_size_;
+    b.uav_table.ptr = gpu_start_.ptr + (base + kSrvSlots) * descriptor_size_;
+    for (size_t s = 0; s < kSrvSlots; ++s) {
+      const gpu::View& v = d.srv[s];
+      D3D12_SHADER_RESOURCE_VIEW_DESC sd = {};
+      sd.ViewDimension = D3D12_SRV_DIMENSION_BUFFER;
+      sd.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
+      sd.Format = NullFormat(v.format);
+      ID3D12Resource* r = nullptr;
+      if (v.buffer != gpu::BufferSlot::kNone) {
+        r = buffers.resource[static_cast<size_t>(v.buffer)];
+        sd.Buffer.FirstElement = v.first_element;
+        sd.Buffer.NumElements = v.num_elements;
+      }
+      D3D12_CPU_DESCRIPTOR_HANDLE h = {cpu_start_.ptr + (base + s) * descriptor_size_};
+      device_->CreateShaderResourceView(r, &sd, h);
+    }
+    if (d.barrier_before) b.barrier_before = written;
+    for (size_t u = 0; u < kUavSlots; ++u) {
+      const gpu::View& v = d.uav[u];
+      D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
+      ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;
+      ud.Format = NullFormat(v.format);
+      ID3D12Resource* r = nullptr;
+      if (v.buffer != gpu::BufferSlot::kNone) {
+        r = buffers.resource[static_cast<size_t>(v.buffer)];
+        ud.Buffer.FirstElement = v.first_element;
+        ud.Buffer.NumElements = v.num_elements;
+        if (std::find(written.begin(), written.end(), r) == written.end()) {
+          written.push_back(r);
+        }
+      }
+      D3D12_CPU_DESCRIPTOR_HANDLE h = {
+          cpu_start_.ptr + (base + kSrvSlots + u) * descriptor_size_};
+      device_->CreateUnorderedAccessView(r, nullptr, &ud, h);
+    }
+  }
+  return out;
+}
+
+void DispatchBinder::SetState(ID3D12GraphicsCommandList* list) const {
+  ID3D12DescriptorHeap* heaps[] = {heap_.get()};
+  list->SetDescriptorHeaps(1, heaps);
+  list->SetComputeRootSignature(pipelines_->root_signature());
+}
+
+void DispatchBinder::Record(ID3D12GraphicsCommandList* list,
+                            absl::Span<const BoundDispatch> dispatches,
+                            ID3D12PipelineState** current_pso) {
+  std::vector<D3D12_RESOURCE_BARRIER> barriers;
+  for (const BoundDispatch& d : dispatches) {
+    if (!d.barrier_before.empty()) {
+      barriers.clear();
+      for (ID3D12Resource* r : d.barrier_before) {
+        D3D12_RESOURCE_BARRIER b = {};
+        b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
+        b.UAV.pResource = r;
+        barriers.push_back(b);
+      }
+      list->ResourceBarrier(static_cast<UINT>(barriers.size()), barriers.data());
+    }
+    if (*current_pso != d.pso) {
+      list->SetPipelineState(d.pso);
+      *current_pso = d.pso;
+    }
+    list->SetComputeRootConstantBufferView(kRootCbv, d.cbv);
+    list->SetComputeRootDescriptorTable(kRootSrvTable, d.srv_table);
+    list->SetComputeRootDescriptorTable(kRootUavTable, d.uav_table);
+    if (d.groups[0] && d.groups[1] && d.groups[2]) {
+      list->Dispatch(d.groups[0], d.groups[1], d.groups[2]);
+    }
+  }
+}
+
+void DispatchBinder::Retire(uint64_t fence) {
+  descriptor_ring_.Retire(fence);
+  constant_ring_.Retire(fence);
+}
+
+void DispatchBinder::Reclaim(uint64_t completed_fence) {
+  descriptor_ring_.Reclaim(completed_fence);
+  constant_ring_.Reclaim(completed_fence);
+}
+
+}  // namespace dmls::d3d12

@@ -1,0 +1,114 @@
+// DispatchBinder: turns a DispatchPlan over concrete buffers into recorded
+// compute work. Bind() writes each dispatch's constant block into an upload
+// ring (root CBV b0) and its typed buffer views into a shader-visible
+// descriptor heap ring (SRV table t0..t2, UAV table u0..u1); Record() emits
+// the SetPipelineState / root arguments / Dispatch calls. Binding once and
+// recording many times is what the benchmark does; the engine binds and
+// records each request once.
+//
+// Both rings are recycled by fence value: the caller closes a batch's
+// allocations with Retire(fence) and frees them with Reclaim(completed).
+//
+// Ownership: owns the descriptor heap and the constant upload buffer; does
+// not own the PipelineCache or the bound resources. Thread-compatible: one
+// thread (the submission thread) uses it.
+#ifndef DMLSERVE_ENGINE_D3D12_DISPATCH_BINDER_H_
+#define DMLSERVE_ENGINE_D3D12_DISPATCH_BINDER_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "engine/d3d12/com_ptr.h"
+#include "engine/d3d12/fence_ring.h"
+#include "engine/d3d12/pipeline_cache.h"
+#include "engine/d3d12/platform.h"
+#include "engine/dxbc/plan.h"
+
+namespace dmls::d3d12 {
+
+inline constexpr size_t kSlotCount = 6;  // gpu::BufferSlot values
+inline constexpr uint64_t kConstantBlockBytes = 256;
+
+// The GPU buffer behind each gpu::BufferSlot (null: not present).
+struct SlotBuffers {
+  std::array<ID3D12Resource*, kSlotCount> resource = {};
+  std::array<uint64_t, kSlotCount> bytes = {};  // usable size of each buffer
+
+  void Set(gpu::BufferSlot slot, ID3D12Resource* r, uint64_t size) {
+    resource[static_cast<size_t>(slot)] = r;
+    bytes[static_cast<size_t>(slot)] = size;
+  }
+};
+
+struct BoundDispatch {
+  ID3D12PipelineState* pso = nullptr;
+  D3D12_GPU_VIRTUAL_ADDRESS cbv = 0;
+  D3D12_GPU_DESCRIPTOR_HANDLE srv_table = {};
+  D3D12_GPU_DESCRIPTOR_HANDLE uav_table = {};
+  std::array<uint32_t, 3> groups = {1, 1, 1};
+  // UAV barriers to issue first (resources earlier dispatches wrote).
+  std::vector<ID3D12Resource*> barrier_before;
+};
+
+struct DispatchBinderOptions {
+  // Shader-visible CBV/SRV/UAV descriptors (5 per dispatch).
+  uint32_t descriptor_capacity = 65536;
+  // 256-byte constant blocks (1 per dispatch).
+  uint32_t constant_blocks = 8192;
+};
+
+class DispatchBinder {
+ public:
+  // `device` and `pipelines` must outlive the binder.
+  static absl::StatusOr<std::unique_ptr<DispatchBinder>> Create(
+      ID3D12Device* device, PipelineCache* pipelines,
+      DispatchBinderOptions options = {});
+
+  // Binds every dispatch of `plan`. Checks the plan against the ABI limits
+  // and the buffers' sizes (INTERNAL when a view or group count is out of
+  // range: a planner bug must not become a GPU fault). RESOURCE_EXHAUSTED
+  // with nothing allocated when a ring is full.
+  absl::StatusOr<std::vector<BoundDispatch>> Bind(const gpu::DispatchPlan& plan,
+                                                  const SlotBuffers& buffers);
+  // Whether a plan of `dispatches` dispatches fits in the rings now.
+  bool CanBind(size_t dispatches) const;
+
+  // Sets the descriptor heap and root signature; once per command list,
+  // before the first Record().
+  void SetState(ID3D12GraphicsCommandList* list) const;
+  // Records `dispatches`. `*current_pso` skips redundant SetPipelineState
+  // calls across consecutive plans (start with nullptr per list).
+  static void Record(ID3D12GraphicsCommandList* list,
+                     absl::Span<const BoundDispatch> dispatches,
+                     ID3D12PipelineState** current_pso);
+
+  void Retire(uint64_t fence);
+  void Reclaim(uint64_t completed_fence);
+
+ private:
+  DispatchBinder(ID3D12Device* device, PipelineCache* pipelines,
+                 DispatchBinderOptions options);
+
+  ID3D12Device* const device_;
+  PipelineCache* const pipelines_;
+  ComPtr<ID3D12DescriptorHeap> heap_;
+  UINT descriptor_size_ = 0;
+  D3D12_CPU_DESCRIPTOR_HANDLE cpu_start_ = {};
+  D3D12_GPU_DESCRIPTOR_HANDLE gpu_start_ = {};
+  ComPtr<ID3D12Resource> constants_;
+  uint8_t* constants_mapped_ = nullptr;
+  D3D12_GPU_VIRTUAL_ADDRESS constants_va_ = 0;
+  FenceRing descriptor_ring_;
+  FenceRing constant_ring_;
+};
+
+// Bytes per texel of a view format (0 for kUnknown).
+uint32_t TexelBytes(gpu::ViewFormat format);
+
+}  // namespace dmls::d3d12
+
+#endif  // DMLSERVE_ENGINE_D3D12_DISPATCH_BINDER_H_

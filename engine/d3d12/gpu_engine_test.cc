@@ -1,0 +1,240 @@
+// GpuEngine plumbing on the software adapter with injected plans that have
+// no dispatches: uploads, readbacks, batching, pooling, the memory cap,
+// deadlines and poisoning. Operator kernels are covered by
+// gpu_operators_test.cc.
+#include "engine/d3d12/gpu_engine.h"
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace dmls::d3d12 {
+namespace {
+
+OperatorDesc CopyOp(uint64_t elements) {
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
+  op.input = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, elements});
+  op.output = op.input;
+  return op;
+}
+
+std::string Pattern(uint64_t bytes, uint32_t seed) {
+  std::string s(bytes, '\0');
+  for (uint64_t i = 0; i < bytes; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    s[i] = static_cast<char>(seed >> 24);
+  }
+  return s;
+}
+
+absl::StatusOr<ExecuteResult> RunSync(GpuEngine& engine, ExecuteRequest r) {
+  std::promise<absl::StatusOr<ExecuteResult>> done;
+  auto f = done.get_future();
+  engine.Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
+    done.set_value(std::move(res));
+  });
+  return f.get();
+}
+
+ExecuteRequest Request(uint64_t elements, bool in_place, uint32_t seed) {
+  ExecuteRequest r;
+  r.op = CopyOp(elements);
+  r.in_place = in_place;
+  r.input = Pattern(elements * 4, seed);
+  return r;
+}
+
+GpuEngineOptions Options() {
+  GpuEngineOptions o;
+  o.device.kind = DeviceOptions::Kind::kSoftware;
+  o.kernel_source = [](const gpu::KernelKey&) -> absl::StatusOr<std::vector<uint8_t>> {
+    return absl::UnimplementedError("no kernels in this test");
+  };
+  // An empty plan: in place, the output is the uploaded input.
+  o.planner = [](const OperatorDesc&, bool) -> absl::StatusOr<gpu::DispatchPlan> {
+    return gpu::DispatchPlan();
+  };
+  return o;
+}
+
+std::unique_ptr<GpuEngine> MakeEngine(GpuEngineOptions o) {
+  absl::StatusOr<std::unique_ptr<GpuEngine>> e = GpuEngine::Create(std::move(o));
+  EXPECT_TRUE(e.ok()) << e.status();
+  return e.ok() ? std::move(*e) : nullptr;
+}
+
+TEST(GpuEngineTest, ReportsTheSoftwareAdapter) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  DeviceInfo info = engine->device_info();
+  EXPECT_EQ(info.kind, "software");
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_NE(info.backend.find("d3d12"), std::string::npos);
+}
+
+TEST(GpuEngineTest, InPlaceRoundTripsThroughTheGpu) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  for (uint64_t n : {1ull, 1000ull, 300000ull}) {
+    ExecuteRequest r = Request(n, /*in_place=*/true, 7);
+    const std::string expected = r.input;
+    absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
+    ASSERT_TRUE(res.ok()) << res.status();
+    EXPECT_EQ(res->output, expected) << n;
+  }
+}
+
+TEST(GpuEngineTest, PoisonedOutputShowsUnwrittenElements) {
+  GpuEngineOptions o = Options();
+  o.poison_outputs = true;
+  auto engine = MakeEngine(std::move(o));
+  ASSERT_TRUE(engine);
+  // First an in-place run leaves data in pooled buffers...
+  ASSERT_TRUE(RunSync(*engine, Request(5000, true, 1)).ok());
+  // ...then a plan that writes nothing must return poison, not stale data.
+  absl::StatusOr<ExecuteResult> res = RunSync(*engine, Request(5000, false, 2));
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->output, std::string(5000 * 4, '\xff'));
+  // In place with poisoning the payload still arrives intact.
+  ExecuteRequest r = Request(777, true, 3);
+  const std::string expected = r.input;
+  res = RunSync(*engine, std::move(r));
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->output, expected);
+}
+
+TEST(GpuEngineTest, SteadyStateCreatesNoResources) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  uint64_t created_after_warmup = 0;
+  for (int round = 0; round < 12; ++round) {
+    // A burst of concurrent requests of mixed sizes, then wait for all.
+    std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
+    std::vector<std::string> expected;
+    for (int i = 0; i < 8; ++i) {
+      ExecuteRequest r = Request(i % 2 ? 20000 : 70000, true, round * 8 + i);
+      expected.push_back(r.input);
+      auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
+      futures.push_back(p->get_future());
+      engine->Execute(std::move(r), [p](absl::StatusOr<ExecuteResult> res) {
+        p->set_value(std::move(res));
+      });
+    }
+    for (size_t i = 0; i < futures.size(); ++i) {
+      absl::StatusOr<ExecuteResult> res = futures[i].get();
+      ASSERT_TRUE(res.ok()) << res.status();
+      EXPECT_EQ(res->output, expected[i]);
+    }
+    if (round == 3) created_after_warmup = engine->stats().pool.resources_created;
+  }
+  GpuEngineStats s = engine->stats();
+  EXPECT_GT(created_after_warmup, 0u);
+  EXPECT_EQ(s.pool.resources_created, created_after_warmup);
+  EXPECT_GT(s.pool.reuses, 0u);
+  EXPECT_EQ(s.requests, 96u);
+}
+
+TEST(GpuEngineTest, BatchesManyRequestsIntoOneCommandList) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
+  for (int i = 0; i < 200; ++i) {
+    auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
+    futures.push_back(p->get_future());
+    engine->Execute(Request(64, true, i), [p](absl::StatusOr<ExecuteResult> res) {
+      p->set_value(std::move(res));
+    });
+  }
+  for (auto& f : futures) ASSERT_TRUE(f.get().ok());
+  GpuEngineStats s = engine->stats();
+  EXPECT_EQ(s.requests, 200u);
+  EXPECT_LT(s.batches, 200u);
+  EXPECT_GT(s.largest_batch, 1u);
+}
+
+TEST(GpuEngineTest, MemoryCapGivesResourceExhaustedAndTheEngineLives) {
+  GpuEngineOptions o = Options();
+  o.memory_cap_bytes = 1 << 20;
+  auto engine = MakeEngine(std::move(o));
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(engine->memory_cap_bytes(), 1u << 20);
+  // 4 MiB of input cannot fit in a 1 MiB cap.
+  absl::StatusOr<ExecuteResult> big = RunSync(*engine, Request(1 << 20, true, 1));
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted)
+      << big.status();
+  // 240 KB fits (upload + GPU + readback = 3 x 256 KiB classes) only when
+  // the pool drops the idle buffers of the earlier, smaller requests.
+  for (uint64_t n : {1000ull, 20000ull, 60000ull, 1000ull}) {
+    ExecuteRequest r = Request(n, true, static_cast<uint32_t>(n));
+    const std::string expected = r.input;
+    absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
+    ASSERT_TRUE(res.ok()) << n << ": " << res.status();
+    EXPECT_EQ(res->output, expected);
+  }
+  GpuEngineStats s = engine->stats();
+  EXPECT_LE(s.pool.bytes_live, 1u << 20);
+  EXPECT_GT(s.pool.resources_destroyed, 0u);
+  EXPECT_GE(s.pool.cap_rejections, 1u);
+}
+
+TEST(GpuEngineTest, HonoursDeadlineAndCancellation) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  ExecuteRequest late = Request(10, true, 1);
+  late.deadline = absl::Now() - absl::Seconds(1);
+  EXPECT_EQ(RunSync(*engine, std::move(late)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  ExecuteRequest cancelled = Request(10, true, 1);
+  cancelled.cancelled = std::make_shared<std::atomic<bool>>(true);
+  EXPECT_EQ(RunSync(*engine, std::move(cancelled)).status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_TRUE(RunSync(*engine, Request(10, true, 1)).ok());
+}
+
+TEST(GpuEngineTest, RejectsBadPayloadsAndBadPlans) {
+  GpuEngineOptions o = Options();
+  o.planner = [](const OperatorDesc& op, bool) -> absl::StatusOr<gpu::DispatchPlan> {
+    if (op.input->sizes[3] == 13) return absl::UnimplementedError("no plan");
+    gpu::DispatchPlan plan;
+    gpu::Dispatch d;
+    d.uav[0] = {gpu::BufferSlot::kOutput, gpu::ViewFormat::kR32Float, 0,
+                1u << 20};  // 4 MiB view over a small buffer
+    plan.dispatches.push_back(d);
+    return plan;
+  };
+  auto engine = MakeEngine(std::move(o));
+  ASSERT_TRUE(engine);
+  ExecuteRequest r = Request(10, false, 1);
+  r.input.pop_back();
+  EXPECT_EQ(RunSync(*engine, std::move(r)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunSync(*engine, Request(13, false, 1)).status().code(),
+            absl::StatusCode::kUnimplemented);
+  absl::StatusOr<ExecuteResult> bad = RunSync(*engine, Request(10, false, 1));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal) << bad.status();
+  // Nothing leaked: every buffer is back in the pool.
+  EXPECT_EQ(engine->stats().pool.bytes_in_use, 0u);
+}
+
+TEST(GpuEngineTest, ShutdownDrainsAndThenRefuses) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 20; ++i) {
+    engine->Execute(Request(100, true, i), [&](absl::StatusOr<ExecuteResult> r) {
+      ok += r.ok();
+    });
+  }
+  engine->Shutdown();
+  EXPECT_EQ(ok.load(), 20);
+  EXPECT_EQ(RunSync(*engine, Request(1, true, 1)).status().code(),
+            absl::StatusCode::kUnavailable);
+  engine->Shutdown();  // idempotent
+}
+
+}  // namespace
+}  // namespace dmls::d3d12
