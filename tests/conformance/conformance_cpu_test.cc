@@ -1,0 +1,23 @@
+// The whole oracle-generated corpus on the reference CPU engine: every case
+// must pass (OPERATORS.md §8 tolerances, minNum/maxNum NaN rules).
+#include "engine/cpu/cpu_engine.h"
+#include "gtest/gtest.h"
+#include "tests/conformance/corpus.h"
+
+namespace dmls::conformance {
+namespace {
+
+TEST(ConformanceCpu, EveryCasePasses) {
+  absl::StatusOr<CaseSet> corpus = LoadCorpusDir(DMLS_CONFORMANCE_DATA_DIR);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  CpuEngine engine(CpuEngineOptions{2});
+  RunOptions options;
+  options.max_in_flight = 8;
+  const CorpusReport report = RunCorpus(engine, *corpus, options);
+  EXPECT_EQ(report.total, corpus->cases_size());
+  EXPECT_TRUE(report.failures.empty()) << report.Summary();
+  EXPECT_EQ(report.passed, report.total) << report.Summary();
+}
+
+}  // namespace
+}  // namespace dmls::conformance

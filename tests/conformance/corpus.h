@@ -1,0 +1,69 @@
+// The conformance runner: loads the oracle-generated corpus
+// (tests/data/conformance_*.pb, see case.proto and tests/gen/gen_cases.py),
+// turns each case into an ExecuteRequest through the server's proto
+// mapping, runs it on any dmls::Engine and checks the output *elements*
+// (gathered through the output descriptor's strides; padding bytes are not
+// compared) against the oracle's values with the §8 tolerance comparator.
+// Engine-agnostic: the CPU engine and the Direct3D 12 engine run the same
+// corpus. Free functions; RunCorpus blocks until every case completed.
+#ifndef DMLSERVE_TESTS_CONFORMANCE_CORPUS_H_
+#define DMLSERVE_TESTS_CONFORMANCE_CORPUS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/core/engine.h"
+#include "tests/conformance/case.pb.h"
+
+namespace dmls::conformance {
+
+using dmlserve::conformance::Case;
+using dmlserve::conformance::CaseSet;
+
+struct RunOptions {
+  // Requests handed to the engine before waiting for completions.
+  int max_in_flight = 4;
+  // Accept a NaN result in cases flagged nan_sensitive (an engine whose
+  // min/max propagate NaN, OPERATORS.md §7.3). Off: minNum/maxNum required.
+  bool relax_nan_sensitive = false;
+  // Only run cases whose id contains this substring (empty: all).
+  std::string id_filter;
+};
+
+struct CaseFailure {
+  std::string id;
+  std::string message;
+};
+
+struct CorpusReport {
+  int total = 0;   // cases run (after the filter)
+  int passed = 0;
+  std::vector<CaseFailure> failures;
+  // "passed/total" plus up to `max_failures` failures, one per line.
+  std::string Summary(size_t max_failures = 25) const;
+};
+
+// One serialized CaseSet file.
+absl::StatusOr<CaseSet> LoadCaseSet(const std::string& path);
+// Every conformance_*.pb in `dir`, merged in file-name order.
+absl::StatusOr<CaseSet> LoadCorpusDir(const std::string& dir);
+
+// The engine request of a case (the proto request mapped to engine types).
+ExecuteRequest RequestFromCase(const Case& c);
+
+// Checks one engine result against the case; nullopt when it conforms,
+// otherwise a description of the first problem. `op` is the request's
+// operator and `in_place` its binding (they define where the elements are).
+std::optional<std::string> CheckResult(const Case& c, const OperatorDesc& op,
+                                       bool in_place,
+                                       const absl::StatusOr<ExecuteResult>& result,
+                                       const RunOptions& options = {});
+
+CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
+                       const RunOptions& options = {});
+
+}  // namespace dmls::conformance
+
+#endif  // DMLSERVE_TESTS_CONFORMANCE_CORPUS_H_
