@@ -1,0 +1,91 @@
+#include "server/dml_server.h"
+
+#include <climits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "server/capabilities.h"
+
+namespace dmls::server {
+
+absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
+    const ServerOptions& options, Engine* engine,
+    std::shared_ptr<spdlog::logger> logger) {
+  if (absl::Status status = ValidateOptions(options); !status.ok()) {
+    return status;
+  }
+  // Process-wide switches; both must be set before the builder runs.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  std::unique_ptr<DmlServer> server(new DmlServer());
+  server->engine_ = engine;
+  server->logger_ = logger;
+  ServiceOptions service_options;
+  service_options.processor.max_tensor_bytes = options.max_tensor_bytes;
+  service_options.processor.max_in_flight = options.max_in_flight;
+  service_options.stream_window = options.stream_window;
+  server->service_ = std::make_unique<DmlServiceImpl>(
+      engine, service_options,
+      BuildCapabilities(engine->device_info(), options, kHighestFeatureLevel),
+      logger);
+
+  const std::string listen = ListenAddress(options);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(),
+                           &server->port_);
+  // gRPC sets SO_REUSEPORT by default, which would let a second server
+  // "bind" a port that is already serving; a taken port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(server->service_.get());
+  // ValidateOptions keeps the size within int.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    // Nothing was started, so the destructor must not shut anything down.
+    server->shut_down_ = true;
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", listen,
+                     " (address in use, or not a local address?)"));
+  }
+  std::string host = listen.substr(0, listen.rfind(':'));
+  server->address_ = absl::StrCat(host, ":", server->port_);
+
+  grpc::HealthCheckServiceInterface* health =
+      server->server_->GetHealthCheckService();
+  if (health != nullptr) {
+    health->SetServingStatus(kServiceName, true);
+    health->SetServingStatus(true);
+  }
+  return server;
+}
+
+DmlServer::~DmlServer() { Shutdown(absl::ZeroDuration()); }
+
+void DmlServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (grpc::HealthCheckServiceInterface* health =
+          server_->GetHealthCheckService()) {
+    health->SetServingStatus(false);
+  }
+  logger_->info("shutting down: refusing new calls, {} grace for calls in "
+                "flight",
+                absl::FormatDuration(grace));
+  // Refuses new calls at once, waits for calls in flight until the deadline,
+  // then cancels them (their reactors Finish with CANCELLED).
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  server_->Wait();
+  // Engine callbacks still pending reach reactors kept alive by their
+  // reference counts; draining here guarantees they are all done before the
+  // service is destroyed.
+  engine_->Shutdown();
+  logger_->info("shutdown complete");
+}
+
+}  // namespace dmls::server

@@ -1,0 +1,64 @@
+// DmlServer: the running gRPC server: DmlService, the grpc.health.v1 health
+// service (SERVING once started, NOT_SERVING from shutdown on), server
+// reflection, message size limits. main.cc and the in-process tests both use
+// it, so what the tests exercise is what the binary runs.
+//
+// Ownership: owns the grpc::Server and the service; borrows the engine,
+// which must outlive this object. Shutdown drains the engine too (the
+// service's reactors need the engine's last callbacks). Start and Shutdown
+// are for one thread; the server itself serves from gRPC's threads.
+#ifndef DMLSERVE_SERVER_DML_SERVER_H_
+#define DMLSERVE_SERVER_DML_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engine/core/engine.h"
+#include "grpcpp/server.h"
+#include "server/server_options.h"
+#include "server/service.h"
+#include "spdlog/logger.h"
+
+namespace dmls::server {
+
+// The gRPC service name that the health service reports besides "".
+inline constexpr char kServiceName[] = "dmlserve.v1.DmlService";
+
+class DmlServer {
+ public:
+  // Binds options.address:options.port and starts serving; UNAVAILABLE when
+  // the port cannot be bound.
+  static absl::StatusOr<std::unique_ptr<DmlServer>> Start(
+      const ServerOptions& options, Engine* engine,
+      std::shared_ptr<spdlog::logger> logger);
+
+  // Shuts down with no grace if Shutdown was not called.
+  ~DmlServer();
+
+  // Health NOT_SERVING, new calls refused; calls in flight get `grace` to
+  // finish and are cancelled after it; then the engine is drained.
+  // Idempotent.
+  void Shutdown(absl::Duration grace);
+
+  int port() const { return port_; }
+  // "host:port" as bound (with the real port when options.port was 0).
+  const std::string& address() const { return address_; }
+  DmlServiceImpl& service() { return *service_; }
+
+ private:
+  DmlServer() = default;
+
+  Engine* engine_ = nullptr;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::unique_ptr<DmlServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string address_;
+  bool shut_down_ = false;
+};
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_DML_SERVER_H_

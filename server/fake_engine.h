@@ -1,0 +1,66 @@
+// FakeEngine: a test double of dmls::Engine for the server tests. It echoes
+// the input payload as the output (resized to the output tensor's size) on
+// its own worker threads, optionally after a delay or only once released,
+// and honours cancellation and deadlines like a real engine. Thread-safe.
+#ifndef DMLSERVE_SERVER_FAKE_ENGINE_H_
+#define DMLSERVE_SERVER_FAKE_ENGINE_H_
+
+#include <deque>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/core/engine.h"
+
+namespace dmls::server {
+
+struct FakeEngineOptions {
+  int threads = 4;
+  // Time each request "runs"; cancellation and the deadline cut it short.
+  absl::Duration delay = absl::ZeroDuration();
+  // Requests wait until Release() before they run.
+  bool hold = false;
+  // Every request fails with this status when not OK.
+  absl::Status fail_with = absl::OkStatus();
+};
+
+class FakeEngine final : public Engine {
+ public:
+  explicit FakeEngine(FakeEngineOptions options = {});
+  ~FakeEngine() override;
+
+  DeviceInfo device_info() const override;
+  void Execute(ExecuteRequest request, ExecuteCallback done) override;
+  void Shutdown() override;
+
+  // Lets held requests run.
+  void Release();
+  // Requests received by Execute so far / completed with OK.
+  int received() const;
+  int succeeded() const;
+  // Blocks until `n` requests have been received (or 5 s have passed).
+  bool WaitForReceived(int n) const;
+
+ private:
+  struct Item {
+    ExecuteRequest request;
+    ExecuteCallback done;
+  };
+  void Work();
+  absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request);
+
+  const FakeEngineOptions options_;
+  mutable absl::Mutex mu_;
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
+  bool released_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int received_ ABSL_GUARDED_BY(mu_) = 0;
+  int succeeded_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_FAKE_ENGINE_H_

@@ -1,0 +1,125 @@
+// dmlserve: the gRPC server binary. Flags -> ServerOptions, engine, server;
+// then waits for SIGTERM/SIGINT and shuts down gracefully (exit 0).
+// Exit 1 when the flags are bad, the engine cannot start or the port cannot
+// be bound.
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/time.h"
+#include "server/dml_server.h"
+#include "server/engine_factory.h"
+#include "server/logging.h"
+#include "server/server_options.h"
+
+namespace {
+const dmls::server::ServerOptions kDefaults;
+}  // namespace
+
+ABSL_FLAG(std::string, address, kDefaults.address,
+          "Address to listen on (0.0.0.0 or :: for all interfaces).");
+ABSL_FLAG(int, port, kDefaults.port, "TCP port; 0 picks a free one.");
+ABSL_FLAG(uint64_t, max_message_bytes, kDefaults.max_message_bytes,
+          "Largest gRPC message received or sent, in bytes.");
+ABSL_FLAG(int, worker_threads, kDefaults.worker_threads,
+          "Engine worker threads; 0 = one per hardware thread.");
+ABSL_FLAG(uint32_t, max_in_flight, kDefaults.max_in_flight,
+          "Executions in flight server-wide before RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint32_t, stream_window, kDefaults.stream_window,
+          "Requests one ExecuteStream may have unanswered before the server "
+          "stops reading it (backpressure).");
+ABSL_FLAG(uint64_t, max_tensor_bytes, kDefaults.max_tensor_bytes,
+          "Largest total_tensor_size_in_bytes of one tensor before "
+          "RESOURCE_EXHAUSTED.");
+ABSL_FLAG(std::string, device, kDefaults.device,
+          "Engine: auto (Direct3D 12 if available, else cpu), gpu, software "
+          "or cpu.");
+ABSL_FLAG(std::string, adapter, kDefaults.adapter,
+          "Direct3D 12 adapter to use (substring of its description).");
+ABSL_FLAG(uint64_t, gpu_memory_cap_bytes, kDefaults.gpu_memory_cap_bytes,
+          "Device memory the GPU engine may use; 0 = no cap.");
+ABSL_FLAG(std::string, log_level, kDefaults.log_level,
+          "trace, debug, info, warn, error, critical or off.");
+ABSL_FLAG(std::string, log_format, kDefaults.log_format, "text or json.");
+ABSL_FLAG(int, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds,
+          "On SIGTERM/SIGINT, seconds calls in flight get before they are "
+          "cancelled.");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "dmlserve: DirectML operator validation and execution over gRPC.");
+  absl::ParseCommandLine(argc, argv);
+
+  // Block the shutdown signals before any thread starts so that every gRPC
+  // and engine thread inherits the mask and only sigwait below sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  dmls::server::ServerOptions options;
+  options.address = absl::GetFlag(FLAGS_address);
+  options.port = absl::GetFlag(FLAGS_port);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
+  options.max_in_flight = absl::GetFlag(FLAGS_max_in_flight);
+  options.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
+  options.stream_window = absl::GetFlag(FLAGS_stream_window);
+  options.device = absl::GetFlag(FLAGS_device);
+  options.adapter = absl::GetFlag(FLAGS_adapter);
+  options.gpu_memory_cap_bytes = absl::GetFlag(FLAGS_gpu_memory_cap_bytes);
+  options.log_level = absl::GetFlag(FLAGS_log_level);
+  options.log_format = absl::GetFlag(FLAGS_log_format);
+  options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+
+  if (absl::Status status = dmls::server::ValidateOptions(options);
+      !status.ok()) {
+    std::fprintf(stderr, "dmlserve: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  auto logger = dmls::server::MakeLogger("dmlserve", options.log_level,
+                                         options.log_format);
+  if (!logger.ok()) {
+    std::fprintf(stderr, "dmlserve: %s\n",
+                 std::string(logger.status().message()).c_str());
+    return 1;
+  }
+  auto log = *logger;
+
+  auto engine = dmls::server::CreateEngine(options, log);
+  if (!engine.ok()) {
+    log->error("cannot start the engine: {}", std::string(engine.status().message()));
+    return 1;
+  }
+  dmls::DeviceInfo device = (*engine)->device_info();
+
+  auto server = dmls::server::DmlServer::Start(options, engine->get(), log);
+  if (!server.ok()) {
+    log->error("{}", std::string(server.status().message()));
+    (*engine)->Shutdown();
+    return 1;
+  }
+  log->info(
+      "dmlserve {} on {}: device \"{}\" ({}, {}), max_message_bytes={}, "
+      "max_tensor_bytes={}, max_in_flight={}, stream_window={}, "
+      "worker_threads={}",
+      DMLSERVE_VERSION, (*server)->address(), device.name, device.kind,
+      device.backend, options.max_message_bytes, options.max_tensor_bytes,
+      options.max_in_flight, options.stream_window, options.worker_threads);
+  // The readiness line scripts and tests wait for, on stdout.
+  std::printf("dmlserve listening on %s\n", (*server)->address().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  log->info("received {}", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*server)->Shutdown(absl::Seconds(options.shutdown_grace_seconds));
+  server->reset();
+  engine->reset();
+  return 0;
+}

@@ -1,0 +1,89 @@
+// RequestProcessor: the path of one request from wire message to engine and
+// back, shared by Execute and ExecuteStream (and Validate's dry run). It maps
+// the proto to an OperatorDesc, validates it at the requested feature level,
+// checks payload sizes and server limits, moves the payloads into an
+// engine::ExecuteRequest and builds the ExecuteResponse when the engine
+// completes. It reports errors as RequestError values; how they reach the
+// client is the caller's business.
+//
+// Ownership: borrows the engine (which must outlive it and have drained
+// before it is destroyed). Thread-safe: any number of threads may call it at
+// once; the in-flight count is the only shared state.
+#ifndef DMLSERVE_SERVER_REQUEST_PROCESSOR_H_
+#define DMLSERVE_SERVER_REQUEST_PROCESSOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
+#include "dmlserve/v1/dmlserve.pb.h"
+#include "engine/core/engine.h"
+#include "engine/core/operator_desc.h"
+#include "server/status_mapping.h"
+#include "spdlog/logger.h"
+
+namespace dmls::server {
+
+struct ProcessorOptions {
+  // Largest total_tensor_size_in_bytes of any tensor of a request.
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  // Executions handed to the engine and not yet completed, server-wide.
+  uint32_t max_in_flight = 256;
+  // What FEATURE_LEVEL_UNSPECIFIED means.
+  FeatureLevel highest_feature_level = kHighestFeatureLevel;
+};
+
+// What the transport knows about the call a request arrived on.
+struct CallContext {
+  absl::Time deadline = absl::InfiniteFuture();
+  // Set when the client cancels; may be null (never cancelled).
+  std::shared_ptr<const std::atomic<bool>> cancelled;
+};
+
+struct ExecuteOutcome {
+  RequestError error;  // ok() on success
+  // Always carries request_id, engine and server_time_us; output on success.
+  dmlserve::v1::ExecuteResponse response;
+};
+using OutcomeCallback = absl::AnyInvocable<void(ExecuteOutcome)>;
+
+class RequestProcessor {
+ public:
+  RequestProcessor(Engine* engine, ProcessorOptions options,
+                   std::shared_ptr<spdlog::logger> logger);
+  RequestProcessor(const RequestProcessor&) = delete;
+  RequestProcessor& operator=(const RequestProcessor&) = delete;
+
+  // The dry run: every violation, never an error status.
+  dmlserve::v1::ValidateResponse Validate(
+      const dmlserve::v1::ValidateRequest& request) const;
+
+  // Checks `request` and starts it on the engine. The payload strings are
+  // moved out of `request` (no copies). `done` is called exactly once: on
+  // this thread before Execute returns when a check fails, otherwise from the
+  // engine's completion, possibly on another thread.
+  void Execute(dmlserve::v1::ExecuteRequest& request, CallContext context,
+               OutcomeCallback done);
+
+  // Executions currently in the engine.
+  uint32_t in_flight() const { return in_flight_.load(); }
+  const ProcessorOptions& options() const { return options_; }
+
+ private:
+  // Validation, limits and payload sizes; ok() when the request may run.
+  RequestError Check(const dmlserve::v1::ExecuteRequest& request,
+                     const OperatorDesc& op, uint32_t feature_level) const;
+
+  Engine* const engine_;
+  const ProcessorOptions options_;
+  const std::shared_ptr<spdlog::logger> logger_;
+  const std::string engine_name_;
+  std::atomic<uint32_t> in_flight_{0};
+};
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_REQUEST_PROCESSOR_H_

@@ -1,0 +1,223 @@
+#include "server/request_processor.h"
+
+#include <memory>
+#include <optional>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/fake_engine.h"
+#include "server/test_requests.h"
+#include "spdlog/sinks/null_sink.h"
+
+namespace dmls::server {
+namespace {
+
+namespace v1 = dmlserve::v1;
+using testing::Mvn1Request;
+using testing::Payload;
+using testing::ReluRequest;
+using ::testing::StartsWith;
+
+std::shared_ptr<spdlog::logger> NullLogger() {
+  return std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+// Runs one request through `p` and waits for its outcome.
+ExecuteOutcome RunOne(RequestProcessor& p, v1::ExecuteRequest request,
+                   CallContext context = {}) {
+  absl::Notification done;
+  ExecuteOutcome result;
+  p.Execute(request, std::move(context), [&](ExecuteOutcome outcome) {
+    result = std::move(outcome);
+    done.Notify();
+  });
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  return result;
+}
+
+class RequestProcessorTest : public ::testing::Test {
+ protected:
+  explicit RequestProcessorTest(FakeEngineOptions engine_options = {},
+                                ProcessorOptions options = {})
+      : engine_(engine_options),
+        processor_(&engine_, options, NullLogger()) {}
+
+  FakeEngine engine_;
+  RequestProcessor processor_;
+};
+
+TEST_F(RequestProcessorTest, ExecutesAndEchoesTheRequestId) {
+  v1::ExecuteRequest request = ReluRequest(42);
+  std::string input = request.input();
+  absl::Notification done;
+  ExecuteOutcome outcome;
+  processor_.Execute(request, {}, [&](ExecuteOutcome o) {
+    outcome = std::move(o);
+    done.Notify();
+  });
+  // The payload was moved into the engine request, not copied.
+  EXPECT_TRUE(request.input().empty());
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(outcome.error.ok()) << outcome.error.message;
+  EXPECT_EQ(outcome.response.request_id(), 42u);
+  EXPECT_EQ(outcome.response.output(), input);
+  EXPECT_EQ(outcome.response.engine(), "fake");
+  EXPECT_EQ(processor_.in_flight(), 0u);
+}
+
+TEST_F(RequestProcessorTest, Mvn1WithScaleAndBiasRuns) {
+  ExecuteOutcome outcome = RunOne(processor_, Mvn1Request(7));
+  EXPECT_TRUE(outcome.error.ok()) << outcome.error.message;
+  EXPECT_EQ(outcome.response.output().size(), 144u);
+}
+
+TEST_F(RequestProcessorTest, ValidationErrorsCarryEveryViolation) {
+  v1::ExecuteRequest request = ReluRequest(1);
+  request.mutable_operator_()->mutable_relu()->mutable_input()->set_sizes(1, 0);
+  request.mutable_operator_()->mutable_relu()->mutable_output()->set_flags(4);
+  ExecuteOutcome outcome = RunOne(processor_, request);
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kInvalidArgument);
+  ASSERT_GE(outcome.error.violations.size(), 2u);
+  EXPECT_EQ(outcome.error.violations[0].rule, "SIZE_ZERO");
+  EXPECT_EQ(outcome.error.violations[0].field, "operator.relu.input.sizes[1]");
+  EXPECT_THAT(outcome.error.message, StartsWith("SIZE_ZERO: "));
+  EXPECT_EQ(outcome.response.request_id(), 1u);
+  EXPECT_TRUE(outcome.response.output().empty());
+  EXPECT_EQ(engine_.received(), 0);
+}
+
+TEST_F(RequestProcessorTest, FeatureLevelIsValidated) {
+  v1::ExecuteRequest request = ReluRequest(1);
+  request.set_feature_level(static_cast<v1::FeatureLevel>(0x2200));
+  ExecuteOutcome outcome = RunOne(processor_, request);
+  ASSERT_FALSE(outcome.error.violations.empty());
+  EXPECT_EQ(outcome.error.violations[0].rule, "FL_UNKNOWN");
+  EXPECT_EQ(outcome.error.violations[0].field, "feature_level");
+}
+
+TEST_F(RequestProcessorTest, PayloadSizeMustMatchTheTensor) {
+  v1::ExecuteRequest request = ReluRequest(1);
+  request.mutable_input()->pop_back();
+  ExecuteOutcome outcome = RunOne(processor_, request);
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(outcome.error.violations.size(), 1u);
+  EXPECT_EQ(outcome.error.violations[0].rule, "PAYLOAD_SIZE_MISMATCH");
+  EXPECT_EQ(outcome.error.violations[0].field, "input");
+  EXPECT_THAT(outcome.error.message, StartsWith("PAYLOAD_SIZE_MISMATCH: "));
+
+  v1::ExecuteRequest mvn = Mvn1Request(2);
+  mvn.set_bias(Payload(8));
+  outcome = RunOne(processor_, mvn);
+  ASSERT_EQ(outcome.error.violations.size(), 1u);
+  EXPECT_EQ(outcome.error.violations[0].field, "bias");
+  EXPECT_EQ(engine_.received(), 0);
+}
+
+TEST_F(RequestProcessorTest, PayloadForAnAbsentTensorIsRejected) {
+  v1::ExecuteRequest request = ReluRequest(1);
+  request.set_scale(Payload(4));
+  ExecuteOutcome outcome = RunOne(processor_, request);
+  ASSERT_EQ(outcome.error.violations.size(), 1u);
+  EXPECT_EQ(outcome.error.violations[0].rule, "PAYLOAD_SIZE_MISMATCH");
+  EXPECT_EQ(outcome.error.violations[0].field, "scale");
+}
+
+TEST_F(RequestProcessorTest, EngineErrorsKeepTheirCode) {
+  ExecuteOutcome outcome = RunOne(processor_, ReluRequest(3), CallContext{
+      absl::Now() - absl::Seconds(1), nullptr});
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kDeadlineExceeded);
+
+  auto cancelled = std::make_shared<std::atomic<bool>>(true);
+  outcome = RunOne(processor_, ReluRequest(4),
+                CallContext{absl::InfiniteFuture(), cancelled});
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kCancelled);
+  EXPECT_EQ(engine_.received(), 0);
+
+  FakeEngineOptions failing_options;
+  failing_options.fail_with = absl::InternalError("boom");
+  FakeEngine failing(failing_options);
+  RequestProcessor p(&failing, {}, NullLogger());
+  outcome = RunOne(p, ReluRequest(5));
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kInternal);
+  EXPECT_EQ(outcome.error.message, "boom");
+  EXPECT_EQ(outcome.response.request_id(), 5u);
+}
+
+TEST(RequestProcessorLimits, TensorBytesLimit) {
+  FakeEngine engine;
+  ProcessorOptions options;
+  options.max_tensor_bytes = 100;
+  RequestProcessor p(&engine, options, NullLogger());
+  ExecuteOutcome outcome = RunOne(p, ReluRequest(1));
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kResourceExhausted);
+  ASSERT_EQ(outcome.error.violations.size(), 1u);
+  EXPECT_EQ(outcome.error.violations[0].rule, "TENSOR_BYTES_LIMIT");
+  EXPECT_EQ(outcome.error.violations[0].field,
+            "operator.relu.input.total_tensor_size_in_bytes");
+  EXPECT_THAT(outcome.error.message, StartsWith("TENSOR_BYTES_LIMIT: "));
+  EXPECT_EQ(engine.received(), 0);
+}
+
+TEST(RequestProcessorLimits, InFlightLimit) {
+  FakeEngineOptions engine_options;
+  engine_options.hold = true;
+  FakeEngine engine(engine_options);
+  ProcessorOptions options;
+  options.max_in_flight = 2;
+  RequestProcessor p(&engine, options, NullLogger());
+  absl::Notification first, second;
+  v1::ExecuteRequest r1 = ReluRequest(1), r2 = ReluRequest(2);
+  p.Execute(r1, {}, [&](ExecuteOutcome o) {
+    EXPECT_TRUE(o.error.ok());
+    first.Notify();
+  });
+  p.Execute(r2, {}, [&](ExecuteOutcome o) {
+    EXPECT_TRUE(o.error.ok());
+    second.Notify();
+  });
+  EXPECT_EQ(p.in_flight(), 2u);
+  // The third is refused at once, while the engine still holds the others.
+  ExecuteOutcome third = RunOne(p, ReluRequest(3));
+  EXPECT_EQ(third.error.code, absl::StatusCode::kResourceExhausted);
+  ASSERT_EQ(third.error.violations.size(), 1u);
+  EXPECT_EQ(third.error.violations[0].rule, "IN_FLIGHT_LIMIT");
+  EXPECT_FALSE(first.HasBeenNotified());
+
+  engine.Release();
+  ASSERT_TRUE(first.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(second.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  // The callback runs after the count dropped.
+  EXPECT_EQ(p.in_flight(), 0u);
+  EXPECT_TRUE(RunOne(p, ReluRequest(4)).error.ok());
+}
+
+TEST(RequestProcessorValidate, ReturnsEveryViolationAndTheLevelUsed) {
+  FakeEngine engine;
+  RequestProcessor p(&engine, {}, NullLogger());
+  v1::ValidateRequest request;
+  *request.mutable_operator_() = Mvn1Request(0).operator_();
+  v1::ValidateResponse ok = p.Validate(request);
+  EXPECT_TRUE(ok.valid());
+  EXPECT_EQ(ok.feature_level(), 0x6400u);
+  EXPECT_EQ(ok.violations_size(), 0);
+
+  auto* mvn = request.mutable_operator_()->mutable_mvn1();
+  mvn->add_axes(3);  // duplicate
+  mvn->set_epsilon(-1.0f);
+  request.set_feature_level(v1::FEATURE_LEVEL_3_1);
+  v1::ValidateResponse bad = p.Validate(request);
+  EXPECT_FALSE(bad.valid());
+  EXPECT_EQ(bad.feature_level(), 0x3100u);
+  ASSERT_GE(bad.violations_size(), 2);
+  EXPECT_EQ(bad.violations(0).rule(), "MVN_AXES_DUPLICATE");
+  EXPECT_EQ(bad.violations(0).field(), "operator.mvn1.axes[1]");
+  EXPECT_THAT(bad.violations(0).description(),
+              StartsWith("MVN_AXES_DUPLICATE: "));
+  EXPECT_EQ(bad.violations(1).rule(), "MVN_EPSILON_INVALID");
+  EXPECT_EQ(engine.received(), 0);
+}
+
+}  // namespace
+}  // namespace dmls::server

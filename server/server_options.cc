@@ -1,0 +1,72 @@
+#include "server/server_options.h"
+
+#include <climits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace dmls::server {
+
+absl::Status ValidateOptions(const ServerOptions& o) {
+  if (o.address.empty()) {
+    return absl::InvalidArgumentError("--address must not be empty");
+  }
+  if (o.port < 0 || o.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--port must be in [0, 65535], got ", o.port));
+  }
+  // gRPC takes the message size as an int.
+  if (o.max_message_bytes < 1024 || o.max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_message_bytes must be in [1024, ", INT_MAX, "], got ",
+        o.max_message_bytes));
+  }
+  if (o.worker_threads < 0 || o.worker_threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--worker_threads must be in [0, 1024], got ", o.worker_threads));
+  }
+  if (o.max_in_flight == 0) {
+    return absl::InvalidArgumentError("--max_in_flight must be at least 1");
+  }
+  if (o.stream_window == 0) {
+    return absl::InvalidArgumentError("--stream_window must be at least 1");
+  }
+  if (o.max_tensor_bytes == 0) {
+    return absl::InvalidArgumentError("--max_tensor_bytes must be at least 1");
+  }
+  if (o.device != "auto" && o.device != "gpu" && o.device != "software" &&
+      o.device != "cpu") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--device must be auto, gpu, software or cpu, got \"", o.device,
+        "\""));
+  }
+  if (o.log_format != "text" && o.log_format != "json") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--log_format must be text or json, got \"", o.log_format, "\""));
+  }
+  static constexpr const char* kLevels[] = {
+      "trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
+  bool level_ok = false;
+  for (const char* level : kLevels) level_ok |= o.log_level == level;
+  if (!level_ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--log_level must be one of trace, debug, info, warn, error, "
+        "critical, off; got \"",
+        o.log_level, "\""));
+  }
+  if (o.shutdown_grace_seconds < 0) {
+    return absl::InvalidArgumentError(
+        "--shutdown_grace_seconds must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+std::string ListenAddress(const ServerOptions& o) {
+  // An IPv6 literal ("::", "::1") needs brackets before the port.
+  if (absl::StrContains(o.address, ':') && !absl::StartsWith(o.address, "[")) {
+    return absl::StrCat("[", o.address, "]:", o.port);
+  }
+  return absl::StrCat(o.address, ":", o.port);
+}
+
+}  // namespace dmls::server

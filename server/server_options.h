@@ -1,0 +1,63 @@
+// ServerOptions: every knob of the dmlserve binary, with its documented
+// default. main.cc fills it from absl flags; tests fill it directly, so no
+// flag is read outside main. Plain value type; thread-compatible.
+#ifndef DMLSERVE_SERVER_SERVER_OPTIONS_H_
+#define DMLSERVE_SERVER_SERVER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace dmls::server {
+
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+struct ServerOptions {
+  // Listening address and port. 127.0.0.1 keeps a default start private;
+  // containers pass 0.0.0.0. Port 0 lets the OS pick one (tests).
+  std::string address = "127.0.0.1";
+  int port = 50051;
+  // Largest gRPC message either way. gRPC's own default (4 MiB) is far too
+  // small for tensor payloads.
+  uint64_t max_message_bytes = 256 * kMiB;
+  // Engine worker threads; 0 means one per hardware thread. gRPC's callback
+  // API runs the RPC handlers on gRPC's own pollers, which only decode,
+  // validate and hand off, so the engine threads are the ones that matter.
+  int worker_threads = 0;
+  // Executions accepted but not completed, across all calls; one more is
+  // refused with RESOURCE_EXHAUSTED (IN_FLIGHT_LIMIT).
+  uint32_t max_in_flight = 256;
+  // Requests one ExecuteStream may have read but not yet answered; the
+  // server stops reading that stream while the window is full
+  // (backpressure).
+  uint32_t stream_window = 64;
+  // Largest total_tensor_size_in_bytes of any one tensor of a request;
+  // larger is RESOURCE_EXHAUSTED (TENSOR_BYTES_LIMIT).
+  uint64_t max_tensor_bytes = 1 * kGiB;
+  // "auto" (Direct3D 12 when available, else the CPU engine), "gpu"
+  // (hardware adapter), "software" (WARP/lavapipe adapter) or "cpu".
+  std::string device = "auto";
+  // Adapter to use (substring of its description); empty = the first match.
+  std::string adapter;
+  // Device memory the GPU engine may use; 0 = no cap beyond the device's.
+  uint64_t gpu_memory_cap_bytes = 0;
+  // spdlog level name: trace, debug, info, warn, error, critical, off.
+  std::string log_level = "info";
+  // "text" (human) or "json" (one object per line).
+  std::string log_format = "text";
+  // On SIGTERM/SIGINT, calls in flight get this long to finish before they
+  // are cancelled.
+  int shutdown_grace_seconds = 10;
+};
+
+// INVALID_ARGUMENT naming the first bad option; OK otherwise.
+absl::Status ValidateOptions(const ServerOptions& options);
+
+// "host:port" for grpc::ServerBuilder; IPv6 literals get brackets.
+std::string ListenAddress(const ServerOptions& options);
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_SERVER_OPTIONS_H_

@@ -1,0 +1,62 @@
+#include "server/server_options.h"
+
+#include "gtest/gtest.h"
+#include "server/logging.h"
+
+namespace dmls::server {
+namespace {
+
+TEST(ServerOptions, DefaultsAreValid) {
+  ServerOptions o;
+  EXPECT_TRUE(ValidateOptions(o).ok());
+  EXPECT_EQ(o.max_message_bytes, 256u * 1024 * 1024);
+  EXPECT_EQ(ListenAddress(o), "127.0.0.1:50051");
+}
+
+TEST(ServerOptions, Ipv6GetsBrackets) {
+  ServerOptions o;
+  o.address = "::";
+  o.port = 7;
+  EXPECT_EQ(ListenAddress(o), "[::]:7");
+  o.address = "[::1]";
+  EXPECT_EQ(ListenAddress(o), "[::1]:7");
+}
+
+TEST(ServerOptions, BadValuesAreNamed) {
+  auto bad = [](auto mutate) {
+    ServerOptions o;
+    mutate(o);
+    return std::string(ValidateOptions(o).message());
+  };
+  EXPECT_NE(bad([](ServerOptions& o) { o.port = 70000; }).find("--port"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.device = "tpu"; }).find("--device"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.log_format = "xml"; })
+                .find("--log_format"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.log_level = "loud"; })
+                .find("--log_level"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.max_in_flight = 0; })
+                .find("--max_in_flight"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.max_message_bytes = 1ull << 40; })
+                .find("--max_message_bytes"),
+            std::string::npos);
+}
+
+TEST(Logging, JsonEscapeKeepsLinesParseable) {
+  EXPECT_EQ(JsonEscape("a\"b\\c\nd\x01"), "a\\\"b\\\\c\\nd\\u0001");
+}
+
+TEST(Logging, MakeLoggerChecksItsArguments) {
+  EXPECT_TRUE(MakeLogger("t1", "debug", "json").ok());
+  EXPECT_TRUE(MakeLogger("t2", "warning", "text").ok());
+  EXPECT_TRUE(MakeLogger("t3", "off", "text").ok());
+  EXPECT_FALSE(MakeLogger("t4", "loud", "text").ok());
+  EXPECT_FALSE(MakeLogger("t5", "info", "xml").ok());
+}
+
+}  // namespace
+}  // namespace dmls::server

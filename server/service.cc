@@ -1,0 +1,304 @@
+#include "server/service.h"
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "server/status_mapping.h"
+
+namespace dmls::server {
+namespace {
+
+namespace v1 = dmlserve::v1;
+
+absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
+  std::chrono::system_clock::time_point deadline = context.deadline();
+  // gRPC reports "no deadline" as the largest time_point.
+  if (deadline == std::chrono::system_clock::time_point::max()) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
+}
+
+// Unary Execute. Lives until both gRPC (OnDone) and the engine (the outcome
+// callback) are through with it, because the engine may call back after the
+// client cancelled and the RPC is gone.
+class ExecuteReactor final : public grpc::ServerUnaryReactor {
+ public:
+  ExecuteReactor(grpc::CallbackServerContext* context,
+                 v1::ExecuteResponse* response)
+      : context_(context), response_(response) {}
+
+  void Start(RequestProcessor& processor, v1::ExecuteRequest& request) {
+    processor.Execute(request, CallContext{DeadlineOf(*context_), cancelled_},
+                      [this](ExecuteOutcome outcome) {
+                        OnOutcome(std::move(outcome));
+                      });
+  }
+
+  void OnCancel() override {
+    cancelled_->store(true);
+    // Answer now; the engine's late callback finds finished_ set.
+    if (MarkFinished()) Finish(grpc::Status::CANCELLED);
+  }
+
+  void OnDone() override { Unref(); }
+
+ private:
+  void OnOutcome(ExecuteOutcome outcome) {
+    grpc::Status status;
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!finished_) {
+        finished_ = finish = true;
+        // response_ stays valid until OnDone, which cannot come before the
+        // Finish below.
+        if (outcome.error.ok()) {
+          *response_ = std::move(outcome.response);
+        } else {
+          status = ToGrpcStatus(outcome.error);
+        }
+      }
+    }
+    if (finish) Finish(status);
+    Unref();
+  }
+
+  bool MarkFinished() {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return false;
+    finished_ = true;
+    return true;
+  }
+
+  void Unref() {
+    if (refs_.fetch_sub(1) == 1) delete this;
+  }
+
+  grpc::CallbackServerContext* const context_;
+  v1::ExecuteResponse* const response_;
+  const std::shared_ptr<std::atomic<bool>> cancelled_ =
+      std::make_shared<std::atomic<bool>>(false);
+  // One for gRPC (dropped in OnDone), one for the engine's outcome.
+  std::atomic<int> refs_{2};
+  absl::Mutex mu_;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// ExecuteStream. State machine under mu_: at most one read and one write
+// outstanding; `window_used_` counts requests read whose response is not yet
+// written. Lives until gRPC is done (OnDone) and every engine callback has
+// arrived.
+class ExecuteStreamReactor final
+    : public grpc::ServerBidiReactor<v1::ExecuteRequest, v1::ExecuteResponse> {
+ public:
+  ExecuteStreamReactor(grpc::CallbackServerContext* context,
+                       RequestProcessor& processor, uint32_t window,
+                       std::shared_ptr<spdlog::logger> logger)
+      : processor_(processor),
+        window_(window == 0 ? 1 : window),
+        deadline_(DeadlineOf(*context)),
+        logger_(std::move(logger)) {
+    reading_ = true;
+    StartRead(&read_buffer_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // half-close, or the call broke
+      Actions actions;
+      {
+        absl::MutexLock lock(&mu_);
+        reading_ = false;
+        read_done_ = true;
+        actions = NextLocked();
+      }
+      Run(actions);
+      return;
+    }
+    v1::ExecuteRequest request = std::move(read_buffer_);
+    read_buffer_.Clear();
+    bool read_more = false;
+    {
+      absl::MutexLock lock(&mu_);
+      reading_ = false;
+      ++window_used_;
+      ++refs_;  // held by the outcome callback
+      if (!finished_ && window_used_ < window_) read_more = reading_ = true;
+    }
+    if (read_more) StartRead(&read_buffer_);
+    processor_.Execute(request, CallContext{deadline_, cancelled_},
+                       [this](ExecuteOutcome outcome) {
+                         OnOutcome(std::move(outcome));
+                       });
+  }
+
+  void OnWriteDone(bool ok) override {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!queue_.empty()) queue_.pop_front();
+      --window_used_;
+      if (!ok && !finished_) {
+        // The client is gone; nothing more can be delivered.
+        finished_ = true;
+        queue_.clear();
+        actions.finish = true;
+        actions.status =
+            grpc::Status(grpc::StatusCode::CANCELLED, "response write failed");
+      } else {
+        actions = NextLocked();
+      }
+    }
+    Run(actions);
+  }
+
+  void OnCancel() override {
+    cancelled_->store(true);
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!finished_) {
+        finished_ = finish = true;
+        queue_.clear();
+      }
+    }
+    if (finish) Finish(grpc::Status::CANCELLED);
+  }
+
+  void OnDone() override {
+    logger_->debug("ExecuteStream done");
+    Unref();
+  }
+
+ private:
+  // What to start once mu_ is released (gRPC calls are made unlocked).
+  struct Actions {
+    const v1::ExecuteResponse* write = nullptr;
+    bool read = false;
+    bool finish = false;
+    grpc::Status status;
+  };
+
+  void OnOutcome(ExecuteOutcome outcome) {
+    if (!outcome.error.ok()) FillResponse(outcome.error, &outcome.response);
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) {
+        --window_used_;  // dropped: the stream is over
+      } else {
+        queue_.push_back(std::move(outcome.response));
+        actions = NextLocked();
+      }
+    }
+    Run(actions);
+    Unref();
+  }
+
+  // The next write, read or Finish the state allows. Deque elements keep
+  // their address while others are pushed, so `write` stays valid.
+  Actions NextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Actions a;
+    if (finished_) return a;
+    if (!writing_ && !queue_.empty()) {
+      writing_ = true;
+      a.write = &queue_.front();
+    }
+    if (!reading_ && !read_done_ && window_used_ < window_) {
+      reading_ = true;
+      a.read = true;
+    }
+    if (read_done_ && window_used_ == 0 && !writing_) {
+      finished_ = true;
+      a.finish = true;
+      a.status = grpc::Status::OK;
+    }
+    return a;
+  }
+
+  void Run(const Actions& a) {
+    if (a.write != nullptr) StartWrite(a.write);
+    if (a.read) StartRead(&read_buffer_);
+    if (a.finish) Finish(a.status);
+  }
+
+  void Unref() {
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      last = --refs_ == 0;
+    }
+    if (last) delete this;
+  }
+
+  RequestProcessor& processor_;
+  const uint32_t window_;
+  const absl::Time deadline_;
+  const std::shared_ptr<spdlog::logger> logger_;
+  const std::shared_ptr<std::atomic<bool>> cancelled_ =
+      std::make_shared<std::atomic<bool>>(false);
+  // Only touched by the one outstanding read and the code that starts it.
+  v1::ExecuteRequest read_buffer_;
+
+  absl::Mutex mu_;
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  uint32_t window_used_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<v1::ExecuteResponse> queue_ ABSL_GUARDED_BY(mu_);
+  // One for gRPC (dropped in OnDone) plus one per engine callback pending.
+  int refs_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace
+
+DmlServiceImpl::DmlServiceImpl(Engine* engine, ServiceOptions options,
+                               v1::GetCapabilitiesResponse capabilities,
+                               std::shared_ptr<spdlog::logger> logger)
+    : options_(options),
+      capabilities_(std::move(capabilities)),
+      logger_(logger),
+      processor_(engine, options.processor, std::move(logger)) {}
+
+grpc::ServerUnaryReactor* DmlServiceImpl::GetCapabilities(
+    grpc::CallbackServerContext* context, const v1::GetCapabilitiesRequest*,
+    v1::GetCapabilitiesResponse* response) {
+  *response = capabilities_;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* DmlServiceImpl::Validate(
+    grpc::CallbackServerContext* context, const v1::ValidateRequest* request,
+    v1::ValidateResponse* response) {
+  *response = processor_.Validate(*request);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
+    grpc::CallbackServerContext* context, const v1::ExecuteRequest* request,
+    v1::ExecuteResponse* response) {
+  auto* reactor = new ExecuteReactor(context, response);
+  // gRPC hands the request as const, but it is a non-const object it owns
+  // and only destroys after the call; moving the payloads out of it saves a
+  // copy of every tensor.
+  reactor->Start(processor_, *const_cast<v1::ExecuteRequest*>(request));
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::ExecuteRequest, v1::ExecuteResponse>*
+DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
+  return new ExecuteStreamReactor(context, processor_, options_.stream_window,
+                                  logger_);
+}
+
+}  // namespace dmls::server

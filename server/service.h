@@ -1,0 +1,66 @@
+// DmlServiceImpl: the dmlserve.v1.DmlService on gRPC's callback API.
+// GetCapabilities and Validate answer inline; Execute and ExecuteStream hand
+// each request to the RequestProcessor and answer when the engine completes.
+//
+// ExecuteStream keeps up to `stream_window` requests of one stream between
+// "read" and "response written"; while the window is full it stops reading,
+// which gives the client backpressure through gRPC flow control. Responses
+// go out in completion order, one write at a time.
+//
+// Ownership: owns the RequestProcessor, borrows the engine. Reactors may
+// outlive their RPC until the engine has called back, so the service (and the
+// engine) must outlive the engine's drain: shut down the grpc::Server, then
+// the engine, then destroy this. Thread-safe.
+#ifndef DMLSERVE_SERVER_SERVICE_H_
+#define DMLSERVE_SERVER_SERVICE_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "dmlserve/v1/dmlserve.grpc.pb.h"
+#include "engine/core/engine.h"
+#include "server/request_processor.h"
+#include "spdlog/logger.h"
+
+namespace dmls::server {
+
+struct ServiceOptions {
+  ProcessorOptions processor;
+  // Requests of one ExecuteStream read but not yet answered.
+  uint32_t stream_window = 64;
+};
+
+class DmlServiceImpl final : public dmlserve::v1::DmlService::CallbackService {
+ public:
+  DmlServiceImpl(Engine* engine, ServiceOptions options,
+                 dmlserve::v1::GetCapabilitiesResponse capabilities,
+                 std::shared_ptr<spdlog::logger> logger);
+
+  grpc::ServerUnaryReactor* GetCapabilities(
+      grpc::CallbackServerContext* context,
+      const dmlserve::v1::GetCapabilitiesRequest* request,
+      dmlserve::v1::GetCapabilitiesResponse* response) override;
+  grpc::ServerUnaryReactor* Validate(
+      grpc::CallbackServerContext* context,
+      const dmlserve::v1::ValidateRequest* request,
+      dmlserve::v1::ValidateResponse* response) override;
+  grpc::ServerUnaryReactor* Execute(
+      grpc::CallbackServerContext* context,
+      const dmlserve::v1::ExecuteRequest* request,
+      dmlserve::v1::ExecuteResponse* response) override;
+  grpc::ServerBidiReactor<dmlserve::v1::ExecuteRequest,
+                          dmlserve::v1::ExecuteResponse>*
+  ExecuteStream(grpc::CallbackServerContext* context) override;
+
+  RequestProcessor& processor() { return processor_; }
+
+ private:
+  const ServiceOptions options_;
+  const dmlserve::v1::GetCapabilitiesResponse capabilities_;
+  const std::shared_ptr<spdlog::logger> logger_;
+  RequestProcessor processor_;
+};
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_SERVICE_H_

@@ -1,0 +1,58 @@
+// Error values of the server and their two wire forms. A RequestError is what
+// went wrong with one request, independent of how it is reported: unary RPCs
+// turn it into a grpc::Status (INVALID_ARGUMENT carries a google.rpc.
+// BadRequest in grpc-status-details-bin), ExecuteStream copies it into the
+// response's status_code/status_message/violations so the stream goes on.
+// Stateless functions: thread-safe.
+#ifndef DMLSERVE_SERVER_STATUS_MAPPING_H_
+#define DMLSERVE_SERVER_STATUS_MAPPING_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "dmlserve/v1/dmlserve.pb.h"
+#include "engine/ops/validator.h"
+#include "grpcpp/support/status.h"
+
+namespace dmls::server {
+
+struct RequestError {
+  absl::StatusCode code = absl::StatusCode::kOk;
+  // For rule-based errors "RULE_ID: message (field path)".
+  std::string message;
+  // The rule violations behind an INVALID_ARGUMENT; may be empty otherwise.
+  std::vector<ops::Violation> violations;
+
+  bool ok() const { return code == absl::StatusCode::kOk; }
+
+  // INVALID_ARGUMENT from validator output (must not be empty).
+  static RequestError FromViolations(std::vector<ops::Violation> violations);
+  // One rule broken: `code` with a single violation.
+  static RequestError Rule(absl::StatusCode code, std::string rule,
+                           std::string field, std::string message);
+  // An engine (or other) status; OK maps to an ok() error.
+  static RequestError FromStatus(const absl::Status& status);
+};
+
+// "RULE: message (field)": the one-line summary of a violation.
+std::string Summary(const ops::Violation& v);
+
+void ToProto(const ops::Violation& v, dmlserve::v1::FieldViolation* out);
+
+// Canonical codes share their numbers between absl and gRPC.
+grpc::StatusCode ToGrpcCode(absl::StatusCode code);
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// The unary form. With violations: message = Summary(first) and binary
+// details = serialized google.rpc.Status{code, message, details: [Any of
+// google.rpc.BadRequest with one FieldViolation per violation]}.
+grpc::Status ToGrpcStatus(const RequestError& error);
+
+// The stream form: status_code, status_message and violations of `out`.
+void FillResponse(const RequestError& error, dmlserve::v1::ExecuteResponse* out);
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_STATUS_MAPPING_H_
