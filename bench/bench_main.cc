@@ -1,0 +1,562 @@
+// dmls_bench: measures the D3D12 engine's kernels in GB/s and, in the same
+// run and on the same buffers, a D3D12 device-to-device CopyBufferRegion of
+// the same size as the anchor. Each measurement records `iters` executions
+// into one command list between two timestamp queries, runs the list once
+// to warm up and once timed, and reports GPU time per execution (and the
+// wall time of the submit + fence wait as a cross-check). Bytes counted per
+// execution: input read + output written (MVN1 too, as PyTorch's
+// layer_norm bar in DESIGN.md §3 counts it).
+//
+//   dmls_bench [--ops=celu,threshold,...] [--sizes=1M,16M,128M] [--iters=20]
+//              [--device=auto|gpu|software] [--adapter=N] [--mvn_rows=512]
+//              [--overlap] [--no_dispatch_cost]
+//
+// MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
+// axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/core/tensor_desc.h"
+#include "engine/d3d12/buffer_pool.h"
+#include "engine/d3d12/device.h"
+#include "engine/d3d12/dispatch_binder.h"
+#include "engine/d3d12/dxbc_engine.h"
+#include "engine/d3d12/fence.h"
+#include "engine/d3d12/hresult.h"
+#include "engine/d3d12/pipeline_cache.h"
+#include "engine/ops/validator.h"
+
+namespace dmls::d3d12 {
+namespace {
+
+struct Flags {
+  std::vector<std::string> ops = {"celu", "threshold", "clip", "relu",
+                                  "sigmoid", "tanh", "mvn1"};
+  std::vector<uint64_t> sizes = {1ull << 20, 16ull << 20, 128ull << 20};
+  int iters = 20;
+  DeviceOptions device;
+  uint64_t mvn_rows = 512;
+  bool overlap = false;        // no UAV barrier between executions
+  bool dispatch_cost = true;   // measure per-dispatch and submit cost
+};
+
+bool ParseSize(std::string_view s, uint64_t* out) {
+  uint64_t mult = 1;
+  if (!s.empty() && (s.back() == 'K' || s.back() == 'k')) mult = 1ull << 10;
+  if (!s.empty() && (s.back() == 'M' || s.back() == 'm')) mult = 1ull << 20;
+  if (!s.empty() && (s.back() == 'G' || s.back() == 'g')) mult = 1ull << 30;
+  if (mult != 1) s.remove_suffix(1);
+  uint64_t v = 0;
+  if (!absl::SimpleAtoi(std::string(s), &v) || v == 0) return false;
+  *out = v * mult;
+  return true;
+}
+
+bool ParseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    std::string key = a, value;
+    if (size_t eq = a.find('='); eq != std::string::npos) {
+      key = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    } else if (i + 1 < argc && a != "--overlap" && a != "--no_dispatch_cost" &&
+               a != "--help") {
+      value = argv[++i];
+    }
+    if (key == "--ops") {
+      f->ops = absl::StrSplit(value, ',', absl::SkipEmpty());
+    } else if (key == "--sizes") {
+      f->sizes.clear();
+      for (absl::string_view s : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        uint64_t n;
+        if (!ParseSize(std::string(s), &n)) {
+          std::fprintf(stderr, "bad size '%s'\n", std::string(s).c_str());
+          return false;
+        }
+        f->sizes.push_back(n);
+      }
+    } else if (key == "--iters") {
+      if (!absl::SimpleAtoi(value, &f->iters) || f->iters < 1) return false;
+    } else if (key == "--device") {
+      absl::StatusOr<DeviceOptions::Kind> k = ParseDeviceKind(value);
+      if (!k.ok()) {
+        std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+        return false;
+      }
+      f->device.kind = *k;
+    } else if (key == "--adapter") {
+      int idx;
+      if (!absl::SimpleAtoi(value, &idx)) return false;
+      f->device.adapter_index = idx;
+    } else if (key == "--mvn_rows") {
+      if (!absl::SimpleAtoi(value, &f->mvn_rows) || f->mvn_rows == 0) return false;
+    } else if (key == "--overlap") {
+      f->overlap = true;
+    } else if (key == "--no_dispatch_cost") {
+      f->dispatch_cost = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: dmls_bench [--ops=celu,threshold,clip,relu,sigmoid,"
+                   "tanh,elu,gelu,identity,mvn1] [--sizes=1M,16M,128M] "
+                   "[--iters=20] [--device=auto|gpu|software] [--adapter=N] "
+                   "[--mvn_rows=512] [--overlap] [--no_dispatch_cost]\n");
+      return false;
+    }
+  }
+  return true;
+}
+
+// The operator descriptors measured, FLOAT32, packed.
+absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
+                                    uint64_t mvn_rows) {
+  OperatorDesc op;
+  std::vector<uint64_t> sizes = {1, 1, 1, n};
+  auto act = [&](OperatorType t, std::optional<float> p0 = {},
+                 std::optional<float> p1 = {}) {
+    op.type = static_cast<uint32_t>(t);
+    op.activation = {p0, p1};
+  };
+  if (name == "celu") {
+    act(OperatorType::kActivationCelu, 1.0f);
+  } else if (name == "elu") {
+    act(OperatorType::kActivationElu, 1.0f);
+  } else if (name == "relu") {
+    act(OperatorType::kActivationRelu);
+  } else if (name == "sigmoid") {
+    act(OperatorType::kActivationSigmoid);
+  } else if (name == "tanh") {
+    act(OperatorType::kActivationTanh);
+  } else if (name == "gelu") {
+    act(OperatorType::kActivationGelu);
+  } else if (name == "identity") {
+    act(OperatorType::kActivationIdentity);
+  } else if (name == "threshold") {
+    op.type = static_cast<uint32_t>(OperatorType::kElementWiseThreshold);
+    op.min = 0.0f;
+  } else if (name == "clip") {
+    op.type = static_cast<uint32_t>(OperatorType::kElementWiseClip);
+    op.min = -1.0f;
+    op.max = 1.0f;
+  } else if (name == "mvn1") {
+    if (n % mvn_rows != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("size ", n, " is not a multiple of --mvn_rows"));
+    }
+    op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+    sizes = {1, 1, mvn_rows, n / mvn_rows};
+    op.axis_count = 1;
+    op.axes = {3};
+    op.normalize_variance = 1;
+    op.epsilon = 1e-5f;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown op '", name, "'"));
+  }
+  op.input = MakeTensorDesc(DataType::kFloat32, sizes);
+  op.output = op.input;
+  if (absl::Status s = ops::Validate(op, static_cast<uint32_t>(kHighestFeatureLevel), false);
+      !s.ok()) {
+    return s;
+  }
+  return op;
+}
+
+// The D3D12 objects one measurement needs.
+class Bench {
+ public:
+  absl::Status Init(const DeviceOptions& options) {
+    absl::StatusOr<std::unique_ptr<Device>> d = Device::Create(options);
+    if (!d.ok()) return d.status();
+    device_ = std::move(*d);
+    ID3D12Device* dev = device_->d3d();
+    D3D12_COMMAND_QUEUE_DESC qd = {};
+    qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
+    DMLS_RETURN_IF_FAILED(
+        dev->CreateCommandQueue(&qd, DMLS_IID_PPV(ID3D12CommandQueue, queue_.Put())),
+        "CreateCommandQueue");
+    absl::StatusOr<std::unique_ptr<Fence>> fence = Fence::Create(dev);
+    if (!fence.ok()) return fence.status();
+    fence_ = std::move(*fence);
+    DMLS_RETURN_IF_FAILED(
+        dev->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT,
+                                    DMLS_IID_PPV(ID3D12CommandAllocator, allocator_.Put())),
+        "CreateCommandAllocator");
+    DMLS_RETURN_IF_FAILED(
+        dev->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(),
+                               nullptr,
+                               DMLS_IID_PPV(ID3D12GraphicsCommandList, list_.Put())),
+        "CreateCommandList");
+    DMLS_RETURN_IF_FAILED(list_->Close(), "Close");
+    D3D12_QUERY_HEAP_DESC qh = {};
+    qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
+    qh.Count = 2;
+    DMLS_RETURN_IF_FAILED(
+        dev->CreateQueryHeap(&qh, DMLS_IID_PPV(ID3D12QueryHeap, queries_.Put())),
+        "CreateQueryHeap");
+    DMLS_RETURN_IF_FAILED(queue_->GetTimestampFrequency(&ticks_per_second_),
+                          "GetTimestampFrequency");
+    pool_ = std::make_unique<BufferPool>(dev, BufferPoolOptions{});
+    absl::StatusOr<PoolBuffer*> ts = pool_->Acquire(HeapKind::kReadback, 16);
+    if (!ts.ok()) return ts.status();
+    timestamps_ = *ts;
+    absl::StatusOr<std::unique_ptr<PipelineCache>> p =
+        PipelineCache::Create(dev, DxbcKernelSource());
+    if (!p.ok()) return p.status();
+    pipelines_ = std::move(*p);
+    DispatchBinderOptions bo;
+    bo.descriptor_capacity = 1 << 16;
+    bo.constant_blocks = 1 << 13;
+    absl::StatusOr<std::unique_ptr<DispatchBinder>> b =
+        DispatchBinder::Create(dev, pipelines_.get(), bo);
+    if (!b.ok()) return b.status();
+    binder_ = std::move(*b);
+    return absl::OkStatus();
+  }
+
+  struct Timing {
+    double gpu_seconds = 0;   // between the two timestamps
+    double wall_seconds = 0;  // ExecuteCommandLists + fence wait
+  };
+
+  // Records `body` between two timestamps; runs it once to warm up and once
+  // timed.
+  absl::StatusOr<Timing> Measure(
+      const std::function<void(ID3D12GraphicsCommandList*)>& prologue,
+      const std::function<void(ID3D12GraphicsCommandList*)>& body) {
+    DMLS_RETURN_IF_FAILED(allocator_->Reset(), "allocator Reset");
+    DMLS_RETURN_IF_FAILED(list_->Reset(allocator_.get(), nullptr), "list Reset");
+    if (prologue) prologue(list_.get());
+    list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
+    body(list_.get());
+    list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 1);
+    list_->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0, 2,
+                            timestamps_->resource.get(), 0);
+    DMLS_RETURN_IF_FAILED(list_->Close(), "list Close");
+    Timing t;
+    for (int run = 0; run < 2; ++run) {
+      const auto start = std::chrono::steady_clock::now();
+      absl::Status s = ExecuteAndWait();
+      if (!s.ok()) return s;
+      t.wall_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    uint64_t ts[2];
+    std::memcpy(ts, timestamps_->mapped, sizeof(ts));
+    t.gpu_seconds = ts[1] > ts[0]
+                        ? static_cast<double>(ts[1] - ts[0]) / ticks_per_second_
+                        : 0.0;
+    return t;
+  }
+
+  absl::Status ExecuteAndWait() {
+    ID3D12CommandList* lists[] = {list_.get()};
+    queue_->ExecuteCommandLists(1, lists);
+    absl::StatusOr<uint64_t> v = fence_->Signal(queue_.get());
+    if (!v.ok()) return v.status();
+    return fence_->Wait(*v);
+  }
+
+  // Records and runs `body` once, untimed.
+  absl::Status RunOnce(const std::function<void(ID3D12GraphicsCommandList*)>& body) {
+    DMLS_RETURN_IF_FAILED(allocator_->Reset(), "allocator Reset");
+    DMLS_RETURN_IF_FAILED(list_->Reset(allocator_.get(), nullptr), "list Reset");
+    body(list_.get());
+    DMLS_RETURN_IF_FAILED(list_->Close(), "list Close");
+    return ExecuteAndWait();
+  }
+
+  const Device& device() const { return *device_; }
+  BufferPool& pool() { return *pool_; }
+  DispatchBinder& binder() { return *binder_; }
+  Fence& fence() { return *fence_; }
+
+ private:
+  std::unique_ptr<Device> device_;
+  ComPtr<ID3D12CommandQueue> queue_;
+  std::unique_ptr<Fence> fence_;
+  ComPtr<ID3D12CommandAllocator> allocator_;
+  ComPtr<ID3D12GraphicsCommandList> list_;
+  ComPtr<ID3D12QueryHeap> queries_;
+  UINT64 ticks_per_second_ = 1;
+  std::unique_ptr<BufferPool> pool_;
+  PoolBuffer* timestamps_ = nullptr;
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::unique_ptr<DispatchBinder> binder_;
+};
+
+D3D12_RESOURCE_BARRIER Transition(ID3D12Resource* r, D3D12_RESOURCE_STATES from,
+                                  D3D12_RESOURCE_STATES to) {
+  D3D12_RESOURCE_BARRIER b = {};
+  b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+  b.Transition.pResource = r;
+  b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  b.Transition.StateBefore = from;
+  b.Transition.StateAfter = to;
+  return b;
+}
+
+D3D12_RESOURCE_BARRIER UavBarrier(ID3D12Resource* r) {
+  D3D12_RESOURCE_BARRIER b = {};
+  b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
+  b.UAV.pResource = r;
+  return b;
+}
+
+struct Row {
+  std::string op;
+  uint64_t elements = 0;
+  size_t dispatches = 0;
+  double kernel_gbs = 0, copy_gbs = 0, kernel_us = 0, wall_gbs = 0;
+  std::string error;
+};
+
+// One operator at one size: kernel and copy anchor on the same buffers.
+Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f) {
+  Row row;
+  row.op = name;
+  row.elements = n;
+  auto fail = [&](const absl::Status& s) {
+    row.error = std::string(s.message());
+    return row;
+  };
+  absl::StatusOr<OperatorDesc> op = MakeOp(name, n, f.mvn_rows);
+  if (!op.ok()) return fail(op.status());
+  absl::StatusOr<gpu::DispatchPlan> plan = DxbcPlanner()(*op, false);
+  if (!plan.ok()) return fail(plan.status());
+  row.dispatches = plan->dispatches.size();
+
+  const uint64_t bytes = op->input->total_tensor_size_in_bytes;
+  BufferPool& pool = bench.pool();
+  std::vector<PoolBuffer*> held;
+  auto take = [&](HeapKind kind, uint64_t b) -> PoolBuffer* {
+    absl::StatusOr<PoolBuffer*> p = pool.Acquire(kind, b);
+    if (!p.ok()) return nullptr;
+    held.push_back(*p);
+    return *p;
+  };
+  auto give_back = [&] {
+    for (PoolBuffer* b : held) pool.Release(b, bench.fence().last_signaled());
+    pool.Reclaim(bench.fence().completed());
+  };
+  PoolBuffer* input = take(HeapKind::kDefault, bytes);
+  PoolBuffer* output = take(HeapKind::kDefault, bytes);
+  PoolBuffer* scratch =
+      plan->scratch_bytes ? take(HeapKind::kDefault, plan->scratch_bytes) : nullptr;
+  PoolBuffer* upload = take(HeapKind::kUpload, 2 * bytes);
+  if (!input || !output || !upload || (plan->scratch_bytes && !scratch)) {
+    give_back();
+    return fail(absl::ResourceExhaustedError("cannot allocate buffers"));
+  }
+  // Inputs in [-4, 4); the output starts as 0xFF bytes, which no kernel
+  // produces from finite inputs, so unwritten elements show.
+  float* in = reinterpret_cast<float*>(upload->mapped);
+  uint32_t seed = 1;
+  for (uint64_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    in[i] = static_cast<float>(seed >> 8) / 16777216.0f * 8.0f - 4.0f;
+  }
+  std::memset(upload->mapped + bytes, 0xFF, bytes);
+  absl::Status s = bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
+    D3D12_RESOURCE_BARRIER b[] = {
+        Transition(input->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST),
+        Transition(output->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
+    l->ResourceBarrier(2, b);
+    l->CopyBufferRegion(input->resource.get(), 0, upload->resource.get(), 0, bytes);
+    l->CopyBufferRegion(output->resource.get(), 0, upload->resource.get(), bytes, bytes);
+  });
+  if (!s.ok()) {
+    give_back();
+    return fail(s);
+  }
+
+  SlotBuffers slots;
+  slots.Set(gpu::BufferSlot::kInput, input->resource.get(), input->size);
+  slots.Set(gpu::BufferSlot::kOutput, output->resource.get(), output->size);
+  if (scratch) slots.Set(gpu::BufferSlot::kScratch, scratch->resource.get(), scratch->size);
+  bench.binder().Reclaim(bench.fence().completed());
+  absl::StatusOr<std::vector<BoundDispatch>> bound = bench.binder().Bind(*plan, slots);
+  if (!bound.ok()) {
+    give_back();
+    return fail(bound.status());
+  }
+  std::vector<ID3D12Resource*> written = {output->resource.get()};
+  if (scratch) written.push_back(scratch->resource.get());
+
+  auto kernel_prologue = [&](ID3D12GraphicsCommandList* l) {
+    std::vector<D3D12_RESOURCE_BARRIER> b = {
+        Transition(input->resource.get(), D3D12_RESOURCE_STATE_COMMON,
+                   D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE)};
+    for (ID3D12Resource* r : written) {
+      b.push_back(Transition(r, D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_UNORDERED_ACCESS));
+    }
+    l->ResourceBarrier(static_cast<UINT>(b.size()), b.data());
+    bench.binder().SetState(l);
+  };
+  absl::StatusOr<Bench::Timing> kt = bench.Measure(kernel_prologue, [&](ID3D12GraphicsCommandList* l) {
+    ID3D12PipelineState* pso = nullptr;
+    std::vector<D3D12_RESOURCE_BARRIER> uav;
+    for (ID3D12Resource* r : written) uav.push_back(UavBarrier(r));
+    for (int i = 0; i < f.iters; ++i) {
+      if (i > 0 && !f.overlap) l->ResourceBarrier(static_cast<UINT>(uav.size()), uav.data());
+      DispatchBinder::Record(l, *bound, &pso);
+    }
+  });
+  bench.binder().Retire(bench.fence().last_signaled());
+  if (!kt.ok()) {
+    give_back();
+    return fail(kt.status());
+  }
+
+  // Every output element written?
+  PoolBuffer* readback = take(HeapKind::kReadback, bytes);
+  if (readback == nullptr) {
+    give_back();
+    return fail(absl::ResourceExhaustedError("cannot allocate readback"));
+  }
+  s = bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
+    D3D12_RESOURCE_BARRIER b = Transition(output->resource.get(), D3D12_RESOURCE_STATE_COMMON,
+                                          D3D12_RESOURCE_STATE_COPY_SOURCE);
+    l->ResourceBarrier(1, &b);
+    l->CopyBufferRegion(readback->resource.get(), 0, output->resource.get(), 0, bytes);
+  });
+  if (!s.ok()) {
+    give_back();
+    return fail(s);
+  }
+  const uint32_t* out = reinterpret_cast<const uint32_t*>(readback->mapped);
+  const uint64_t unwritten = std::count(out, out + n, 0xFFFFFFFFu);
+  if (unwritten != 0) {
+    give_back();
+    return fail(absl::InternalError(absl::StrCat(unwritten, " output elements not written")));
+  }
+
+  absl::StatusOr<Bench::Timing> ct = bench.Measure(
+      [&](ID3D12GraphicsCommandList* l) {
+        D3D12_RESOURCE_BARRIER b[] = {
+            Transition(input->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_SOURCE),
+            Transition(output->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
+        l->ResourceBarrier(2, b);
+      },
+      [&](ID3D12GraphicsCommandList* l) {
+        for (int i = 0; i < f.iters; ++i) {
+          l->CopyBufferRegion(output->resource.get(), 0, input->resource.get(), 0, bytes);
+        }
+      });
+  give_back();
+  if (!ct.ok()) return fail(ct.status());
+
+  const double moved = 2.0 * static_cast<double>(bytes) * f.iters;
+  if (kt->gpu_seconds > 0) {
+    row.kernel_gbs = moved / kt->gpu_seconds / 1e9;
+    row.kernel_us = kt->gpu_seconds / f.iters * 1e6;
+  }
+  if (ct->gpu_seconds > 0) row.copy_gbs = moved / ct->gpu_seconds / 1e9;
+  if (kt->wall_seconds > 0) row.wall_gbs = moved / kt->wall_seconds / 1e9;
+  return row;
+}
+
+// Per-dispatch cost inside one list (a tiny CELU repeated) and the cost of
+// one submit + fence wait of an empty list.
+void MeasureOverheads(Bench& bench) {
+  Flags tiny;
+  tiny.iters = 1000;
+  tiny.overlap = true;
+  Row r = MeasureOp(bench, "celu", 4096, tiny);
+  if (!r.error.empty()) {
+    std::printf("dispatch cost: error: %s\n", r.error.c_str());
+  } else {
+    std::printf("dispatch cost: %.2f us per dispatch (CELU 4096 elements, %d in "
+                "one command list, no barriers)\n", r.kernel_us, tiny.iters);
+  }
+  tiny.overlap = false;
+  r = MeasureOp(bench, "celu", 4096, tiny);
+  if (r.error.empty()) {
+    std::printf("dispatch cost: %.2f us per dispatch with a UAV barrier between\n",
+                r.kernel_us);
+  }
+  const int runs = 50;
+  double total = 0;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = bench.RunOnce([](ID3D12GraphicsCommandList*) {});
+    if (!s.ok()) {
+      std::printf("submit cost: error: %s\n", std::string(s.message()).c_str());
+      return;
+    }
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  std::printf("submit cost: %.1f us per empty command list (submit + fence wait, "
+              "mean of %d)\n", total / runs * 1e6, runs);
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, &flags)) return 2;
+  Bench bench;
+  if (absl::Status s = bench.Init(flags.device); !s.ok()) {
+    std::fprintf(stderr, "dmls_bench: no %s device: %s\n",
+                 std::string(DeviceKindName(flags.device.kind)).c_str(),
+                 std::string(s.message()).c_str());
+    return 1;
+  }
+  const AdapterInfo& a = bench.device().adapter();
+  std::printf("adapter #%d: %s (%s), %llu MiB, %s\n", a.index, a.name.c_str(),
+              a.kind.c_str(), static_cast<unsigned long long>(a.memory_bytes >> 20),
+              bench.device().device_info().backend.c_str());
+  std::printf("iters per measurement: %d, %s between executions; GB/s = "
+              "(input read + output written) / GPU time\n",
+              flags.iters, flags.overlap ? "no barrier" : "a UAV barrier");
+  std::fflush(stdout);
+  if (flags.dispatch_cost) MeasureOverheads(bench);
+
+  std::vector<Row> rows;
+  for (const std::string& op : flags.ops) {
+    for (uint64_t n : flags.sizes) {
+      rows.push_back(MeasureOp(bench, op, n, flags));
+      const Row& r = rows.back();
+      if (r.error.empty()) {
+        std::printf("  %-10s %12llu  kernel %9.1f GB/s  copy %9.1f GB/s\n",
+                    r.op.c_str(), static_cast<unsigned long long>(r.elements),
+                    r.kernel_gbs, r.copy_gbs);
+      } else {
+        std::printf("  %-10s %12llu  error: %s\n", r.op.c_str(),
+                    static_cast<unsigned long long>(r.elements), r.error.c_str());
+      }
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\n%-10s %12s %10s %12s %12s %8s %12s %12s\n", "op", "elements",
+              "dispatches", "kernel GB/s", "copy GB/s", "of copy", "us/exec",
+              "wall GB/s");
+  int errors = 0;
+  for (const Row& r : rows) {
+    if (!r.error.empty()) {
+      ++errors;
+      std::printf("%-10s %12llu  error: %s\n", r.op.c_str(),
+                  static_cast<unsigned long long>(r.elements), r.error.c_str());
+      continue;
+    }
+    std::printf("%-10s %12llu %10zu %12.1f %12.1f %7.0f%% %12.1f %12.1f\n",
+                r.op.c_str(), static_cast<unsigned long long>(r.elements),
+                r.dispatches, r.kernel_gbs, r.copy_gbs,
+                r.copy_gbs > 0 ? 100.0 * r.kernel_gbs / r.copy_gbs : 0.0,
+                r.kernel_us, r.wall_gbs);
+  }
+  return errors == 0 ? 0 : 3;
+}
+
+}  // namespace
+}  // namespace dmls::d3d12
+
+int main(int argc, char** argv) { return dmls::d3d12::Main(argc, argv); }

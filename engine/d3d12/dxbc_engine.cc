@@ -1,0 +1,31 @@
+#include "engine/d3d12/dxbc_engine.h"
+
+#include <utility>
+
+#include "engine/dxbc/kernels.h"
+#include "engine/dxbc/planner.h"
+
+namespace dmls::d3d12 {
+
+PipelineCache::DxbcSource DxbcKernelSource() {
+  return [](const gpu::KernelKey& key) -> absl::StatusOr<std::vector<uint8_t>> {
+    absl::StatusOr<gpu::KernelInfo> kernel = gpu::BuildKernel(key);
+    if (!kernel.ok()) return kernel.status();
+    return std::move(kernel->dxbc);
+  };
+}
+
+Planner DxbcPlanner() {
+  return [](const OperatorDesc& op, bool in_place) {
+    return gpu::PlanExecution(op, in_place);
+  };
+}
+
+absl::StatusOr<std::unique_ptr<GpuEngine>> CreateGpuEngine(
+    GpuEngineOptions options) {
+  if (!options.kernel_source) options.kernel_source = DxbcKernelSource();
+  if (!options.planner) options.planner = DxbcPlanner();
+  return GpuEngine::Create(std::move(options));
+}
+
+}  // namespace dmls::d3d12
