@@ -75,7 +75,10 @@ def request_for(op, feature_level=0, in_place=False):
     request = pb.ExecuteRequest(request_id=7, feature_level=feature_level,
                                 in_place=in_place)
     request.operator.CopyFrom(op)
-    body = getattr(op, op.WhichOneof("operator"))
+    member = op.WhichOneof("operator")
+    if member is None:
+        return request
+    body = getattr(op, member)
     for name in ("input", "scale", "bias"):
         if name in body.DESCRIPTOR.fields_by_name and body.HasField(name):
             size = getattr(body, name).total_tensor_size_in_bytes
