@@ -39,6 +39,88 @@ enum class ViewFormat : uint32_t {
   kR32Sint = 43,
 };
 
+
+// ---- Constant blocks (cb0, bound as a root CBV; each <= 256 bytes) ----
+// Registers are vec4s: cN.x is word 4N. All views are typed *UINT* views
+// (R32G32B32A32_UINT or R32_UINT): kernels reinterpret the bits, so IDENTITY
+// and integer data pass through bit-exactly (no float canonicalisation).
+
+// Elementwise kernels (KernelStage::kElementwise).
+//   Contiguous layout: thread work item = one texel (4 words for variant
+//   kVariantVec4, 1 word for kVariantWord) of the packed tensor; the words
+//   hold 1, 2 or 4 elements by type. A partial last word is computed whole:
+//   its extra lanes are padding within TotalTensorSizeInBytes, which an
+//   output may have overwritten (OPERATORS.md §2.3).
+//   Strided layout (variant = rank 1..8 after dimension coalescing): one
+//   logical element per thread; offsets from sizes/strides below.
+struct ElementwiseArgs {
+  uint32_t count = 0;     // c0.x: work items in this dispatch
+  uint32_t groups_x = 0;  // c0.y: groups in x (2-D grids are flattened)
+  uint32_t in_bias = 0;   // c0.z: strided: element offset of the view start
+  uint32_t out_bias = 0;  // c0.w
+  // c1, c2: float parameters, see kArg* below.
+  float f[8] = {0, 0, 1, 0, 0, 0, 0, 0};
+  // c3: integer parameters (converted with trunc/saturate/NaN->0).
+  int32_t i[4] = {0, 0, 0, 0};
+  uint32_t sizes[kMaxRank] = {};        // c4, c5 (innermost dimension last)
+  uint32_t in_strides[kMaxRank] = {};   // c6, c7 (elements)
+  uint32_t out_strides[kMaxRank] = {};  // c8, c9
+};
+static_assert(sizeof(ElementwiseArgs) == 160, "cb layout");
+
+// Float parameter slots of ElementwiseArgs::f.
+inline constexpr int kArgMin = 0;      // THRESHOLD/CLIP Min
+inline constexpr int kArgMax = 1;      // CLIP Max
+inline constexpr int kArgScale = 2;    // ScaleBias scale (1 when absent)
+inline constexpr int kArgBias = 3;     // ScaleBias bias (0 when absent)
+inline constexpr int kArgP0 = 4;       // activation param 1 (Alpha, Steepness, Bias...)
+inline constexpr int kArgP1 = 5;       // activation param 2 (Beta, Gamma, Threshold)
+inline constexpr int kArgD0 = 6;       // derived: 1/Alpha (CELU), 1/Steepness (SOFTPLUS)
+inline constexpr int kArgD1 = 7;       // derived: -Threshold (SHRINK)
+
+// Integer slots of ElementwiseArgs::i.
+inline constexpr int kArgIntMin = 0;   // THRESHOLD/CLIP Min; SHRINK Bias
+inline constexpr int kArgIntMax = 1;   // CLIP Max; SHRINK Threshold
+inline constexpr int kArgIntAux = 2;   // SHRINK -Threshold
+
+// Contiguous-layout variants.
+inline constexpr uint8_t kVariantVec4 = 0;  // R32G32B32A32_UINT views
+inline constexpr uint8_t kVariantWord = 1;  // R32_UINT views (the < 4-word tail)
+
+// MVN/MVN1 kernels (kMvnPartial, kMvnApply). A reduction group is one index
+// of the "outer" (not reduced) dimensions; its N elements are the indices of
+// the "inner" (reduced) dimensions. dims [0, 8 - inner_rank) are outer
+// (unused ones have size 1), dims [8 - inner_rank, 8) are inner, with
+// inner_rank = KernelKey::variant (1..8). Views are R32_UINT (whole tensors);
+// scratch holds one R32G32B32A32_UINT texel per (group, chunk):
+// (count, mean, M2, 0) as float bits.
+struct MvnArgs {
+  uint32_t group_count = 0;  // c0.x: reduction groups
+  uint32_t groups_x = 0;     // c0.y: dispatch groups in x
+  uint32_t n = 0;            // c0.z: elements per reduction group
+  uint32_t chunks = 0;       // c0.w: chunks per reduction group
+  float epsilon = 0;         // c1.x
+  float fused_p0 = 0;        // c1.y: fused activation param 1
+  float fused_p1 = 0;        // c1.z: fused activation param 2
+  float fused_d0 = 0;        // c1.w: derived (as ElementwiseArgs kArgD0)
+  float fused_d1 = 0;        // c2.x: derived (as ElementwiseArgs kArgD1)
+  uint32_t pad[3] = {};      // c2.yzw
+  uint32_t reserved[4] = {}; // c3
+  uint32_t sizes[kMaxRank] = {};          // c4, c5
+  uint32_t in_strides[kMaxRank] = {};     // c6, c7
+  uint32_t out_strides[kMaxRank] = {};    // c8, c9
+  uint32_t scale_strides[kMaxRank] = {};  // c10, c11
+  uint32_t bias_strides[kMaxRank] = {};   // c12, c13
+};
+static_assert(sizeof(MvnArgs) == 224, "cb layout");
+
+// Threads per group and work per thread of the generated kernels.
+inline constexpr uint32_t kElementwiseThreads = 128;
+inline constexpr uint32_t kTexelsPerThread = 4;    // contiguous path
+inline constexpr uint32_t kMvnThreads = 256;
+inline constexpr uint32_t kMvnElementsPerThread = 8;
+inline constexpr uint32_t kMvnChunk = kMvnThreads * kMvnElementsPerThread;
+
 }  // namespace dmls::gpu
 
 #endif  // DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_

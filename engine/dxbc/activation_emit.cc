@@ -1,0 +1,330 @@
+#include "engine/dxbc/activation_emit.h"
+
+#include <cmath>
+
+namespace dmls::gpu {
+namespace {
+
+constexpr float kLog2e = 1.44269502162933349609375f;     // float(log2(e))
+constexpr float kLog2eLo = 1.925963033500011e-08f;        // log2(e) - kLog2e
+constexpr float kLn2 = 0.693147182464599609375f;
+constexpr uint32_t kSignBit = 0x80000000u;
+constexpr uint32_t kPosInf = 0x7f800000u;
+constexpr uint32_t kOne = 0x3f800000u;
+
+bool IsSigned32(DataType t) {
+  return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32;
+}
+
+}  // namespace
+
+bool IsSupportedActivation(OperatorType op) {
+  switch (op) {
+    case OperatorType::kActivationIdentity:
+    case OperatorType::kActivationRelu:
+    case OperatorType::kActivationLeakyRelu:
+    case OperatorType::kActivationLinear:
+    case OperatorType::kActivationElu:
+    case OperatorType::kActivationCelu:
+    case OperatorType::kActivationScaledElu:
+    case OperatorType::kActivationHardSigmoid:
+    case OperatorType::kActivationSigmoid:
+    case OperatorType::kActivationTanh:
+    case OperatorType::kActivationScaledTanh:
+    case OperatorType::kActivationSoftplus:
+    case OperatorType::kActivationParametricSoftplus:
+    case OperatorType::kActivationSoftsign:
+    case OperatorType::kActivationThresholdedRelu:
+    case OperatorType::kActivationShrink:
+    case OperatorType::kActivationGelu:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void MathEmitter::Exp(Operand d, Operand x) {
+  Operand hi = Tmp(), lo = Tmp(), e2 = Tmp(), ok = Tmp();
+  b_.Mul(hi, x, F(kLog2e));
+  b_.Mad(lo, x, F(kLog2e), hi.Neg());  // exact rounding error of x*log2e (fused)
+  b_.Mad(lo, x, F(kLog2eLo), lo);
+  b_.Exp2(e2, hi);
+  // For |hi| >= 126 the result is 0 or inf (or hi is inf and lo NaN): no
+  // correction.
+  b_.Lt(ok, hi.Abs(), F(126.0f));
+  b_.Movc(lo, ok, lo, F(0.0f));
+  b_.Mul(lo, lo, F(kLn2));
+  b_.Mad(d, e2, lo, e2);  // e2 * (1 + lo*ln2)
+}
+
+void MathEmitter::Expm1(Operand d, Operand x) {
+  Operand p = Tmp(), e = Tmp(), small = Tmp();
+  b_.Mov(p, F(1.0f / 40320.0f));
+  const float coeffs[] = {1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
+                          1.0f / 6.0f, 0.5f, 1.0f};
+  for (float c : coeffs) b_.Mad(p, p, x, F(c));
+  b_.Mul(p, p, x);
+  Exp(e, x);
+  b_.Add(e, e, F(-1.0f));
+  b_.Lt(small, x.Abs(), F(0.35f));
+  b_.Movc(d, small, p, e);
+}
+
+void MathEmitter::Log1p(Operand d, Operand z) {
+  Operand w = Tmp(), w2 = Tmp(), s = Tmp(), big = Tmp(), small = Tmp();
+  b_.Add(w, z, F(2.0f));
+  b_.Div(w, z, w);  // w = z / (2 + z) <= 0.2
+  b_.Mul(w2, w, w);
+  b_.Mov(s, F(1.0f / 11.0f));
+  const float coeffs[] = {1.0f / 9.0f, 1.0f / 7.0f, 1.0f / 5.0f, 1.0f / 3.0f, 1.0f};
+  for (float c : coeffs) b_.Mad(s, s, w2, F(c));
+  b_.Mul(s, s, w);
+  b_.Add(s, s, s);  // 2 * atanh(w)
+  b_.Add(big, z, F(1.0f));
+  b_.Log2(big, big);
+  b_.Mul(big, big, F(kLn2));
+  b_.Lt(small, z, F(0.5f));
+  b_.Movc(d, small, s, big);
+}
+
+void MathEmitter::Softplus(Operand d, Operand y) {
+  Operand m = Tmp(), e = Tmp();
+  Exp(e, y.Abs().Neg());
+  Log1p(e, e);
+  b_.Max(m, y, F(0.0f));
+  // max() drops a NaN y; re-introduce it through the log term.
+  Operand nan = Tmp();
+  b_.Ne(nan, y, y);
+  b_.Movc(m, nan, y, m);
+  b_.Add(d, m, e);
+}
+
+void MathEmitter::Sigmoid(Operand d, Operand x) {
+  Operand e = Tmp(), s = Tmp(), t = Tmp(), pos = Tmp();
+  Exp(e, x.Abs().Neg());
+  b_.Add(s, e, F(1.0f));
+  b_.Div(s, F(1.0f), s);
+  b_.Mul(t, e, s);
+  b_.Ge(pos, x, F(0.0f));
+  b_.Movc(d, pos, s, t);
+}
+
+void MathEmitter::Tanh(Operand d, Operand x) {
+  Operand m = Tmp(), den = Tmp(), a = Tmp();
+  b_.Mul(a, x.Abs(), F(-2.0f));
+  Expm1(m, a);  // in [-1, 0]
+  b_.Add(den, m, F(2.0f));
+  b_.Div(m, m.Neg(), den);
+  CopySign(d, m, x);
+}
+
+void MathEmitter::Erf(Operand d, Operand x) {
+  Operand a = Tmp(), t = Tmp(), poly = Tmp(), e = Tmp();
+  b_.Mov(a, x.Abs());
+  b_.Mad(t, a, F(0.3275911f), F(1.0f));
+  b_.Div(t, F(1.0f), t);
+  b_.Mov(poly, F(1.061405429f));
+  const float coeffs[] = {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f};
+  for (float c : coeffs) b_.Mad(poly, poly, t, F(c));
+  b_.Mul(poly, poly, t);
+  b_.Mul(e, a, a.Neg());
+  Exp(e, e);
+  b_.Mad(poly, poly.Neg(), e, F(1.0f));
+  CopySign(d, poly, x);
+}
+
+void MathEmitter::CopySign(Operand d, Operand magnitude, Operand sign) {
+  Operand s = Tmp();
+  b_.And(s, sign, U(kSignBit));
+  b_.Or(d, magnitude, s);
+}
+
+void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams& p) {
+  switch (op) {
+    case OperatorType::kActivationIdentity:
+      return;
+    case OperatorType::kActivationRelu:
+      b_.Max(v, v, F(0.0f));
+      return;
+    case OperatorType::kActivationLeakyRelu: {
+      Operand c = Tmp(), t = Tmp();
+      b_.Mul(t, v, p.p0);
+      b_.Ge(c, v, F(0.0f));
+      b_.Movc(v, c, v, t);
+      return;
+    }
+    case OperatorType::kActivationLinear:
+      b_.Mad(v, v, p.p0, p.p1);
+      return;
+    case OperatorType::kActivationElu: {
+      Operand c = Tmp(), t = Tmp();
+      Expm1(t, v);
+      b_.Mul(t, t, p.p0);
+      b_.Ge(c, v, F(0.0f));
+      b_.Movc(v, c, v, t);
+      return;
+    }
+    case OperatorType::kActivationCelu: {
+      Operand q = Tmp(), pos = Tmp();
+      b_.Div(q, v, p.p0);
+      Expm1(q, q);
+      b_.Mul(q, q, p.p0);
+      b_.Min(q, q, F(0.0f));
+      b_.Max(pos, v, F(0.0f));
+      b_.Add(v, pos, q);
+      return;
+    }
+    case OperatorType::kActivationScaledElu: {
+      Operand c = Tmp(), t = Tmp(), a = Tmp();
+      Expm1(t, v);
+      b_.Mul(t, t, p.p0);
+      b_.Mul(t, t, p.p1);
+      b_.Mul(a, v, p.p1);
+      b_.Lt(c, F(0.0f), v);
+      b_.Movc(v, c, a, t);
+      return;
+    }
+    case OperatorType::kActivationHardSigmoid:
+      b_.Mad(v, v, p.p0, p.p1);
+      b_.Min(v, v, F(1.0f));
+      b_.Max(v, v, F(0.0f));
+      return;
+    case OperatorType::kActivationSigmoid:
+      Sigmoid(v, v);
+      return;
+    case OperatorType::kActivationTanh:
+      Tanh(v, v);
+      return;
+    case OperatorType::kActivationScaledTanh:
+      b_.Mul(v, v, p.p1);
+      Tanh(v, v);
+      b_.Mul(v, v, p.p0);
+      return;
+    case OperatorType::kActivationSoftplus:
+      b_.Mul(v, v, p.p0);
+      Softplus(v, v);
+      b_.Div(v, v, p.p0);
+      return;
+    case OperatorType::kActivationParametricSoftplus:
+      b_.Mul(v, v, p.p1);
+      Softplus(v, v);
+      b_.Mul(v, v, p.p0);
+      return;
+    case OperatorType::kActivationSoftsign: {
+      Operand den = Tmp(), inf = Tmp(), one = Tmp();
+      b_.Add(den, v.Abs(), F(1.0f));
+      b_.Eq(inf, v.Abs(), U(kPosInf));
+      b_.And(one, v, U(kSignBit));
+      b_.Or(one, one, U(kOne));
+      b_.Div(den, v, den);
+      b_.Movc(v, inf, one, den);
+      return;
+    }
+    case OperatorType::kActivationThresholdedRelu: {
+      Operand c = Tmp();
+      b_.Lt(c, p.p0, v);
+      b_.Movc(v, c, v, F(0.0f));
+      return;
+    }
+    case OperatorType::kActivationShrink: {
+      Operand above = Tmp(), below = Tmp(), a = Tmp(), r = Tmp();
+      b_.Lt(above, p.p1, v);
+      b_.Lt(below, v, p.d1);
+      b_.Add(a, v, p.p0.Neg());
+      b_.Add(r, v, p.p0);
+      b_.Movc(r, below, r, F(0.0f));
+      b_.Movc(v, above, a, r);
+      return;
+    }
+    case OperatorType::kActivationGelu: {
+      Operand e = Tmp(), h = Tmp(), tiny = Tmp();
+      b_.Mul(e, v, F(0.707106781186547524f));
+      Erf(e, e);
+      b_.Mul(h, v, F(0.5f));
+      b_.Mad(h, h, e, h);
+      // Below -10 the true value is below 1e-22 in magnitude; avoid -inf*0.
+      b_.Lt(tiny, v, F(-10.0f));
+      b_.Movc(v, tiny, F(0.0f), h);
+      return;
+    }
+    default:
+      return;  // callers only pass supported activations
+  }
+}
+
+void EmitIntThreshold(ShaderBuilder& b, DataType type, Operand v, Operand min_i) {
+  if (IsSigned32(type)) {
+    b.IMax(v, v, min_i);
+  } else {
+    b.UMax(v, v, min_i);
+  }
+}
+
+void EmitIntClip(ShaderBuilder& b, DataType type, Operand v, Operand min_i, Operand max_i) {
+  if (IsSigned32(type)) {
+    b.IMax(v, v, min_i);
+    b.IMin(v, v, max_i);
+  } else {
+    b.UMax(v, v, min_i);
+    b.UMin(v, v, max_i);
+  }
+}
+
+void EmitIntRelu(ShaderBuilder& b, Operand v) { b.IMax(v, v, I(0)); }
+
+void EmitIntShrink(MathEmitter& m, DataType type, Operand v, Operand bias_i,
+                   Operand threshold_i, Operand neg_threshold_i) {
+  ShaderBuilder& b = m.builder();
+  Operand above = m.Tmp(), below = m.Tmp(), a = m.Tmp(), r = m.Tmp(), t = m.Tmp();
+  const bool is_signed = IsSigned32(type);
+  if (is_signed) {
+    b.ILt(above, threshold_i, v);
+    b.ILt(below, v, neg_threshold_i);
+  } else {
+    b.ULt(above, threshold_i, v);
+    b.ULt(below, v, neg_threshold_i);
+  }
+  b.INeg(t, bias_i);
+  b.IAdd(a, v, t);       // v - bias (wrapping)
+  b.IAdd(r, v, bias_i);  // v + bias (wrapping)
+  const uint32_t bits = ElementBits(type);
+  if (bits < 32) {
+    // |v|, |bias| < 2^16: the 32-bit results are exact; saturate to the type.
+    if (is_signed) {
+      const int32_t hi = (1 << (bits - 1)) - 1;
+      b.IMax(a, a, I(-hi - 1));
+      b.IMin(a, a, I(hi));
+      b.IMax(r, r, I(-hi - 1));
+      b.IMin(r, r, I(hi));
+    } else {
+      b.IMax(a, a, I(0));
+      b.UMin(r, r, U((1u << bits) - 1));
+    }
+  } else if (is_signed) {
+    // Signed overflow of v - b: (v ^ b) & (v ^ a) < 0; of v + b:
+    // ~(v ^ b) & (v ^ r) < 0. Saturate towards the sign of v.
+    Operand sat = m.Tmp(), x1 = m.Tmp(), x2 = m.Tmp();
+    b.IShr(sat, v, U(31));
+    b.Xor(sat, sat, U(0x7fffffffu));
+    b.Xor(x1, v, bias_i);
+    b.Xor(x2, v, a);
+    b.And(x2, x1, x2);
+    b.ILt(x2, x2, I(0));
+    b.Movc(a, x2, sat, a);
+    b.Xor(x2, v, r);
+    b.Not(x1, x1);
+    b.And(x2, x1, x2);
+    b.ILt(x2, x2, I(0));
+    b.Movc(r, x2, sat, r);
+  } else {
+    Operand c = m.Tmp();
+    b.ULt(c, v, bias_i);
+    b.Movc(a, c, U(0), a);
+    b.ULt(c, r, v);
+    b.Movc(r, c, U(0xffffffffu), r);
+  }
+  b.Movc(r, below, r, U(0));
+  b.Movc(v, above, a, r);
+}
+
+}  // namespace dmls::gpu

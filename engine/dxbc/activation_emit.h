@@ -1,0 +1,72 @@
+// Emission of element-wise math into a ShaderBuilder: numerically stable
+// float32 forms of the activations (OPERATORS.md §6, §7) and the exact
+// integer forms of THRESHOLD/CLIP/RELU/SHRINK. Every routine works on the
+// components named by `comps` ("x" for scalar paths, "xyzw" for vector
+// paths) and allocates its own temps. Stateless apart from the builder it
+// writes to; not thread-safe (the builder is not).
+#ifndef DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
+#define DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
+
+#include <string>
+
+#include "engine/core/types.h"
+#include "engine/dxbc/operand.h"
+#include "engine/dxbc/shader_builder.h"
+
+namespace dmls::gpu {
+
+// Where an activation's float parameters live (single cb components).
+struct ActivationParams {
+  Operand p0;  // Alpha / Steepness / Bias (SHRINK)
+  Operand p1;  // Beta / Gamma / Threshold (SHRINK)
+  Operand d0;  // 1/Alpha etc. (unused by the current forms; kept for ABI)
+  Operand d1;  // -Threshold (SHRINK)
+};
+
+// True for the 17 fusable activations plus nothing else.
+bool IsSupportedActivation(OperatorType op);
+
+class MathEmitter {
+ public:
+  MathEmitter(ShaderBuilder& b, std::string comps) : b_(b), comps_(std::move(comps)) {}
+
+  Operand Tmp() { return b_.NewTemp().Comps(comps_.c_str()); }
+  const std::string& comps() const { return comps_; }
+  ShaderBuilder& builder() { return b_; }
+
+  // d = e^x with the argument reduction error compensated (x*log2e split
+  // with a fused multiply-add); never NaN for infinite x.
+  void Exp(Operand d, Operand x);
+  // d = e^x - 1, accurate near 0 (Taylor series for |x| < 0.35).
+  void Expm1(Operand d, Operand x);
+  // d = ln(1 + z) for z >= 0, accurate near 0 (atanh series for z < 0.5).
+  void Log1p(Operand d, Operand z);
+  // d = ln(1 + e^y), stable: max(y,0) + log1p(e^-|y|).
+  void Softplus(Operand d, Operand y);
+  void Sigmoid(Operand d, Operand x);
+  void Tanh(Operand d, Operand x);
+  // Abramowitz-Stegun 7.1.26 (|error| <= 1.5e-7).
+  void Erf(Operand d, Operand x);
+  // d = magnitude (>= 0) with the sign bit of `sign`.
+  void CopySign(Operand d, Operand magnitude, Operand sign);
+
+  // v = f(v) for one of the 17 activations (float32).
+  void Activation(OperatorType op, Operand v, const ActivationParams& p);
+
+ private:
+  ShaderBuilder& b_;
+  std::string comps_;
+};
+
+// Integer forms. `v` holds sign-extended (signed types) or zero-extended
+// (unsigned types) values of `type`; params are single cb components
+// holding already-converted integers.
+void EmitIntThreshold(ShaderBuilder& b, DataType type, Operand v, Operand min_i);
+void EmitIntClip(ShaderBuilder& b, DataType type, Operand v, Operand min_i, Operand max_i);
+void EmitIntRelu(ShaderBuilder& b, Operand v);
+void EmitIntShrink(MathEmitter& m, DataType type, Operand v, Operand bias_i,
+                   Operand threshold_i, Operand neg_threshold_i);
+
+}  // namespace dmls::gpu
+
+#endif  // DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_

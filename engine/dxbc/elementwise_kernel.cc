@@ -1,0 +1,236 @@
+#include "engine/dxbc/elementwise_kernel.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/dxbc/activation_emit.h"
+#include "engine/dxbc/int_convert_emit.h"
+#include "engine/dxbc/shader_builder.h"
+
+namespace dmls::gpu {
+namespace {
+
+constexpr uint32_t kArgsRegs = sizeof(ElementwiseArgs) / 16;
+constexpr uint32_t kRegFloat = 1;  // c1, c2: f[0..7]
+constexpr uint32_t kRegInt = 3;    // c3
+constexpr uint32_t kRegSizes = 4;
+constexpr uint32_t kRegInStrides = 6;
+constexpr uint32_t kRegOutStrides = 8;
+
+const char* kLetters[] = {"x", "y", "z", "w"};
+
+// Word `k` of a cb array starting at register `reg`.
+Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
+
+bool IsSignedInt(DataType t) {
+  return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32;
+}
+
+// Applies the operator of `key` to v (components m.comps()), v holding
+// float32 values for float types and 32-bit integers otherwise.
+void EmitOp(MathEmitter& m, const KernelKey& key, Operand v) {
+  ShaderBuilder& b = m.builder();
+  const bool is_float = IsFloat(key.data_type);
+  const Operand fmin = CbWord(kRegFloat, kArgMin), fmax = CbWord(kRegFloat, kArgMax);
+  const Operand imin = CbWord(kRegInt, kArgIntMin), imax = CbWord(kRegInt, kArgIntMax);
+  const Operand iaux = CbWord(kRegInt, kArgIntAux);
+  const Operand scale = CbWord(kRegFloat, kArgScale), bias = CbWord(kRegFloat, kArgBias);
+  switch (key.op) {
+    case OperatorType::kElementWiseThreshold:
+    case OperatorType::kElementWiseClip: {
+      const bool clip = key.op == OperatorType::kElementWiseClip;
+      if (is_float) {
+        if (key.scale_bias) b.Mad(v, v, scale, bias);
+        b.Max(v, v, fmin);
+        if (clip) b.Min(v, v, fmax);
+        return;
+      }
+      if (key.scale_bias) EmitIntScaleBias(m, key.data_type, v, scale, bias);
+      if (clip) {
+        EmitIntClip(b, key.data_type, v, imin, imax);
+      } else {
+        EmitIntThreshold(b, key.data_type, v, imin);
+      }
+      return;
+    }
+    case OperatorType::kActivationRelu:
+      if (!is_float) return EmitIntRelu(b, v);
+      break;
+    case OperatorType::kActivationShrink:
+      if (!is_float) return EmitIntShrink(m, key.data_type, v, imin, imax, iaux);
+      break;
+    default:
+      break;
+  }
+  ActivationParams p{CbWord(kRegFloat, kArgP0), CbWord(kRegFloat, kArgP1),
+                     CbWord(kRegFloat, kArgD0), CbWord(kRegFloat, kArgD1)};
+  m.Activation(key.op, v, p);
+}
+
+// Processes the 32-bit words in `w` (components m.comps()) in place: unpacks
+// the 1, 2 or 4 elements of each word, applies the operator, repacks.
+void EmitWords(MathEmitter& m, const KernelKey& key, Operand w) {
+  ShaderBuilder& b = m.builder();
+  const DataType t = key.data_type;
+  const uint32_t bits = ElementBits(t);
+  if (bits == 32) {
+    EmitOp(m, key, w);
+    return;
+  }
+  if (t == DataType::kFloat16) {
+    Operand lo = m.Tmp(), hi = m.Tmp();
+    b.F16ToF32(lo, w);
+    b.UShr(hi, w, U(16));
+    b.F16ToF32(hi, hi);
+    EmitOp(m, key, lo);
+    EmitOp(m, key, hi);
+    b.F32ToF16(lo, lo);
+    b.F32ToF16(hi, hi);
+    b.IShl(hi, hi, U(16));
+    b.Or(w, lo, hi);
+    return;
+  }
+  Operand out = m.Tmp();
+  b.Mov(out, w);
+  for (uint32_t lane = 0; lane < 32 / bits; ++lane) {
+    Operand e = m.Tmp();
+    if (IsSignedInt(t)) {
+      b.Ibfe(e, U(bits), U(lane * bits), w);
+    } else {
+      b.Ubfe(e, U(bits), U(lane * bits), w);
+    }
+    EmitOp(m, key, e);
+    b.Bfi(out, U(bits), U(lane * bits), e, out);
+  }
+  b.Mov(w, out);
+}
+
+// Flat thread index of the 2-D grid: (gid.y * groups_x + gid.x) * T + tid.
+Operand FlatThreadIndex(ShaderBuilder& b, uint32_t items_per_group) {
+  Operand r = b.NewTemp().x();
+  b.IMad(r, Operand::ThreadGroupId().y(), CB0(0).y(), Operand::ThreadGroupId().x());
+  b.IMad(r, r, U(items_per_group), Operand::ThreadIdInGroupFlattened());
+  return r;
+}
+
+KernelInfo Contiguous(const KernelKey& key) {
+  ShaderBuilder b(kElementwiseThreads);
+  b.DclConstantBuffer(kArgsRegs);
+  b.DclBufferSrv(0, ReturnType::kUint);
+  b.DclTypedUav(0, ReturnType::kUint);
+  const std::string comps = key.variant == kVariantVec4 ? "xyzw" : "x";
+  MathEmitter m(b, comps);
+
+  Operand base = FlatThreadIndex(b, kElementwiseThreads * kTexelsPerThread);
+  Operand last = b.NewTemp().x();
+  b.IAdd(last, CB0(0).x(), I(-1));
+  Operand addr[kTexelsPerThread];
+  Operand val[kTexelsPerThread];
+  // All loads first (addresses clamped into the view), then the math, then
+  // guarded stores: keeps several loads in flight per thread.
+  for (uint32_t j = 0; j < kTexelsPerThread; ++j) {
+    addr[j] = b.NewTemp().x();
+    b.IAdd(addr[j], base, U(j * kElementwiseThreads));
+    Operand clamped = b.NewTemp().x();
+    b.UMin(clamped, addr[j], last);
+    val[j] = m.Tmp();
+    b.Ld(val[j], clamped, Operand::Resource(0));
+  }
+  for (uint32_t j = 0; j < kTexelsPerThread; ++j) EmitWords(m, key, val[j]);
+  for (uint32_t j = 0; j < kTexelsPerThread; ++j) {
+    Operand in = b.NewTemp().x();
+    b.ULt(in, addr[j], CB0(0).x());
+    b.IfNz(in);
+    b.StoreUavTyped(Operand::Uav(0), addr[j], val[j]);
+    b.EndIf();
+  }
+  return KernelInfo{b.FinishContainer(), kElementwiseThreads};
+}
+
+KernelInfo Strided(const KernelKey& key) {
+  ShaderBuilder b(kElementwiseThreads);
+  b.DclConstantBuffer(kArgsRegs);
+  b.DclBufferSrv(0, ReturnType::kUint);
+  b.DclTypedUav(0, ReturnType::kUint);
+  MathEmitter m(b, "x");
+  const uint32_t rank = key.variant;
+  const uint32_t bits = ElementBits(key.data_type);
+
+  Operand idx = FlatThreadIndex(b, kElementwiseThreads);
+  Operand in_range = b.NewTemp().x();
+  b.ULt(in_range, idx, CB0(0).x());
+  b.IfNz(in_range);
+  Operand in_off = b.NewTemp().x(), out_off = b.NewTemp().x();
+  b.Mov(in_off, CB0(0).z());
+  b.Mov(out_off, CB0(0).w());
+  Operand rem = b.NewTemp().x(), coord = b.NewTemp().x();
+  b.Mov(rem, idx);
+  for (uint32_t k = rank; k-- > 0;) {
+    if (k > 0) {
+      b.UDiv(rem, coord, rem, CbWord(kRegSizes, k));
+    } else {
+      b.Mov(coord, rem);
+    }
+    b.IMad(in_off, coord, CbWord(kRegInStrides, k), in_off);
+    b.IMad(out_off, coord, CbWord(kRegOutStrides, k), out_off);
+  }
+  Operand v = b.NewTemp().x();
+  if (bits == 32) {
+    b.Ld(v, in_off, Operand::Resource(0));
+    EmitOp(m, key, v);
+    b.StoreUavTyped(Operand::Uav(0), out_off, v);
+  } else {
+    // Sub-word elements: word = off / per_word, bit shift = (off % per_word) * bits.
+    const uint32_t per_word = 32 / bits;
+    const uint32_t log_per_word = per_word == 2 ? 1 : 2;
+    const uint32_t log_bits = bits == 16 ? 4 : 3;
+    auto locate = [&](Operand off, Operand word, Operand shift) {
+      b.UShr(word, off, U(log_per_word));
+      b.And(shift, off, U(per_word - 1));
+      b.IShl(shift, shift, U(log_bits));
+    };
+    Operand word = b.NewTemp().x(), shift = b.NewTemp().x();
+    locate(in_off, word, shift);
+    b.Ld(v, word, Operand::Resource(0));
+    if (key.data_type == DataType::kFloat16) {
+      b.UShr(v, v, shift);
+      b.F16ToF32(v, v);
+    } else if (IsSignedInt(key.data_type)) {
+      b.Ibfe(v, U(bits), shift, v);
+    } else {
+      b.Ubfe(v, U(bits), shift, v);
+    }
+    EmitOp(m, key, v);
+    if (key.data_type == DataType::kFloat16) b.F32ToF16(v, v);
+    const uint32_t lane_mask = (1u << bits) - 1;
+    locate(out_off, word, shift);
+    Operand clear = b.NewTemp().x();
+    b.And(v, v, U(lane_mask));
+    b.IShl(v, v, shift);
+    b.IShl(clear, U(lane_mask), shift);
+    b.Not(clear, clear);
+    // Neighbouring elements of one word belong to other threads: update
+    // only this element's bits, atomically.
+    b.AtomicAnd(Operand::Uav(0).x(), word, clear);
+    b.AtomicOr(Operand::Uav(0).x(), word, v);
+  }
+  b.EndIf();
+  return KernelInfo{b.FinishContainer(), kElementwiseThreads};
+}
+
+}  // namespace
+
+absl::StatusOr<KernelInfo> BuildElementwiseKernel(const KernelKey& key) {
+  if (key.layout == LayoutClass::kContiguous) {
+    if (key.variant != kVariantVec4 && key.variant != kVariantWord) {
+      return absl::InvalidArgumentError(absl::StrCat("bad variant: ", key.DebugString()));
+    }
+    return Contiguous(key);
+  }
+  if (key.variant < 1 || key.variant > kMaxRank) {
+    return absl::InvalidArgumentError(absl::StrCat("bad rank: ", key.DebugString()));
+  }
+  return Strided(key);
+}
+
+}  // namespace dmls::gpu

@@ -1,0 +1,23 @@
+// Generator of the MVN/MVN1 kernels: kMvnPartial computes per-chunk
+// (count, mean, M2) partials of each reduction group into scratch;
+// kMvnApply combines a group's partials with Chan's formula and normalises
+// its chunk (Scale/Bias broadcast, fused activation). Contract: MvnArgs in
+// kernel_abi.h. Pure functions; thread-safe.
+#ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
+#define DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/dxbc/kernel_key.h"
+#include "engine/dxbc/kernels.h"
+
+namespace dmls::gpu {
+
+absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key);
+// Appends every MVN key the planner can produce.
+void AppendMvnKernelKeys(std::vector<KernelKey>& keys);
+
+}  // namespace dmls::gpu
+
+#endif  // DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
