@@ -4,7 +4,7 @@
 //   dmlctl [--server=...] validate op.json [--feature-level=3_1] [--in-place]
 //   dmlctl [--server=...] run op.json (--input=in.npy [--scale=s.npy
 //          --bias=b.npy] | --random=SEED) --output=out.npy [--json]
-//          [--feature-level=3_1] [--in-place]
+//          [--feature-level=3_1] [--in-place] [--repeat=N]
 //
 // op.json is the proto3 JSON form of dmlserve.v1.OperatorDesc, e.g.
 // {"celu": {"input": {...}, "output": {...}, "alpha": 1.0}}. With an input
@@ -50,7 +50,8 @@ constexpr char kUsage[] =
     "  validate OP.json [--feature-level=3_1] [--in-place]\n"
     "  run OP.json (--input=IN.npy [--scale=S.npy --bias=B.npy] | "
     "--random=SEED)\n"
-    "      --output=OUT.npy [--json] [--feature-level=3_1] [--in-place]\n";
+    "      --output=OUT.npy [--json] [--feature-level=3_1] [--in-place]\n"
+    "      [--repeat=N]  (N copies on one ExecuteStream, answers compared)\n";
 
 struct Args {
   std::vector<std::string> positional;
@@ -280,6 +281,47 @@ int ValidateCommand(DmlClient& client, const Args& args) {
   return kExitRejected;
 }
 
+// Sends `n` copies of `request` (request ids 1..n) on one ExecuteStream and
+// checks that every id is answered once, successfully, with the same bytes.
+// Returns the response to id 1.
+absl::StatusOr<dmlserve::v1::ExecuteResponse> ExecuteRepeated(
+    DmlClient& client, dmlserve::v1::ExecuteRequest request, uint64_t n,
+    CallError* error) {
+  std::vector<dmlserve::v1::ExecuteRequest> requests;
+  requests.reserve(n);
+  for (uint64_t id = 1; id <= n; ++id) {
+    request.set_request_id(id);
+    requests.push_back(request);
+  }
+  absl::StatusOr<std::vector<dmlserve::v1::ExecuteResponse>> responses =
+      client.ExecuteStream(requests);
+  if (!responses.ok()) return responses.status();
+  std::vector<const dmlserve::v1::ExecuteResponse*> by_id(n + 1, nullptr);
+  for (const auto& r : *responses) {
+    if (r.request_id() < 1 || r.request_id() > n || by_id[r.request_id()]) {
+      return absl::InternalError(
+          absl::StrCat("unexpected or repeated response id ", r.request_id()));
+    }
+    by_id[r.request_id()] = &r;
+    if (r.status_code() != 0) {
+      error->status = absl::Status(static_cast<absl::StatusCode>(r.status_code()),
+                                   r.status_message());
+      error->violations.assign(r.violations().begin(), r.violations().end());
+      return error->status;
+    }
+  }
+  for (uint64_t id = 1; id <= n; ++id) {
+    if (by_id[id] == nullptr) {
+      return absl::InternalError(absl::StrCat("no response to request ", id));
+    }
+    if (by_id[id]->output() != by_id[1]->output()) {
+      return absl::InternalError(
+          absl::StrCat("response ", id, " differs from response 1"));
+    }
+  }
+  return *by_id[1];
+}
+
 // Loads `path` into the tensor slot `name`, filling what the desc lacks.
 absl::Status BindNpy(google::protobuf::Message* body, const std::string& name,
                      const std::string& path, std::string* payload) {
@@ -369,9 +411,17 @@ int RunCommand(DmlClient& client, const Args& args) {
   }
   *request.mutable_operator_() = *op;
 
+  uint64_t repeat = 1;
+  if (args.Has("repeat") &&
+      (!absl::SimpleAtoi(args.Get("repeat"), &repeat) || repeat < 1 ||
+       repeat > 100000)) {
+    std::cerr << "error: --repeat wants a count in [1, 100000]\n";
+    return kExitUsage;
+  }
   CallError error;
   absl::StatusOr<dmlserve::v1::ExecuteResponse> response =
-      client.Execute(request, &error);
+      repeat == 1 ? client.Execute(request, &error)
+                  : ExecuteRepeated(client, request, repeat, &error);
   if (!response.ok()) {
     std::cerr << "error: " << response.status() << "\n";
     PrintViolations(error.violations);
@@ -402,7 +452,7 @@ int RunCommand(DmlClient& client, const Args& args) {
               << dmlserve::v1::DataType_Name(out->data_type())
               << "\", \"shape\": [" << absl::StrJoin(result.shape, ", ")
               << "], \"output_bytes\": " << response->output().size()
-              << "}\n";
+              << ", \"repeat\": " << repeat << "}\n";
   } else {
     std::cout << "wrote " << path << " (" << result.descr << ", shape ["
               << absl::StrJoin(result.shape, ", ") << "]) engine "

@@ -188,6 +188,43 @@ class DmlctlTest(ServerTestCase):
         # CELU(alpha 1) of a normalised tensor: finite and above -1.
         self.assertTrue(np.all(np.isfinite(r)) and np.all(r > -1))
 
+    def test_run_repeated_on_one_stream(self):
+        # The C++ client's ExecuteStream: 20 copies, ids matched, outputs equal.
+        x = np.random.default_rng(5).uniform(-3, 3, (3, 7)).astype(np.float32)
+        np.save(self.path("in.npy"), x)
+        result = self.dmlctl("run", os.path.join(EXAMPLES, "celu.json"),
+                             "--input", self.path("in.npy"), "--output",
+                             self.path("out.npy"), "--repeat", "20", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout)["repeat"], 20)
+        self.assertFalse(ref.mismatches(
+            np.load(self.path("out.npy")),
+            ref.activation("celu", x, {"alpha": 1.0}), np.float32,
+            "TRANSCENDENTAL"))
+        np.save(self.path("in.npy"), np.zeros((1, 2, 3, 4), np.float32))
+        result = self.dmlctl("run", os.path.join(EXAMPLES, "mvn1_bad_axes.json"),
+                             "--input", self.path("in.npy"), "--output",
+                             self.path("bad.npy"), "--repeat", "3")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("MVN_AXES_DUPLICATE at operator.mvn1.axes[1]",
+                      result.stderr)
+
+    def test_unreachable_server(self):
+        result = subprocess.run([DMLCTL_BIN, "--server=127.0.0.1:1",
+                                 "--timeout=5", "caps"],
+                                capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("UNAVAILABLE", result.stderr)
+
+    def test_usage_errors(self):
+        self.assertEqual(self.dmlctl().returncode, 2)
+        self.assertEqual(self.dmlctl("frobnicate").returncode, 2)
+        result = self.dmlctl("run", os.path.join(EXAMPLES, "celu.json"),
+                             "--output", self.path("o.npy"))
+        self.assertEqual(result.returncode, 2)  # neither --input nor --random
+        result = self.dmlctl("validate", self.path("missing.json"))
+        self.assertEqual(result.returncode, 2)
+
     def test_run_rejected_prints_rule_and_field(self):
         np.save(self.path("in.npy"), np.zeros((1, 2, 3, 4), np.float32))
         result = self.dmlctl("run", os.path.join(EXAMPLES, "mvn1_bad_axes.json"),
