@@ -8,6 +8,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "engine/cpu/cpu_test_util.h"
+#include "engine/cpu/float16.h"
 #include "gtest/gtest.h"
 
 namespace dmls {
@@ -409,6 +410,152 @@ TEST(CpuEngine, ManyConcurrentRequestsEachCompleteOnce) {
   engine.Shutdown();  // drains
   EXPECT_EQ(completed.load(), kRequests);
   EXPECT_EQ(good.load(), kRequests);
+}
+
+}  // namespace
+}  // namespace dmls
+
+namespace dmls {
+namespace {
+
+using cpu::testing::MakePayload;
+using cpu::testing::ReadLogical;
+
+TEST(CpuEngineFloat16, ActivationRoundsOnceAndKeepsSubnormals) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat16, {2, 2}, {{4, 1}});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationLinear);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.activation = {0.5f, 0.0f};
+  // 2^-24 * 0.5 = 2^-25: a tie between 0 and the smallest subnormal -> 0.
+  // 3 * 2^-24 * 0.5 = 1.5 * 2^-24 -> 2 * 2^-24 (even). 65504 * 0.5 exact.
+  // 1 + 2^-10 (0x3c01) * 0.5 = 0.5 + 2^-11: representable (0x3801).
+  r.input = MakePayload<uint16_t>(t, {0x0001, 0x0003, 0x7bff, 0x3c01});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ReadLogical<uint16_t>(t, result->output),
+            (std::vector<uint16_t>{0x0000, 0x0002, 0x77ff, 0x3801}));
+}
+
+TEST(CpuEngineFloat16, SigmoidAndSoftplusLimits) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat16, {4});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationSigmoid);
+  r.op.input = t;
+  r.op.output = t;
+  r.input = MakePayload<uint16_t>(t, {0xfc00 /*-inf*/, 0x7c00 /*inf*/,
+                                      0x0000, 0x7e00 /*NaN*/});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  std::vector<uint16_t> out = ReadLogical<uint16_t>(t, result->output);
+  EXPECT_EQ(out[0], 0x0000);
+  EXPECT_EQ(out[1], 0x3c00);
+  EXPECT_EQ(out[2], 0x3800);  // 0.5
+  EXPECT_EQ(out[3] & 0x7c00, 0x7c00);
+  EXPECT_NE(out[3] & 0x3ff, 0);  // NaN propagates
+
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationSoftplus);
+  r.op.activation = {1.0f, std::nullopt};
+  r.input = MakePayload<uint16_t>(t, {0x63d0 /*1000*/, 0xfc00, 0x7c00, 0x0000});
+  result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  out = ReadLogical<uint16_t>(t, result->output);
+  EXPECT_EQ(out[0], 0x63d0);  // softplus(1000) = 1000, not inf
+  EXPECT_EQ(out[1], 0x0000);
+  EXPECT_EQ(out[2], 0x7c00);
+  EXPECT_EQ(out[3], cpu::DoubleToHalfBits(std::log(2.0)));
+}
+
+TEST(CpuEngineMvn, ZeroStrideScaleIsPerChannel) {
+  // Scale has the input's sizes but strides {0,1,0,0}: one value per
+  // channel (OPERATORS.md §4.3.3), valid at every FL.
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {1, 2, 1, 2});
+  TensorDesc s = MakeTensorDesc(DataType::kFloat32, {1, 2, 1, 2}, {{0, 1, 0, 0}});
+  EXPECT_EQ(s.total_tensor_size_in_bytes, 8u);
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.scale = s;
+  r.op.bias = s;
+  r.op.axes = {3};
+  r.op.normalize_variance = 1;
+  r.op.epsilon = 0.0f;
+  r.input = MakePayload<float>(t, {1, 3, 10, 20});  // each group: -1, +1
+  // Logical values (the zero strides make each channel's pair share one
+  // stored element).
+  r.scale = MakePayload<float>(s, {2, 2, 3, 3});
+  r.bias = MakePayload<float>(s, {0.5f, 0.5f, -0.5f, -0.5f});
+  EXPECT_EQ(cpu::Load<float>(r.scale.data(), 1), 3.0f);
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(ReadLogical<float>(t, result->output),
+            (std::vector<float>{-1.5f, 2.5f, -3.5f, 2.5f}));
+}
+
+TEST(CpuEngineMvn, LargeOffsetFloat16UsesTwoPassVariance) {
+  // Values 1000 + {0, 0.5, 1, 1.5}: E[x^2]-E[x]^2 in float32 would lose the
+  // variance; two passes in double give exact standardised values.
+  TensorDesc t = MakeTensorDesc(DataType::kFloat16, {1, 4});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.axes = {1};
+  r.op.normalize_variance = 1;
+  r.op.epsilon = 0.0f;
+  r.input = MakePayload<uint16_t>(
+      t, {cpu::DoubleToHalfBits(1000.0), cpu::DoubleToHalfBits(1000.5),
+          cpu::DoubleToHalfBits(1001.0), cpu::DoubleToHalfBits(1001.5)});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok());
+  const double sd = std::sqrt(0.3125);  // population variance of {0,.5,1,1.5}
+  std::vector<uint16_t> expect;
+  for (double c : {-0.75, -0.25, 0.25, 0.75}) {
+    expect.push_back(cpu::DoubleToHalfBits(c / sd));
+  }
+  EXPECT_EQ(ReadLogical<uint16_t>(t, result->output), expect);
+}
+
+TEST(CpuEngineMvn, OnlyBiasAndStridedOutput) {
+  // FL 5_2+: Bias without Scale. Output written through padded strides.
+  TensorDesc in = MakeTensorDesc(DataType::kFloat32, {2, 2});
+  TensorDesc out = MakeTensorDesc(DataType::kFloat32, {2, 2}, {{1, 3}});
+  TensorDesc b = MakeTensorDesc(DataType::kFloat32, {1, 2});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  r.op.input = in;
+  r.op.output = out;
+  r.op.bias = b;
+  r.op.axes = {0, 1};
+  r.op.normalize_variance = 0;
+  r.op.epsilon = 1e-5f;
+  r.input = MakePayload<float>(in, {1, 2, 3, 6});  // mean 3
+  r.bias = MakePayload<float>(b, {100, 200});
+  auto result = CpuEngine::Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(ReadLogical<float>(out, result->output),
+            (std::vector<float>{98, 199, 100, 203}));
+}
+
+TEST(CpuEngineMvn, InconsistentScaleShapeIsInvalidArgument) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {2, 3});
+  TensorDesc s = MakeTensorDesc(DataType::kFloat32, {2, 2});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  r.op.input = t;
+  r.op.output = t;
+  r.op.scale = s;
+  r.op.axes = {1};
+  r.input = std::string(24, '\0');
+  r.scale = std::string(16, '\0');
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  r.op.scale.reset();
+  r.op.axes = {2};  // out of range
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  r.op.axes = {1, 1};
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

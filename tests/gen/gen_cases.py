@@ -645,6 +645,17 @@ def gen_mvn(g):
                     in_layout=str(g.rng.choice(["packed", "strided",
                                                 "broadcast"])),
                     out_layout=str(g.rng.choice(["packed", "padded"])))
+        # Every input x output layout class, for both operators.
+        for in_layout in ("packed", "strided", "broadcast"):
+            for out_layout in ("packed", "padded"):
+                gen_one_mvn(g, mvn1, 0x6400, dtype, pick_sizes(g, 4, 500),
+                            axes=random_axes(g, 4), sb="both",
+                            sb_mode="dims1", in_layout=in_layout,
+                            out_layout=out_layout, variant="layouts")
+                gen_one_mvn(g, mvn, 0x1000, dtype, pick_sizes(g, 4, 500),
+                            cross_channel=bool(g.rng.random() < 0.5),
+                            sb="both", sb_mode="zero", in_layout=in_layout,
+                            out_layout=out_layout, variant="layouts")
         # The classic 4-D forms at each tier boundary of MVN1.
         for fl in (0x2100, 0x3000, 0x3100, 0x4000, 0x5200):
             sizes = [2, 3, 4, 5]
