@@ -15,7 +15,7 @@
 namespace dmls {
 
 CpuEngine::CpuEngine(CpuEngineOptions options)
-    : pool_(sched::ThreadPoolOptions{options.threads}) {}
+    : options_(options), pool_(sched::ThreadPoolOptions{options.threads}) {}
 
 CpuEngine::~CpuEngine() { Shutdown(); }
 
@@ -33,7 +33,7 @@ void CpuEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
   // task object (and with it `done`) is still ours through `task`.
   auto task = std::make_shared<std::pair<ExecuteRequest, ExecuteCallback>>(
       std::move(request), std::move(done));
-  const bool queued = pool_.Schedule([task] {
+  const bool queued = pool_.Schedule([this, task] {
     ExecuteRequest& req = task->first;
     ExecuteCallback& cb = task->second;
     if (req.cancelled && req.cancelled->load()) {
@@ -44,7 +44,7 @@ void CpuEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
       cb(absl::DeadlineExceededError("deadline passed before execution"));
       return;
     }
-    cb(Run(req));
+    cb(Run(req, options_));
   });
   if (!queued) {
     task->second(absl::UnavailableError("CPU engine is shut down"));
@@ -53,7 +53,8 @@ void CpuEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
 
 void CpuEngine::Shutdown() { pool_.Shutdown(); }
 
-absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request) {
+absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request,
+                                             const CpuEngineOptions& options) {
   const OperatorDesc& op = request.op;
   const ops::OperatorSchema* schema = ops::FindOperator(op.type);
   if (schema == nullptr) {
@@ -91,21 +92,37 @@ absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request) {
   // The output range: fresh, or (in-place) the input buffer it aliases,
   // covering the larger of the two TotalTensorSizeInBytes (§10).
   const uint64_t out_total = op.output->total_tensor_size_in_bytes;
-  ExecuteResult result;
-  if (request.in_place) {
-    if (op.input->data_type != op.output->data_type) {
-      return absl::InvalidArgumentError(
-          "in-place needs one data type for input and output");
-    }
-    result.output = request.input;
-    result.output.resize(std::max<uint64_t>(request.input.size(), out_total),
-                         '\0');
-  } else {
-    result.output.assign(out_total, '\0');
+  const uint64_t range = request.in_place
+                             ? std::max<uint64_t>(request.input.size(), out_total)
+                             : out_total;
+  if (range > options.max_buffer_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("output buffer of ", range, " bytes exceeds the CPU "
+                     "engine's limit of ", options.max_buffer_bytes));
   }
   if (absl::Status s = cpu::CheckPayload(*op.output, out_total, "OutputTensor");
       !s.ok()) {
     return s;
+  }
+  // A non-overlapping output (validated) holds its elements in its buffer;
+  // checking that keeps an unvalidated broadcast output from driving the
+  // per-element bookkeeping far beyond the buffer size.
+  if (ElementCount(op.output->sizes) >
+      out_total / ElementBytes(op.output->type())) {
+    return absl::InvalidArgumentError(
+        "OutputTensor has more elements than its buffer holds");
+  }
+  if (request.in_place &&
+      op.input->data_type != op.output->data_type) {
+    return absl::InvalidArgumentError(
+        "in-place needs one data type for input and output");
+  }
+  ExecuteResult result;
+  if (request.in_place) {
+    result.output = request.input;
+    result.output.resize(range, '\0');
+  } else {
+    result.output.assign(out_total, '\0');
   }
 
   absl::Status status;

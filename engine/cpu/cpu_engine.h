@@ -19,6 +19,11 @@ namespace dmls {
 struct CpuEngineOptions {
   // Worker threads; 0 means std::thread::hardware_concurrency().
   int threads = 0;
+  // Largest output buffer (TotalTensorSizeInBytes, or the aliased range
+  // in-place) one request may produce; above it RESOURCE_EXHAUSTED. The
+  // engine also holds per-element bookkeeping (about 3x8 bytes per element
+  // for MVN), so this bounds its memory per request.
+  uint64_t max_buffer_bytes = uint64_t{1} << 30;
 };
 
 class CpuEngine : public Engine {
@@ -41,9 +46,11 @@ class CpuEngine : public Engine {
   // cancellation checks). The request must have passed ops::Validate;
   // payload lengths that differ from TotalTensorSizeInBytes and other
   // inconsistent descriptors give INVALID_ARGUMENT, never a crash.
-  static absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request);
+  static absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request,
+                                           const CpuEngineOptions& options = {});
 
  private:
+  const CpuEngineOptions options_;
   sched::ThreadPool pool_;
 };
 

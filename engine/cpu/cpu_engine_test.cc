@@ -560,3 +560,47 @@ TEST(CpuEngineMvn, InconsistentScaleShapeIsInvalidArgument) {
 
 }  // namespace
 }  // namespace dmls
+
+namespace dmls {
+namespace {
+
+TEST(CpuEngineLimits, HostileDescriptorsAreRejectedNotExecuted) {
+  // Strides whose offsets wrap around 2^64 must not pass the bounds check.
+  TensorDesc wrap = MakeTensorDesc(DataType::kFloat32, {1}, std::nullopt, 16);
+  wrap.sizes = {4294967295u, 4294967295u, 4294967295u, 4294967295u, 2};
+  wrap.strides = std::vector<uint64_t>{4294967295u, 4294967295u, 4294967295u,
+                                       4294967295u, 4294967295u};
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
+  r.op.input = wrap;
+  r.op.output = MakeTensorDesc(DataType::kFloat32, {4});
+  r.input = std::string(16, '\0');
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+
+  // A broadcasting (overlapping) output with billions of elements in a
+  // 16-byte buffer.
+  TensorDesc in = MakeTensorDesc(DataType::kFloat32, {65536, 65536}, {{0, 0}});
+  TensorDesc out = in;
+  r.op.input = in;
+  r.op.output = out;
+  r.input = std::string(in.total_tensor_size_in_bytes, '\0');
+  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CpuEngineLimits, LargeOutputsHitTheMemoryCap) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {1024});
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationRelu);
+  r.op.input = t;
+  r.op.output = t;
+  r.input = std::string(4096, '\0');
+  CpuEngineOptions small;
+  small.max_buffer_bytes = 4095;
+  EXPECT_EQ(CpuEngine::Run(r, small).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  small.max_buffer_bytes = 4096;
+  EXPECT_TRUE(CpuEngine::Run(r, small).ok());
+}
+
+}  // namespace
+}  // namespace dmls

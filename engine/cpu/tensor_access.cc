@@ -58,21 +58,31 @@ absl::Status CheckPayload(const TensorDesc& desc, size_t payload_size,
     return absl::InvalidArgumentError(
         absl::StrCat(name, " has an unusable tensor description"));
   }
-  for (uint64_t s : desc.sizes) {
-    if (s == 0 || s > UINT32_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat(name, " has a bad size"));
+  if (desc.sizes.size() > kTensorDimensionCountMax1) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " has too many dimensions"));
+  }
+  // Element count and last offset computed with overflow checks: an
+  // unvalidated descriptor must not wrap around into a "small" tensor.
+  uint64_t count = 1;
+  uint64_t last = 0;
+  for (size_t d = 0; d < desc.sizes.size(); ++d) {
+    const uint64_t size = desc.sizes[d];
+    if (size == 0 || size > UINT32_MAX || strides[d] > UINT32_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " has a bad size or stride"));
+    }
+    uint64_t term;
+    if (__builtin_mul_overflow(count, size, &count) ||
+        __builtin_mul_overflow(size - 1, strides[d], &term) ||
+        __builtin_add_overflow(last, term, &last)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " is too large"));
     }
   }
-  for (uint64_t s : strides) {
-    if (s > UINT32_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat(name, " has a bad stride"));
-    }
+  if (count > UINT32_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " has more than 2^32-1 elements"));
   }
-  // Sizes and strides are below 2^32 and there are at most a few dozen
-  // dimensions, so this sum cannot wrap in practice; still compare in bytes
-  // against the payload, which is what protects the reads.
-  const uint64_t last = IndexOfLastElement(desc);
-  if ((last + 1) > payload_size / bytes) {
+  if (last >= payload_size / bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, " elements reach beyond its ", payload_size, "-byte payload"));
   }
