@@ -19,5 +19,20 @@ TEST(ConformanceCpu, EveryCasePasses) {
   EXPECT_EQ(report.passed, report.total) << report.Summary();
 }
 
+// The reference engine computes what the oracle computes (binary64, one
+// rounding), so it must agree exactly -- the EXACT class: equal values, with
+// only +0/-0, NaN payloads and flushed FLOAT32 denormals let through -- not
+// just within the operator's §8 budget.
+TEST(ConformanceCpu, BitExactWithTheOracle) {
+  absl::StatusOr<CaseSet> corpus = LoadCorpusDir(DMLS_CONFORMANCE_DATA_DIR);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  CpuEngine engine(CpuEngineOptions{2});
+  RunOptions options;
+  options.max_in_flight = 8;
+  options.tolerance_override = "EXACT";
+  const CorpusReport report = RunCorpus(engine, *corpus, options);
+  EXPECT_EQ(report.passed, report.total) << report.Summary();
+}
+
 }  // namespace
 }  // namespace dmls::conformance

@@ -114,14 +114,17 @@ std::optional<std::string> CheckResult(const Case& c, const OperatorDesc& op,
     }
     actual.append(out.data() + offset * size, size);
   }
+  const std::string& tolerance_class = options.tolerance_override.empty()
+                                           ? c.tolerance_class()
+                                           : options.tolerance_override;
   const absl::StatusOr<Tolerance> tolerance =
-      ToleranceFor(c.tolerance_class(), *type);
+      ToleranceFor(tolerance_class, *type);
   if (!tolerance.ok()) return tolerance.status().ToString();
   const std::optional<Mismatch> mismatch = CompareElements(
       actual, c.expected(), *type, offsets.size(), *tolerance,
       options.relax_nan_sensitive && c.nan_sensitive());
   if (mismatch) {
-    return absl::StrCat(mismatch->message, " [", c.tolerance_class(), "]");
+    return absl::StrCat(mismatch->message, " [", tolerance_class, "]");
   }
   return std::nullopt;
 }

@@ -30,6 +30,9 @@ struct RunOptions {
   bool relax_nan_sensitive = false;
   // Only run cases whose id contains this substring (empty: all).
   std::string id_filter;
+  // When set, every case is checked with this tolerance class instead of
+  // its own, e.g. "EXACT" to require bit-exact agreement with the oracle.
+  std::string tolerance_override;
 };
 
 struct CaseFailure {
