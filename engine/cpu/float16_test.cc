@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 
 #include "gtest/gtest.h"
 
@@ -95,6 +96,50 @@ TEST(Float16, NanFromFloatStaysNan) {
   EXPECT_NE(h & 0x3ff, 0);
   EXPECT_TRUE(std::isnan(HalfBitsToFloat(FloatToHalfBits(std::nanf("")))));
   EXPECT_EQ(FloatToHalfBits(-std::nanf("")) & 0x8000, 0x8000);
+}
+
+// Property check of round-to-nearest-even against the neighbours of the
+// result, over random doubles of every binary16 magnitude (normal,
+// subnormal, underflowing) including exact ties.
+TEST(Float16, RandomDoublesRoundToNearestEven) {
+  std::mt19937_64 rng(12345);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-27, 15);
+  for (int i = 0; i < 200000; ++i) {
+    double d = std::ldexp(mantissa(rng), exponent(rng));
+    if (i % 4 == 0) {
+      // Make an exact tie: a half value plus half an ULP of its binade.
+      const uint16_t h = DoubleToHalfBits(d) & 0x7bfe;
+      const double lo = HalfBitsToDouble(h);
+      const double hi = HalfBitsToDouble(static_cast<uint16_t>(h + 1));
+      d = (lo + hi) / 2;  // exact in binary64
+    }
+    if (i % 2) d = -d;
+    const uint16_t h = DoubleToHalfBits(d);
+    ASSERT_EQ((h & 0x8000) != 0, std::signbit(d)) << d;
+    const uint16_t mag = h & 0x7fff;
+    const double a = std::fabs(d);
+    if (a >= 65520.0) {
+      ASSERT_EQ(mag, 0x7c00) << d;
+      continue;
+    }
+    ASSERT_LT(mag, 0x7c00) << d;
+    const double err = std::fabs(a - HalfBitsToDouble(mag));
+    const double err_up =
+        std::fabs(a - HalfBitsToDouble(static_cast<uint16_t>(mag + 1)));
+    ASSERT_LE(err, err_up) << d;
+    if (mag > 0) {
+      const double err_down =
+          std::fabs(a - HalfBitsToDouble(static_cast<uint16_t>(mag - 1)));
+      ASSERT_LE(err, err_down) << d;
+      if (err == err_down) {
+        ASSERT_EQ(mag & 1, 0) << "tie not even: " << d;
+      }
+    }
+    if (err == err_up) {
+      ASSERT_EQ(mag & 1, 0) << "tie not even: " << d;
+    }
+  }
 }
 
 }  // namespace
