@@ -8,6 +8,7 @@
 
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/tensor_access.h"
+#include "engine/ops/validator.h"
 #include "gtest/gtest.h"
 
 namespace dmls::conformance {
@@ -55,6 +56,17 @@ TEST(Corpus, LoadsEveryFileWithUniqueIds) {
     EXPECT_FALSE(c.expected().empty()) << c.id();
   }
   EXPECT_FALSE(LoadCorpusDir("/nonexistent").ok());
+}
+
+// Every case is valid per the oracle; the C++ validator must agree (this
+// also checks the proto mapping of every operator, parameter and layout).
+TEST(Corpus, EveryCasePassesTheValidator) {
+  for (const Case& c : Corpus().cases()) {
+    const ExecuteRequest r = RequestFromCase(c);
+    const absl::Status status = ops::Validate(
+        r.op, static_cast<uint32_t>(r.feature_level), r.in_place);
+    EXPECT_TRUE(status.ok()) << c.id() << ": " << status;
+  }
 }
 
 TEST(Corpus, UntouchedResultsPass) {
