@@ -455,6 +455,10 @@ void GpuEngine::SubmissionLoop() {
           busy |= batches_in_flight_ > 0;
         }
         if (busy) {
+          {
+            std::lock_guard<std::mutex> lock(stats_mu_);
+            ++stats_.drains;
+          }
           Submit(batch);
           WaitIdle();
           Reclaim();

@@ -18,7 +18,10 @@
 // RESOURCE_EXHAUSTED and the engine carries on.
 //
 // Ownership: owns the device and everything created on it. Thread-safety:
-// Execute, stats, device_info and Shutdown may be called from any thread.
+// Execute, stats, device_info and Shutdown may be called from any thread,
+// except that a completion callback must not call Shutdown (callbacks run
+// on the completion thread, which Shutdown joins); callbacks may call
+// Execute.
 #ifndef DMLSERVE_ENGINE_D3D12_GPU_ENGINE_H_
 #define DMLSERVE_ENGINE_D3D12_GPU_ENGINE_H_
 
@@ -76,6 +79,9 @@ struct GpuEngineStats {
   uint64_t requests = 0;          // requests recorded into command lists
   uint64_t dispatches = 0;
   uint64_t largest_batch = 0;     // most requests in one command list
+  // Times a request did not fit (memory cap or rings) and the engine drained
+  // the work in flight before retrying it.
+  uint64_t drains = 0;
   uint64_t pipelines = 0;         // PSOs in the cache
 };
 

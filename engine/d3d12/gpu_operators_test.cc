@@ -254,5 +254,51 @@ TEST(GpuSplitTest, HonoursViewOffsetsAcrossManyDispatches) {
   EXPECT_GT((*engine)->stats().dispatches, 10u);
 }
 
+// Rings that hold only three dispatches: a burst of requests fills them
+// mid-batch, and the engine must submit, wait for the GPU and carry on
+// instead of failing requests.
+TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
+  GpuEngineOptions o;
+  o.device.kind = DeviceOptions::Kind::kSoftware;
+  o.binder.descriptor_capacity = 15;
+  o.binder.constant_blocks = 3;
+  absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  // A slow first request (milliseconds on lavapipe) lets the burst behind
+  // it queue up, so that one batch takes more requests than the rings hold.
+  OperatorDesc slow = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});
+  ExecuteRequest first;
+  first.op = slow;
+  first.input.assign(slow.input->total_tensor_size_in_bytes, '\0');
+  std::promise<absl::StatusOr<ExecuteResult>> first_done;
+  (*engine)->Execute(std::move(first), [&](absl::StatusOr<ExecuteResult> res) {
+    first_done.set_value(std::move(res));
+  });
+  OperatorDesc op = Elementwise(OperatorType::kActivationRelu, {1, 1, 1, 64});
+  const std::vector<float> in = Inputs(64);
+  std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
+  for (int i = 0; i < 40; ++i) {
+    auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
+    futures.push_back(p->get_future());
+    ExecuteRequest r;
+    r.op = op;
+    r.input = FloatBytes(in);
+    (*engine)->Execute(std::move(r), [p](absl::StatusOr<ExecuteResult> res) {
+      p->set_value(std::move(res));
+    });
+  }
+  for (auto& f : futures) {
+    absl::StatusOr<ExecuteResult> res = f.get();
+    ASSERT_TRUE(res.ok()) << res.status();
+    std::vector<float> got = Floats(res->output, 64);
+    for (size_t i = 0; i < 64; ++i) ASSERT_EQ(got[i], std::max(0.0f, in[i]));
+  }
+  EXPECT_TRUE(first_done.get_future().get().ok());
+  GpuEngineStats s = (*engine)->stats();
+  EXPECT_EQ(s.requests, 41u);
+  EXPECT_GT(s.drains, 0u);
+  EXPECT_LE(s.largest_batch, 3u);
+}
+
 }  // namespace
 }  // namespace dmls::d3d12
