@@ -72,9 +72,11 @@ class Server:
         while b"dmlserve listening on" not in line:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self.process.poll() is not None:
+                code = self.process.poll()
+                log = self.stderr()
                 self.kill()
-                raise AssertionError("dmlserve did not start: %s" %
-                                     self.stderr())
+                raise AssertionError("dmlserve did not start (exit code %s): %s"
+                                     % (code, log))
             ready, _, _ = select.select([self.process.stdout], [], [],
                                         remaining)
             if ready:
@@ -112,11 +114,17 @@ class Server:
             self.kill()
 
     def kill(self):
+        """Ends the process if it still runs and releases its pipes; the
+        stderr log stays readable until the Server is dropped."""
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
         if self.process is not None and self.process.stdout:
             self.process.stdout.close()
+
+    def __del__(self):
+        if self.log is not None:
+            self.log.close()
 
 
 class ServerTestCase(unittest.TestCase):
