@@ -19,7 +19,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     const ServerOptions& options, const std::shared_ptr<spdlog::logger>&) {
   return absl::FailedPreconditionError(absl::StrCat(
       "--device=", options.device,
-      ": Direct3D 12 engine not built into this server; use --device=cpu"));
+      ": Direct3D 12 engine not built into this server"));
 }
 
 }  // namespace

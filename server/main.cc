@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
 
   if (absl::Status status = dmls::server::ValidateOptions(options);
       !status.ok()) {
-    std::fprintf(stderr, "dmlserve: %s\n", std::string(status.message()).c_str());
+    std::fprintf(stderr, "dmlserve: %s\n",
+                 std::string(status.message()).c_str());
     return 1;
   }
   auto logger = dmls::server::MakeLogger("dmlserve", options.log_level,
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
 
   auto engine = dmls::server::CreateEngine(options, log);
   if (!engine.ok()) {
-    log->error("cannot start the engine: {}", std::string(engine.status().message()));
+    log->error("cannot start the engine: {} (--device=cpu always works)",
+               std::string(engine.status().message()));
     return 1;
   }
   dmls::DeviceInfo device = (*engine)->device_info();

@@ -1,5 +1,6 @@
 #include "server/request_processor.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -13,6 +14,10 @@ namespace dmls::server {
 namespace {
 
 namespace v1 = dmlserve::v1;
+
+// Room for an ExecuteResponse's fields besides the output bytes (request id,
+// engine name, time, tags); generous on purpose.
+constexpr uint64_t kResponseOverheadBytes = 1024;
 
 std::string EngineName(const Engine& engine) {
   DeviceInfo info = engine.device_info();
@@ -79,6 +84,23 @@ RequestError RequestProcessor::Check(const v1::ExecuteRequest& request,
           absl::StrCat("the ", name, " tensor has ", bytes,
                        " bytes, above the server limit of ",
                        options_.max_tensor_bytes, " bytes"));
+    }
+  }
+
+  // The response carries the output buffer (for in-place the aliased one,
+  // max(input, output) bytes) plus a few small fields.
+  if (options_.max_message_bytes != 0 && op.output.has_value()) {
+    uint64_t output_bytes = op.output->total_tensor_size_in_bytes;
+    if (request.in_place() && op.input.has_value()) {
+      output_bytes = std::max(output_bytes, op.input->total_tensor_size_in_bytes);
+    }
+    if (output_bytes + kResponseOverheadBytes > options_.max_message_bytes) {
+      return RequestError::Rule(
+          absl::StatusCode::kResourceExhausted, "MESSAGE_BYTES_LIMIT",
+          absl::StrCat(op_path, ".output.total_tensor_size_in_bytes"),
+          absl::StrCat("the response would carry ", output_bytes,
+                       " output bytes, above the server's message limit of ",
+                       options_.max_message_bytes, " bytes"));
     }
   }
 
@@ -184,7 +206,10 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request,
           done(finish(RequestError::FromStatus(result.status()), {}));
           return;
         }
-        done(finish(RequestError{}, std::move(result->output)));
+        ExecuteOutcome outcome = finish(RequestError{}, std::move(result->output));
+        logger_->debug("request {} done in {} us", request_id,
+                       outcome.response.server_time_us());
+        done(std::move(outcome));
       });
 }
 

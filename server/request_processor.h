@@ -30,6 +30,9 @@ namespace dmls::server {
 struct ProcessorOptions {
   // Largest total_tensor_size_in_bytes of any tensor of a request.
   uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  // Largest response gRPC may send; an output that cannot fit is refused
+  // before it is computed. 0 = no check.
+  uint64_t max_message_bytes = 0;
   // Executions handed to the engine and not yet completed, server-wide.
   uint32_t max_in_flight = 256;
   // What FEATURE_LEVEL_UNSPECIFIED means.

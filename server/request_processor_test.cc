@@ -160,6 +160,24 @@ TEST(RequestProcessorLimits, TensorBytesLimit) {
   EXPECT_EQ(engine.received(), 0);
 }
 
+TEST(RequestProcessorLimits, OutputThatCannotBeSentIsRefusedUpFront) {
+  FakeEngine engine;
+  ProcessorOptions options;
+  options.max_message_bytes = 1024 + 143;  // the relu output is 144 bytes
+  RequestProcessor p(&engine, options, NullLogger());
+  ExecuteOutcome outcome = RunOne(p, ReluRequest(1));
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kResourceExhausted);
+  ASSERT_EQ(outcome.error.violations.size(), 1u);
+  EXPECT_EQ(outcome.error.violations[0].rule, "MESSAGE_BYTES_LIMIT");
+  EXPECT_EQ(outcome.error.violations[0].field,
+            "operator.relu.output.total_tensor_size_in_bytes");
+  EXPECT_EQ(engine.received(), 0);
+
+  options.max_message_bytes = 1024 + 144;
+  RequestProcessor fits(&engine, options, NullLogger());
+  EXPECT_TRUE(RunOne(fits, ReluRequest(2)).error.ok());
+}
+
 TEST(RequestProcessorLimits, InFlightLimit) {
   FakeEngineOptions engine_options;
   engine_options.hold = true;
