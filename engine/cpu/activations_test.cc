@@ -28,10 +28,12 @@ TEST(Activations, EveryActivationOfTheSchemaHasAFunction) {
     ++count;
   }
   EXPECT_EQ(count, 17);
-  EXPECT_EQ(FindActivation(static_cast<uint32_t>(OperatorType::kActivationSoftmax)),
-            nullptr);
-  EXPECT_EQ(FindActivation(static_cast<uint32_t>(OperatorType::kElementWiseClip)),
-            nullptr);
+  EXPECT_EQ(
+      FindActivation(static_cast<uint32_t>(OperatorType::kActivationSoftmax)),
+      nullptr);
+  EXPECT_EQ(
+      FindActivation(static_cast<uint32_t>(OperatorType::kElementWiseClip)),
+      nullptr);
 }
 
 TEST(Activations, MaxNumMinNumFollowD3D) {
@@ -55,7 +57,8 @@ TEST(Activations, HandValues) {
   EXPECT_EQ(Eval(OT::kActivationLeakyRelu, -2.0, 0.5), -1.0);
   EXPECT_EQ(Eval(OT::kActivationLeakyRelu, 2.0, 0.5), 2.0);
   EXPECT_EQ(Eval(OT::kActivationLinear, 2.0, 3.0, -1.0), 5.0);
-  EXPECT_DOUBLE_EQ(Eval(OT::kActivationElu, -1.0, 2.0), 2.0 * (std::exp(-1.0) - 1));
+  EXPECT_DOUBLE_EQ(Eval(OT::kActivationElu, -1.0, 2.0),
+                   2.0 * (std::exp(-1.0) - 1));
   EXPECT_EQ(Eval(OT::kActivationElu, 0.0, 2.0), 0.0);
   EXPECT_DOUBLE_EQ(Eval(OT::kActivationCelu, -1.0, 0.5),
                    0.5 * (std::exp(-2.0) - 1));
@@ -98,13 +101,12 @@ TEST(Activations, NanSemantics) {
   EXPECT_EQ(Eval(OT::kActivationHardSigmoid, kNaN, 0.2, 0.5), 1.0);
   EXPECT_EQ(Eval(OT::kActivationThresholdedRelu, kNaN, 1.0), 0.0);
   EXPECT_EQ(Eval(OT::kActivationShrink, kNaN, 0.5, 1.0), 0.0);
-  for (OT t : {OT::kActivationElu, OT::kActivationLeakyRelu,
-               OT::kActivationSigmoid, OT::kActivationTanh,
-               OT::kActivationSoftplus, OT::kActivationSoftsign,
-               OT::kActivationGelu, OT::kActivationIdentity,
-               OT::kActivationLinear, OT::kActivationScaledElu}) {
-    EXPECT_TRUE(std::isnan(Eval(t, kNaN, 1.0, 1.0)))
-        << static_cast<int>(t);
+  for (OT t :
+       {OT::kActivationElu, OT::kActivationLeakyRelu, OT::kActivationSigmoid,
+        OT::kActivationTanh, OT::kActivationSoftplus, OT::kActivationSoftsign,
+        OT::kActivationGelu, OT::kActivationIdentity, OT::kActivationLinear,
+        OT::kActivationScaledElu}) {
+    EXPECT_TRUE(std::isnan(Eval(t, kNaN, 1.0, 1.0))) << static_cast<int>(t);
   }
 }
 

@@ -21,8 +21,8 @@ CpuEngine::~CpuEngine() { Shutdown(); }
 
 DeviceInfo CpuEngine::device_info() const {
   DeviceInfo info;
-  info.name = absl::StrCat("CPU reference (", pool_.thread_count(),
-                           " threads)");
+  info.name =
+      absl::StrCat("CPU reference (", pool_.thread_count(), " threads)");
   info.kind = "cpu";
   info.backend = "cpu-reference";
   return info;
@@ -58,15 +58,15 @@ absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request,
   const OperatorDesc& op = request.op;
   const ops::OperatorSchema* schema = ops::FindOperator(op.type);
   if (schema == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("operator ", ops::OperatorTypeName(op.type),
-                     " is not served"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "operator ", ops::OperatorTypeName(op.type), " is not served"));
   }
   if (!op.input || !op.output) {
-    return absl::InvalidArgumentError("InputTensor and OutputTensor are required");
+    return absl::InvalidArgumentError(
+        "InputTensor and OutputTensor are required");
   }
-  if (absl::Status s = cpu::CheckPayload(*op.input, request.input.size(),
-                                         "InputTensor");
+  if (absl::Status s =
+          cpu::CheckPayload(*op.input, request.input.size(), "InputTensor");
       !s.ok()) {
     return s;
   }
@@ -74,15 +74,15 @@ absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request,
       schema->kind == ops::OpKind::kMvn || schema->kind == ops::OpKind::kMvn1;
   if (mvn) {
     if (op.scale) {
-      if (absl::Status s = cpu::CheckPayload(*op.scale, request.scale.size(),
-                                             "ScaleTensor");
+      if (absl::Status s =
+              cpu::CheckPayload(*op.scale, request.scale.size(), "ScaleTensor");
           !s.ok()) {
         return s;
       }
     }
     if (op.bias) {
-      if (absl::Status s = cpu::CheckPayload(*op.bias, request.bias.size(),
-                                             "BiasTensor");
+      if (absl::Status s =
+              cpu::CheckPayload(*op.bias, request.bias.size(), "BiasTensor");
           !s.ok()) {
         return s;
       }
@@ -92,13 +92,14 @@ absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request,
   // The output range: fresh, or (in-place) the input buffer it aliases,
   // covering the larger of the two TotalTensorSizeInBytes (§10).
   const uint64_t out_total = op.output->total_tensor_size_in_bytes;
-  const uint64_t range = request.in_place
-                             ? std::max<uint64_t>(request.input.size(), out_total)
-                             : out_total;
+  const uint64_t range =
+      request.in_place ? std::max<uint64_t>(request.input.size(), out_total)
+                       : out_total;
   if (range > options.max_buffer_bytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("output buffer of ", range, " bytes exceeds the CPU "
-                     "engine's limit of ", options.max_buffer_bytes));
+    return absl::ResourceExhaustedError(absl::StrCat("output buffer of ", range,
+                                                     " bytes exceeds the CPU "
+                                                     "engine's limit of ",
+                                                     options.max_buffer_bytes));
   }
   if (absl::Status s = cpu::CheckPayload(*op.output, out_total, "OutputTensor");
       !s.ok()) {
@@ -112,8 +113,7 @@ absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request,
     return absl::InvalidArgumentError(
         "OutputTensor has more elements than its buffer holds");
   }
-  if (request.in_place &&
-      op.input->data_type != op.output->data_type) {
+  if (request.in_place && op.input->data_type != op.output->data_type) {
     return absl::InvalidArgumentError(
         "in-place needs one data type for input and output");
   }
@@ -131,8 +131,8 @@ absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request,
       status = cpu::RunUnaryScaleBias(op, request.input, result.output.data());
       break;
     case ops::OpKind::kActivation:
-      status = cpu::RunActivation(op, *schema, request.input,
-                                  result.output.data());
+      status =
+          cpu::RunActivation(op, *schema, request.input, result.output.data());
       break;
     case ops::OpKind::kMvn:
     case ops::OpKind::kMvn1:

@@ -46,8 +46,8 @@ class CpuEngine : public Engine {
   // cancellation checks). The request must have passed ops::Validate;
   // payload lengths that differ from TotalTensorSizeInBytes and other
   // inconsistent descriptors give INVALID_ARGUMENT, never a crash.
-  static absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request,
-                                           const CpuEngineOptions& options = {});
+  static absl::StatusOr<ExecuteResult> Run(
+      const ExecuteRequest& request, const CpuEngineOptions& options = {});
 
  private:
   const CpuEngineOptions options_;

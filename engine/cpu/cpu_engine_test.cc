@@ -41,8 +41,10 @@ TEST(CpuEngine, RunThresholdFloat32Packed) {
 
 TEST(CpuEngine, StridedInputPaddedOutput) {
   // Input NHWC-like transposed strides, output padded rows.
-  TensorDesc in = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{6, 6, 1, 2}});
-  TensorDesc out = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{8, 8, 4, 1}});
+  TensorDesc in =
+      MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{6, 6, 1, 2}});
+  TensorDesc out =
+      MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{8, 8, 4, 1}});
   EXPECT_EQ(out.total_tensor_size_in_bytes, 28u);
   ExecuteRequest r = Threshold(in, out, 0.0f);
   r.input = MakePayload<float>(in, {-1, 2, -3, 4, -5, 6});
@@ -54,7 +56,8 @@ TEST(CpuEngine, StridedInputPaddedOutput) {
 }
 
 TEST(CpuEngine, ZeroStrideBroadcastInput) {
-  TensorDesc in = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{0, 0, 0, 1}});
+  TensorDesc in =
+      MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3}, {{0, 0, 0, 1}});
   TensorDesc out = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3});
   EXPECT_EQ(in.total_tensor_size_in_bytes, 12u);
   ExecuteRequest r = Threshold(in, out, 1.5f);
@@ -103,8 +106,8 @@ TEST(CpuEngine, ClipFloat16RoundsMinMaxAndResult) {
   r.op.max = 70000.0f;  // rounds to +inf as a half: no upper clamp
   r.op.scale_bias = ScaleBias{2.0f, 0.0f};
   // 40000*2 overflows binary16 -> inf; NaN*2 = NaN -> Min.
-  r.input = MakePayload<uint16_t>(t, {0x78e2 /*40000*/, 0x3c00 /*1*/,
-                                      0x7e00 /*NaN*/, 0xc400 /*-4*/});
+  r.input = MakePayload<uint16_t>(
+      t, {0x78e2 /*40000*/, 0x3c00 /*1*/, 0x7e00 /*NaN*/, 0xc400 /*-4*/});
   auto result = CpuEngine::Run(r);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(ReadLogical<uint16_t>(t, result->output),
@@ -166,8 +169,8 @@ TEST(CpuEngine, Int64ClipUsesFloat32Bounds) {
   r.op.min = -1e30f;  // saturates to INT64_MIN
   r.op.max = 1e18f;   // float32 value 999999984306749440
   r.input = MakePayload<int64_t>(
-      t, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
-          999999984306749441});
+      t, {std::numeric_limits<int64_t>::max(),
+          std::numeric_limits<int64_t>::min(), 999999984306749441});
   auto result = CpuEngine::Run(r);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(ReadLogical<int64_t>(t, result->output),
@@ -259,7 +262,8 @@ TEST(CpuEngine, Mvn1NormalisesEachGroup) {
   const double sd = std::sqrt(1.25);
   std::vector<float> expect;
   for (int g = 0; g < 2; ++g) {
-    for (int i = 0; i < 4; ++i) expect.push_back(static_cast<float>((i - 1.5) / sd));
+    for (int i = 0; i < 4; ++i)
+      expect.push_back(static_cast<float>((i - 1.5) / sd));
   }
   EXPECT_EQ(ReadLogical<float>(t, result->output), expect);
 }
@@ -313,27 +317,32 @@ TEST(CpuEngine, WrongPayloadLengthIsInvalidArgument) {
   TensorDesc t = MakeTensorDesc(DataType::kFloat32, {4});
   ExecuteRequest r = Threshold(t, t, 0.0f);
   r.input = std::string(12, '\0');
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
   r.input = std::string(20, '\0');
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   // A total that lies about the strides is caught too.
   TensorDesc lying = MakeTensorDesc(DataType::kFloat32, {4}, {{4}}, 16);
   r = Threshold(lying, t, 0.0f);
   r.input = std::string(16, '\0');
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   TensorDesc s = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, 1});
   TensorDesc m = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, 4});
   ExecuteRequest mvn;
-  mvn.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  mvn.op.type =
+      static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
   mvn.op.input = m;
   mvn.op.output = m;
   mvn.op.scale = s;
   mvn.op.axes = {3};
   mvn.input = std::string(16, '\0');
   mvn.scale = std::string(3, '\0');
-  EXPECT_EQ(CpuEngine::Run(mvn).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(mvn).status().code(),
+            absl::StatusCode::kInvalidArgument);
   mvn.scale = std::string(4, '\0');
   EXPECT_TRUE(CpuEngine::Run(mvn).ok());
 }
@@ -343,10 +352,12 @@ TEST(CpuEngine, UnknownOperatorIsInvalidArgument) {
   ExecuteRequest r = Threshold(t, t, 0.0f);
   r.op.type = static_cast<uint32_t>(OperatorType::kActivationSoftmax);
   r.input = std::string(16, '\0');
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
-absl::StatusOr<ExecuteResult> ExecuteAndWait(CpuEngine& engine, ExecuteRequest r) {
+absl::StatusOr<ExecuteResult> ExecuteAndWait(CpuEngine& engine,
+                                             ExecuteRequest r) {
   absl::Notification done;
   absl::StatusOr<ExecuteResult> out;
   std::atomic<int> calls{0};
@@ -368,7 +379,8 @@ TEST(CpuEngine, ExecuteRunsOnThePoolAndHonoursDeadlineAndCancel) {
   r.input = MakePayload<float>(t, {-1, 1, -2, 2});
   auto ok = ExecuteAndWait(engine, r);
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(ReadLogical<float>(t, ok->output), (std::vector<float>{0, 1, 0, 2}));
+  EXPECT_EQ(ReadLogical<float>(t, ok->output),
+            (std::vector<float>{0, 1, 0, 2}));
 
   ExecuteRequest late = r;
   late.deadline = absl::Now() - absl::Seconds(1);
@@ -400,8 +412,8 @@ TEST(CpuEngine, ManyConcurrentRequestsEachCompleteOnce) {
     ExecuteRequest r = Threshold(t, t, static_cast<float>(i));
     r.input = MakePayload<float>(t, {0.0f});
     engine.Execute(std::move(r), [&, i](absl::StatusOr<ExecuteResult> res) {
-      if (res.ok() && cpu::Load<float>(res->output.data(), 63) ==
-                          static_cast<float>(i)) {
+      if (res.ok() &&
+          cpu::Load<float>(res->output.data(), 63) == static_cast<float>(i)) {
         ++good;
       }
       ++completed;
@@ -444,8 +456,8 @@ TEST(CpuEngineFloat16, SigmoidAndSoftplusLimits) {
   r.op.type = static_cast<uint32_t>(OperatorType::kActivationSigmoid);
   r.op.input = t;
   r.op.output = t;
-  r.input = MakePayload<uint16_t>(t, {0xfc00 /*-inf*/, 0x7c00 /*inf*/,
-                                      0x0000, 0x7e00 /*NaN*/});
+  r.input = MakePayload<uint16_t>(
+      t, {0xfc00 /*-inf*/, 0x7c00 /*inf*/, 0x0000, 0x7e00 /*NaN*/});
   auto result = CpuEngine::Run(r);
   ASSERT_TRUE(result.ok());
   std::vector<uint16_t> out = ReadLogical<uint16_t>(t, result->output);
@@ -471,7 +483,8 @@ TEST(CpuEngineMvn, ZeroStrideScaleIsPerChannel) {
   // Scale has the input's sizes but strides {0,1,0,0}: one value per
   // channel (OPERATORS.md §4.3.3), valid at every FL.
   TensorDesc t = MakeTensorDesc(DataType::kFloat32, {1, 2, 1, 2});
-  TensorDesc s = MakeTensorDesc(DataType::kFloat32, {1, 2, 1, 2}, {{0, 1, 0, 0}});
+  TensorDesc s =
+      MakeTensorDesc(DataType::kFloat32, {1, 2, 1, 2}, {{0, 1, 0, 0}});
   EXPECT_EQ(s.total_tensor_size_in_bytes, 8u);
   ExecuteRequest r;
   r.op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
@@ -550,12 +563,15 @@ TEST(CpuEngineMvn, InconsistentScaleShapeIsInvalidArgument) {
   r.op.axes = {1};
   r.input = std::string(24, '\0');
   r.scale = std::string(16, '\0');
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
   r.op.scale.reset();
   r.op.axes = {2};  // out of range
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
   r.op.axes = {1, 1};
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
@@ -575,7 +591,8 @@ TEST(CpuEngineLimits, HostileDescriptorsAreRejectedNotExecuted) {
   r.op.input = wrap;
   r.op.output = MakeTensorDesc(DataType::kFloat32, {4});
   r.input = std::string(16, '\0');
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   // A broadcasting (overlapping) output with billions of elements in a
   // 16-byte buffer.
@@ -584,7 +601,8 @@ TEST(CpuEngineLimits, HostileDescriptorsAreRejectedNotExecuted) {
   r.op.input = in;
   r.op.output = out;
   r.input = std::string(in.total_tensor_size_in_bytes, '\0');
-  EXPECT_EQ(CpuEngine::Run(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CpuEngine::Run(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CpuEngineLimits, LargeOutputsHitTheMemoryCap) {

@@ -39,17 +39,25 @@ namespace {
 template <typename Fn>
 absl::Status DispatchInteger(DataType type, Fn&& fn) {
   switch (type) {
-    case DataType::kInt8: return fn(int8_t{});
-    case DataType::kInt16: return fn(int16_t{});
-    case DataType::kInt32: return fn(int32_t{});
-    case DataType::kInt64: return fn(int64_t{});
-    case DataType::kUint8: return fn(uint8_t{});
-    case DataType::kUint16: return fn(uint16_t{});
-    case DataType::kUint32: return fn(uint32_t{});
-    case DataType::kUint64: return fn(uint64_t{});
+    case DataType::kInt8:
+      return fn(int8_t{});
+    case DataType::kInt16:
+      return fn(int16_t{});
+    case DataType::kInt32:
+      return fn(int32_t{});
+    case DataType::kInt64:
+      return fn(int64_t{});
+    case DataType::kUint8:
+      return fn(uint8_t{});
+    case DataType::kUint16:
+      return fn(uint16_t{});
+    case DataType::kUint32:
+      return fn(uint32_t{});
+    case DataType::kUint64:
+      return fn(uint64_t{});
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("data type ", std::string(DataTypeName(type)), " is not supported"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data type ", std::string(DataTypeName(type)), " is not supported"));
   }
 }
 
@@ -60,7 +68,8 @@ bool IsFloatTensor(DataType type) {
 // Input and output must agree in type and shape for every element-wise op.
 absl::Status CheckSameShape(const OperatorDesc& op) {
   if (!op.input || !op.output) {
-    return absl::InvalidArgumentError("InputTensor and OutputTensor are required");
+    return absl::InvalidArgumentError(
+        "InputTensor and OutputTensor are required");
   }
   if (op.input->data_type != op.output->data_type ||
       op.input->sizes != op.output->sizes) {

@@ -22,7 +22,8 @@ namespace dmls::cpu {
 // request was not validated).
 absl::Status RunUnaryScaleBias(const OperatorDesc& op, std::string_view input,
                                char* output);
-absl::Status RunActivation(const OperatorDesc& op, const ops::OperatorSchema& schema,
+absl::Status RunActivation(const OperatorDesc& op,
+                           const ops::OperatorSchema& schema,
                            std::string_view input, char* output);
 
 // float -> integer type conversion of OPERATORS.md §4.1: truncate toward

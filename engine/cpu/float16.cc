@@ -6,7 +6,7 @@
 namespace dmls::cpu {
 namespace {
 
-constexpr double kTwoPow24 = 16777216.0;      // 2^24: subnormal unit is 2^-24
+constexpr double kTwoPow24 = 16777216.0;  // 2^24: subnormal unit is 2^-24
 constexpr double kSmallestNormal = 6.103515625e-05;  // 2^-14
 // The midpoint between the largest finite half (65504) and 2^16: values at or
 // above it round (ties-to-even) to infinity.
@@ -71,7 +71,7 @@ uint16_t DoubleToHalfBits(double value) {
     return static_cast<uint16_t>(sign | static_cast<uint16_t>(m));
   }
   int e2;
-  std::frexp(a, &e2);  // a = f * 2^e2, f in [0.5, 1)
+  std::frexp(a, &e2);           // a = f * 2^e2, f in [0.5, 1)
   const int exponent = e2 - 1;  // unbiased, in [-14, 15]
   // 11 significant bits: m in [1024, 2048]; 2048 carries into the exponent,
   // which the addition below handles (and never reaches inf: a < 65520).

@@ -69,8 +69,8 @@ TEST(Float16, RoundsTiesToEven) {
 
 TEST(Float16, OverflowGoesToInfinity) {
   EXPECT_EQ(FloatToHalfBits(65504.0f), 0x7bff);
-  EXPECT_EQ(FloatToHalfBits(65519.0f), 0x7bff);   // below the midpoint
-  EXPECT_EQ(FloatToHalfBits(65520.0f), 0x7c00);   // tie -> even (inf)
+  EXPECT_EQ(FloatToHalfBits(65519.0f), 0x7bff);  // below the midpoint
+  EXPECT_EQ(FloatToHalfBits(65520.0f), 0x7c00);  // tie -> even (inf)
   EXPECT_EQ(FloatToHalfBits(-65520.0f), 0xfc00);
   EXPECT_EQ(FloatToHalfBits(1e10f), 0x7c00);
   EXPECT_EQ(DoubleToHalfBits(1e300), 0x7c00);

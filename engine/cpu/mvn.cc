@@ -13,7 +13,8 @@ namespace {
 
 // Scale/Bias must have the input's rank and, per dimension, its size or 1.
 absl::Status CheckBroadcastable(const TensorDesc& operand,
-                                const TensorDesc& input, absl::string_view name) {
+                                const TensorDesc& input,
+                                absl::string_view name) {
   if (operand.data_type != input.data_type ||
       operand.sizes.size() != input.sizes.size()) {
     return absl::InvalidArgumentError(
@@ -65,7 +66,8 @@ absl::Status RunMvn(const OperatorDesc& op, const ops::OperatorSchema& schema,
   for (const auto* operand : {&op.scale, &op.bias}) {
     if (*operand) {
       if (absl::Status s = CheckBroadcastable(
-              **operand, in_desc, operand == &op.scale ? "ScaleTensor" : "BiasTensor");
+              **operand, in_desc,
+              operand == &op.scale ? "ScaleTensor" : "BiasTensor");
           !s.ok()) {
         return s;
       }
@@ -89,7 +91,8 @@ absl::Status RunMvn(const OperatorDesc& op, const ops::OperatorSchema& schema,
   const std::vector<uint64_t> in_offsets = ElementOffsets(in_desc);
   const size_t n = in_offsets.size();
   std::vector<double> x(n);
-  for (size_t i = 0; i < n; ++i) x[i] = LoadFloat(type, input.data(), in_offsets[i]);
+  for (size_t i = 0; i < n; ++i)
+    x[i] = LoadFloat(type, input.data(), in_offsets[i]);
 
   // Two passes (§7.6): the mean first, then the centred sum of squares.
   std::vector<double> mean(group_count, 0.0);

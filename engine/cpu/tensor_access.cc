@@ -35,8 +35,8 @@ std::vector<uint64_t> ElementOffsets(const TensorDesc& desc) {
   return WalkOffsets(desc.sizes, EffectiveStrides(desc));
 }
 
-std::vector<uint64_t> BroadcastOffsets(const std::vector<uint64_t>& logical_sizes,
-                                       const TensorDesc& desc) {
+std::vector<uint64_t> BroadcastOffsets(
+    const std::vector<uint64_t>& logical_sizes, const TensorDesc& desc) {
   std::vector<uint64_t> strides = EffectiveStrides(desc);
   for (size_t d = 0; d < strides.size() && d < desc.sizes.size(); ++d) {
     if (desc.sizes[d] == 1) strides[d] = 0;
@@ -47,10 +47,9 @@ std::vector<uint64_t> BroadcastOffsets(const std::vector<uint64_t>& logical_size
 absl::Status CheckPayload(const TensorDesc& desc, size_t payload_size,
                           absl::string_view name) {
   if (payload_size != desc.total_tensor_size_in_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " payload is ", payload_size,
-                     " bytes, TotalTensorSizeInBytes is ",
-                     desc.total_tensor_size_in_bytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " payload is ", payload_size,
+        " bytes, TotalTensorSizeInBytes is ", desc.total_tensor_size_in_bytes));
   }
   const uint32_t bytes = ElementBytes(desc.type());
   const std::vector<uint64_t> strides = EffectiveStrides(desc);
@@ -59,7 +58,8 @@ absl::Status CheckPayload(const TensorDesc& desc, size_t payload_size,
         absl::StrCat(name, " has an unusable tensor description"));
   }
   if (desc.sizes.size() > kTensorDimensionCountMax1) {
-    return absl::InvalidArgumentError(absl::StrCat(name, " has too many dimensions"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " has too many dimensions"));
   }
   // Element count and last offset computed with overflow checks: an
   // unvalidated descriptor must not wrap around into a "small" tensor.

@@ -26,8 +26,8 @@ std::vector<uint64_t> ElementOffsets(const TensorDesc& desc);
 // Element offsets of `desc` read at every logical index of a tensor of
 // `logical_sizes` (same rank): a dimension where `desc` has size 1 is
 // broadcast (offset contribution 0). This is how MVN reads Scale/Bias.
-std::vector<uint64_t> BroadcastOffsets(const std::vector<uint64_t>& logical_sizes,
-                                       const TensorDesc& desc);
+std::vector<uint64_t> BroadcastOffsets(
+    const std::vector<uint64_t>& logical_sizes, const TensorDesc& desc);
 
 // INVALID_ARGUMENT unless `payload_size` equals TotalTensorSizeInBytes and
 // every element of `desc` lies inside it. `name` is used in the message.

@@ -19,11 +19,13 @@ TEST(TensorAccess, PackedOffsetsAreRowMajor) {
 
 TEST(TensorAccess, StridedPaddedAndTransposedOffsets) {
   // Padded rows: {2,3} with strides {4,1}.
-  EXPECT_EQ(ElementOffsets(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{4, 1}})),
-            (Offsets{0, 1, 2, 4, 5, 6}));
+  EXPECT_EQ(
+      ElementOffsets(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{4, 1}})),
+      (Offsets{0, 1, 2, 4, 5, 6}));
   // Transposed (column-major) storage: strides {1,2}.
-  EXPECT_EQ(ElementOffsets(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{1, 2}})),
-            (Offsets{0, 2, 4, 1, 3, 5}));
+  EXPECT_EQ(
+      ElementOffsets(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{1, 2}})),
+      (Offsets{0, 2, 4, 1, 3, 5}));
   // Zero stride broadcasts (OPERATORS.md §2.3 example).
   EXPECT_EQ(ElementOffsets(MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 3},
                                           {{0, 0, 0, 1}})),
@@ -49,10 +51,13 @@ TEST(TensorAccess, CheckPayload) {
   const TensorDesc t = MakeTensorDesc(DataType::kFloat16, {1, 1, 1, 3});
   EXPECT_EQ(t.total_tensor_size_in_bytes, 8u);
   EXPECT_TRUE(CheckPayload(t, 8, "in").ok());
-  EXPECT_EQ(CheckPayload(t, 6, "in").code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CheckPayload(t, 12, "in").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckPayload(t, 6, "in").code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckPayload(t, 12, "in").code(),
+            absl::StatusCode::kInvalidArgument);
   // TotalTensorSizeInBytes below the strided extent: rejected, not read.
-  const TensorDesc lying = MakeTensorDesc(DataType::kFloat32, {2, 3}, {{4, 1}}, 24);
+  const TensorDesc lying =
+      MakeTensorDesc(DataType::kFloat32, {2, 3}, {{4, 1}}, 24);
   EXPECT_EQ(CheckPayload(lying, 24, "in").code(),
             absl::StatusCode::kInvalidArgument);
   TensorDesc unknown = t;

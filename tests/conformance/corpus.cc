@@ -1,7 +1,8 @@
 #include "tests/conformance/corpus.h"
 
-#include <algorithm>
 #include <dirent.h>
+
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -46,7 +47,8 @@ absl::StatusOr<CaseSet> LoadCorpusDir(const std::string& dir) {
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
-      if (absl::StartsWith(name, "conformance_") && absl::EndsWith(name, ".pb")) {
+      if (absl::StartsWith(name, "conformance_") &&
+          absl::EndsWith(name, ".pb")) {
         names.push_back(name);
       }
     }
@@ -71,8 +73,9 @@ ExecuteRequest RequestFromCase(const Case& c) {
   const dmlserve::v1::ExecuteRequest& proto = c.request();
   ExecuteRequest request;
   request.op = server::OperatorFromProto(proto.operator_());
-  request.feature_level = static_cast<FeatureLevel>(
-      server::FeatureLevelFromProto(proto.feature_level(), kHighestFeatureLevel));
+  request.feature_level =
+      static_cast<FeatureLevel>(server::FeatureLevelFromProto(
+          proto.feature_level(), kHighestFeatureLevel));
   request.in_place = proto.in_place();
   request.input = proto.input();
   request.scale = proto.scale();
@@ -80,10 +83,9 @@ ExecuteRequest RequestFromCase(const Case& c) {
   return request;
 }
 
-std::optional<std::string> CheckResult(const Case& c, const OperatorDesc& op,
-                                       bool in_place,
-                                       const absl::StatusOr<ExecuteResult>& result,
-                                       const RunOptions& options) {
+std::optional<std::string> CheckResult(
+    const Case& c, const OperatorDesc& op, bool in_place,
+    const absl::StatusOr<ExecuteResult>& result, const RunOptions& options) {
   if (!result.ok()) {
     return absl::StrCat("engine error: ", result.status().ToString());
   }
@@ -120,9 +122,9 @@ std::optional<std::string> CheckResult(const Case& c, const OperatorDesc& op,
   const absl::StatusOr<Tolerance> tolerance =
       ToleranceFor(tolerance_class, *type);
   if (!tolerance.ok()) return tolerance.status().ToString();
-  const std::optional<Mismatch> mismatch = CompareElements(
-      actual, c.expected(), *type, offsets.size(), *tolerance,
-      options.relax_nan_sensitive && c.nan_sensitive());
+  const std::optional<Mismatch> mismatch =
+      CompareElements(actual, c.expected(), *type, offsets.size(), *tolerance,
+                      options.relax_nan_sensitive && c.nan_sensitive());
   if (mismatch) {
     return absl::StrCat(mismatch->message, " [", tolerance_class, "]");
   }
@@ -157,20 +159,20 @@ CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
     }
     // The case and the options outlive the callback's use of them: this
     // function waits for every in-flight request before returning.
-    engine.Execute(std::move(request),
-                   [state, &options, c_ptr = &c, op = std::move(op), in_place](
-                       absl::StatusOr<ExecuteResult> result) {
-                     std::optional<std::string> failure =
-                         CheckResult(*c_ptr, op, in_place, result, options);
-                     absl::MutexLock lock(&state->mu);
-                     if (failure) {
-                       state->report.failures.push_back({c_ptr->id(), *failure});
-                     } else {
-                       ++state->report.passed;
-                     }
-                     --state->in_flight;
-                     state->changed.SignalAll();
-                   });
+    engine.Execute(
+        std::move(request), [state, &options, c_ptr = &c, op = std::move(op),
+                             in_place](absl::StatusOr<ExecuteResult> result) {
+          std::optional<std::string> failure =
+              CheckResult(*c_ptr, op, in_place, result, options);
+          absl::MutexLock lock(&state->mu);
+          if (failure) {
+            state->report.failures.push_back({c_ptr->id(), *failure});
+          } else {
+            ++state->report.passed;
+          }
+          --state->in_flight;
+          state->changed.SignalAll();
+        });
   }
   CorpusReport report;
   {
@@ -179,8 +181,9 @@ CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
     report = std::move(state->report);
   }
   // Completion order is free; report failures in a stable order.
-  std::sort(report.failures.begin(), report.failures.end(),
-            [](const CaseFailure& a, const CaseFailure& b) { return a.id < b.id; });
+  std::sort(
+      report.failures.begin(), report.failures.end(),
+      [](const CaseFailure& a, const CaseFailure& b) { return a.id < b.id; });
   return report;
 }
 

@@ -41,7 +41,7 @@ struct CaseFailure {
 };
 
 struct CorpusReport {
-  int total = 0;   // cases run (after the filter)
+  int total = 0;  // cases run (after the filter)
   int passed = 0;
   std::vector<CaseFailure> failures;
   // "passed/total" plus up to `max_failures` failures, one per line.
@@ -59,10 +59,10 @@ ExecuteRequest RequestFromCase(const Case& c);
 // Checks one engine result against the case; nullopt when it conforms,
 // otherwise a description of the first problem. `op` is the request's
 // operator and `in_place` its binding (they define where the elements are).
-std::optional<std::string> CheckResult(const Case& c, const OperatorDesc& op,
-                                       bool in_place,
-                                       const absl::StatusOr<ExecuteResult>& result,
-                                       const RunOptions& options = {});
+std::optional<std::string> CheckResult(
+    const Case& c, const OperatorDesc& op, bool in_place,
+    const absl::StatusOr<ExecuteResult>& result,
+    const RunOptions& options = {});
 
 CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
                        const RunOptions& options = {});

@@ -63,8 +63,8 @@ TEST(Corpus, LoadsEveryFileWithUniqueIds) {
 TEST(Corpus, EveryCasePassesTheValidator) {
   for (const Case& c : Corpus().cases()) {
     const ExecuteRequest r = RequestFromCase(c);
-    const absl::Status status = ops::Validate(
-        r.op, static_cast<uint32_t>(r.feature_level), r.in_place);
+    const absl::Status status =
+        ops::Validate(r.op, static_cast<uint32_t>(r.feature_level), r.in_place);
     EXPECT_TRUE(status.ok()) << c.id() << ": " << status;
   }
 }
@@ -156,7 +156,8 @@ TEST(Corpus, FilterAndRelaxedNan) {
   EXPECT_TRUE(CheckResult(*thr, request.op, request.in_place, result));
   RunOptions relaxed;
   relaxed.relax_nan_sensitive = true;
-  EXPECT_FALSE(CheckResult(*thr, request.op, request.in_place, result, relaxed));
+  EXPECT_FALSE(
+      CheckResult(*thr, request.op, request.in_place, result, relaxed));
 }
 
 }  // namespace

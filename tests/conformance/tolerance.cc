@@ -93,7 +93,8 @@ bool FloatElementMatches(double actual, double expected, DataType type,
       std::fabs(actual - expected) < kFloat32MinNormal) {
     return true;  // D3D may flush float32 denormals (§7.5)
   }
-  if (tolerance.ulp > 0 && UlpDistance(actual, expected, type) <= tolerance.ulp) {
+  if (tolerance.ulp > 0 &&
+      UlpDistance(actual, expected, type) <= tolerance.ulp) {
     return true;
   }
   return std::fabs(actual - expected) <=
@@ -113,15 +114,15 @@ std::optional<Mismatch> CompareElements(const std::string& actual,
                                     " bytes for ", count, " elements of ",
                                     std::string(DataTypeName(type)))};
   }
-  const bool is_float = type == DataType::kFloat32 || type == DataType::kFloat16;
+  const bool is_float =
+      type == DataType::kFloat32 || type == DataType::kFloat16;
   for (uint64_t i = 0; i < count; ++i) {
     if (!is_float) {
       if (std::memcmp(actual.data() + i * size, expected.data() + i * size,
                       size) != 0) {
-        return Mismatch{i, absl::StrCat("[", i, "] ",
-                                        IntToString(actual, i, type),
-                                        " != expected ",
-                                        IntToString(expected, i, type))};
+        return Mismatch{
+            i, absl::StrCat("[", i, "] ", IntToString(actual, i, type),
+                            " != expected ", IntToString(expected, i, type))};
       }
       continue;
     }

@@ -60,7 +60,8 @@ TEST(Tolerance, ExactClass) {
   const Tolerance t = Tol("EXACT", DataType::kFloat32);
   EXPECT_TRUE(FloatElementMatches(1.5, 1.5, DataType::kFloat32, t));
   EXPECT_TRUE(FloatElementMatches(-0.0, 0.0, DataType::kFloat32, t));
-  EXPECT_FALSE(FloatElementMatches(NextFloat(1.5, 1), 1.5, DataType::kFloat32, t));
+  EXPECT_FALSE(
+      FloatElementMatches(NextFloat(1.5, 1), 1.5, DataType::kFloat32, t));
 }
 
 TEST(Tolerance, NanAndInfinityRules) {
@@ -72,16 +73,18 @@ TEST(Tolerance, NanAndInfinityRules) {
   EXPECT_FALSE(FloatElementMatches(-kInf, kInf, DataType::kFloat32, t));
   // The largest float is one ULP from inf in bits, but infinities must
   // match exactly.
-  EXPECT_FALSE(FloatElementMatches(3.4028234663852886e38, kInf,
-                                   DataType::kFloat32, t));
+  EXPECT_FALSE(
+      FloatElementMatches(3.4028234663852886e38, kInf, DataType::kFloat32, t));
   EXPECT_FALSE(FloatElementMatches(65504.0, kInf, DataType::kFloat16,
                                    Tol("NORMALIZATION", DataType::kFloat16)));
 }
 
 TEST(Tolerance, UlpBudget) {
   const Tolerance arith = Tol("ARITH", DataType::kFloat32);
-  EXPECT_TRUE(FloatElementMatches(NextFloat(1.0, 2), 1.0, DataType::kFloat32, arith));
-  EXPECT_FALSE(FloatElementMatches(NextFloat(1.0, 3), 1.0, DataType::kFloat32, arith));
+  EXPECT_TRUE(
+      FloatElementMatches(NextFloat(1.0, 2), 1.0, DataType::kFloat32, arith));
+  EXPECT_FALSE(
+      FloatElementMatches(NextFloat(1.0, 3), 1.0, DataType::kFloat32, arith));
   // oracle self-test: 1.0000001 vs 1.0 passes ARITH, 1.001 does not.
   EXPECT_TRUE(FloatElementMatches(static_cast<float>(1.0000001), 1.0,
                                   DataType::kFloat32, arith));
@@ -138,8 +141,9 @@ TEST(Tolerance, CompareElementsReportsTheFirstMismatch) {
   const Tolerance t = Tol("EXACT", DataType::kFloat32);
   EXPECT_FALSE(CompareElements(Bytes<float>({1, 2, 3}), Bytes<float>({1, 2, 3}),
                                DataType::kFloat32, 3, t));
-  auto m = CompareElements(Bytes<float>({1, 2, 4, 5}), Bytes<float>({1, 2, 3, 6}),
-                           DataType::kFloat32, 4, t);
+  auto m =
+      CompareElements(Bytes<float>({1, 2, 4, 5}), Bytes<float>({1, 2, 3, 6}),
+                      DataType::kFloat32, 4, t);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->index, 2u);
   EXPECT_TRUE(CompareElements(Bytes<float>({1}), Bytes<float>({1, 2}),
