@@ -424,15 +424,6 @@ TEST(CpuEngine, ManyConcurrentRequestsEachCompleteOnce) {
   EXPECT_EQ(good.load(), kRequests);
 }
 
-}  // namespace
-}  // namespace dmls
-
-namespace dmls {
-namespace {
-
-using cpu::testing::MakePayload;
-using cpu::testing::ReadLogical;
-
 TEST(CpuEngineFloat16, ActivationRoundsOnceAndKeepsSubnormals) {
   TensorDesc t = MakeTensorDesc(DataType::kFloat16, {2, 2}, {{4, 1}});
   ExecuteRequest r;
@@ -573,12 +564,6 @@ TEST(CpuEngineMvn, InconsistentScaleShapeIsInvalidArgument) {
   EXPECT_EQ(CpuEngine::Run(r).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
-
-}  // namespace
-}  // namespace dmls
-
-namespace dmls {
-namespace {
 
 TEST(CpuEngineLimits, HostileDescriptorsAreRejectedNotExecuted) {
   // Strides whose offsets wrap around 2^64 must not pass the bounds check.
