@@ -7,7 +7,7 @@ class is done, that the server still answers health checks and exits 0.
 
 Environment (set by tests/e2e/CMakeLists.txt): DMLSERVE_BIN, DMLCTL_BIN,
 DMLS_SOURCE_DIR and PYTHONPATH holding the generated modules of proto/ and
-tests/e2e/proto, and client/python.
+tests/e2e/proto, and client/python. Optional: DMLS_E2E_DEVICE (default cpu).
 """
 
 import os
@@ -29,6 +29,13 @@ DMLCTL_BIN = os.environ.get("DMLCTL_BIN", "dmlctl")
 SOURCE_DIR = os.environ.get(
     "DMLS_SOURCE_DIR",
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+
+# The engine the tests run on: cpu by default (deterministic, always there);
+# DMLS_E2E_DEVICE=gpu or software runs the same suite on Direct3D 12.
+DEVICE = os.environ.get("DMLS_E2E_DEVICE", "cpu")
+# device_kind values the capabilities may report for DEVICE.
+DEVICE_KINDS = {"cpu": ("cpu",), "gpu": ("gpu",), "software": ("software",)
+                }.get(DEVICE, ("cpu", "gpu", "software"))
 
 STARTUP_SECONDS = 30
 
@@ -63,7 +70,7 @@ class Server:
         self.port = free_port()
         self.target = "127.0.0.1:%d" % self.port
         self.log = tempfile.TemporaryFile(mode="w+")
-        args = [DMLSERVE_BIN, "--device=cpu", "--address=127.0.0.1",
+        args = [DMLSERVE_BIN, "--device=" + DEVICE, "--address=127.0.0.1",
                 "--port=%d" % self.port, "--log_level=warn"] + self.extra_args
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE,
                                         stderr=self.log)
