@@ -9,7 +9,7 @@
 //
 //   dmls_bench [--ops=celu,threshold,...] [--sizes=1M,16M,128M] [--iters=20]
 //              [--device=auto|gpu|software] [--adapter=N] [--mvn_rows=512]
-//              [--overlap] [--no_dispatch_cost]
+//              [--overlap] [--no_dispatch_cost] [--list_adapters] [--show_plan]
 //
 // MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
@@ -50,6 +50,8 @@ struct Flags {
   uint64_t mvn_rows = 512;
   bool overlap = false;        // no UAV barrier between executions
   bool dispatch_cost = true;   // measure per-dispatch and submit cost
+  bool list_adapters = false;  // print the adapters and exit
+  bool show_plan = false;      // print each plan's dispatches
 };
 
 bool ParseSize(std::string_view s, uint64_t* out) {
@@ -72,7 +74,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       key = a.substr(0, eq);
       value = a.substr(eq + 1);
     } else if (i + 1 < argc && a != "--overlap" && a != "--no_dispatch_cost" &&
-               a != "--help") {
+               a != "--list_adapters" && a != "--show_plan" && a != "--help") {
       value = argv[++i];
     }
     if (key == "--ops") {
@@ -106,12 +108,17 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->overlap = true;
     } else if (key == "--no_dispatch_cost") {
       f->dispatch_cost = false;
+    } else if (key == "--show_plan") {
+      f->show_plan = true;
+    } else if (key == "--list_adapters") {
+      f->list_adapters = true;
     } else {
       std::fprintf(stderr,
                    "usage: dmls_bench [--ops=celu,threshold,clip,relu,sigmoid,"
                    "tanh,elu,gelu,identity,mvn1] [--sizes=1M,16M,128M] "
                    "[--iters=20] [--device=auto|gpu|software] [--adapter=N] "
-                   "[--mvn_rows=512] [--overlap] [--no_dispatch_cost]\n");
+                   "[--mvn_rows=512] [--overlap] [--no_dispatch_cost] "
+                   "[--list_adapters] [--show_plan]\n");
       return false;
     }
   }
@@ -335,6 +342,30 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
   absl::StatusOr<gpu::DispatchPlan> plan = DxbcPlanner()(*op, false);
   if (!plan.ok()) return fail(plan.status());
   row.dispatches = plan->dispatches.size();
+  if (f.show_plan) {
+    std::printf("  plan %s %llu: %zu dispatches, %llu scratch bytes\n", name.c_str(),
+                static_cast<unsigned long long>(n), plan->dispatches.size(),
+                static_cast<unsigned long long>(plan->scratch_bytes));
+    for (const gpu::Dispatch& d : plan->dispatches) {
+      std::printf("    %s groups %u x %u x %u%s\n", d.key.DebugString().c_str(),
+                  d.groups[0], d.groups[1], d.groups[2],
+                  d.barrier_before ? " (barrier)" : "");
+      for (const gpu::View& v : d.srv) {
+        if (v.buffer != gpu::BufferSlot::kNone) {
+          std::printf("      srv slot %d fmt %u first %llu n %u\n", static_cast<int>(v.buffer),
+                      static_cast<unsigned>(v.format),
+                      static_cast<unsigned long long>(v.first_element), v.num_elements);
+        }
+      }
+      for (const gpu::View& v : d.uav) {
+        if (v.buffer != gpu::BufferSlot::kNone) {
+          std::printf("      uav slot %d fmt %u first %llu n %u\n", static_cast<int>(v.buffer),
+                      static_cast<unsigned>(v.format),
+                      static_cast<unsigned long long>(v.first_element), v.num_elements);
+        }
+      }
+    }
+  }
 
   const uint64_t bytes = op->input->total_tensor_size_in_bytes;
   BufferPool& pool = bench.pool();
@@ -503,6 +534,19 @@ void MeasureOverheads(Bench& bench) {
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, &flags)) return 2;
+  if (flags.list_adapters) {
+    absl::StatusOr<std::vector<AdapterInfo>> adapters = Device::ListAdapters();
+    if (!adapters.ok()) {
+      std::fprintf(stderr, "dmls_bench: %s\n", std::string(adapters.status().message()).c_str());
+      return 1;
+    }
+    for (const AdapterInfo& a : *adapters) {
+      std::printf("#%d %s (%s%s), %llu MiB\n", a.index, a.name.c_str(), a.kind.c_str(),
+                  a.discrete ? ", discrete" : "",
+                  static_cast<unsigned long long>(a.memory_bytes >> 20));
+    }
+    return 0;
+  }
   Bench bench;
   if (absl::Status s = bench.Init(flags.device); !s.ok()) {
     std::fprintf(stderr, "dmls_bench: no %s device: %s\n",

@@ -428,7 +428,8 @@ void GpuEngine::SubmissionLoop() {
       std::unique_lock<std::mutex> lock(queue_mu_);
       queue_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
       if (pending_.empty()) return;  // stopping and drained
-      while (!pending_.empty() && work.size() < options_.max_batch_requests) {
+      const size_t limit = std::max<uint32_t>(1, options_.max_batch_requests);
+      while (!pending_.empty() && work.size() < limit) {
         work.push_back(std::move(pending_.front()));
         pending_.pop_front();
       }
