@@ -222,6 +222,57 @@ TEST_F(GpuOperatorsTest, SteadyStateWithRealKernelsCreatesNoResources) {
   EXPECT_EQ(engine_->stats().pipelines, pipelines);
 }
 
+TEST_F(GpuOperatorsTest, Mvn1WithScaleBiasAndFusedRelu) {
+  const uint64_t rows = 3, cols = 1000;
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+  op.input = MakeTensorDesc(DataType::kFloat32, {1, 1, rows, cols});
+  op.output = op.input;
+  op.scale = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, cols});
+  op.bias = op.scale;
+  op.axis_count = 1;
+  op.axes = {3};
+  op.normalize_variance = 1;
+  op.epsilon = 1e-5f;
+  FusedActivationDesc relu;
+  relu.type = static_cast<uint32_t>(OperatorType::kActivationRelu);
+  op.fused_activation = relu;
+  ASSERT_TRUE(ops::Validate(op, static_cast<uint32_t>(kHighestFeatureLevel), false).ok())
+      << ops::Validate(op, static_cast<uint32_t>(kHighestFeatureLevel), false);
+
+  std::vector<float> x = Inputs(rows * cols);
+  for (uint64_t c = 0; c < cols; ++c) x[cols + c] = 3.0f;  // a constant row
+  std::vector<float> scale(cols), bias(cols);
+  for (uint64_t c = 0; c < cols; ++c) {
+    scale[c] = 0.5f + static_cast<float>(c % 7) * 0.25f;
+    bias[c] = static_cast<float>(c % 5) * 0.1f - 0.2f;
+  }
+  ExecuteRequest r;
+  r.op = op;
+  r.input = FloatBytes(x);
+  r.scale = FloatBytes(scale);
+  r.bias = FloatBytes(bias);
+  absl::StatusOr<ExecuteResult> res = RunSync(*engine_, std::move(r));
+  ASSERT_TRUE(res.ok()) << res.status();
+  std::vector<float> got = Floats(res->output, rows * cols);
+  for (uint64_t row = 0; row < rows; ++row) {
+    double mean = 0, var = 0;
+    for (uint64_t c = 0; c < cols; ++c) mean += x[row * cols + c];
+    mean /= cols;
+    for (uint64_t c = 0; c < cols; ++c) {
+      const double d = x[row * cols + c] - mean;
+      var += d * d;
+    }
+    var /= cols;
+    for (uint64_t c = 0; c < cols; ++c) {
+      const double y = (x[row * cols + c] - mean) / std::sqrt(var + 1e-5) * scale[c] + bias[c];
+      const double want = std::max(0.0, y);
+      ASSERT_NEAR(got[row * cols + c], want, 1e-5 + 1e-4 * std::fabs(want))
+          << "row " << row << " col " << c;
+    }
+  }
+}
+
 // The planner's view and group limits, shrunk so that a small tensor needs
 // many dispatches: the runtime must honour each view's first_element.
 TEST(GpuSplitTest, HonoursViewOffsetsAcrossManyDispatches) {
