@@ -19,9 +19,11 @@ v1::FeatureLevel ToProto(FeatureLevel level) {
 
 // The parameters are read off the operator's proto message so that they can
 // never disagree with what a client has to send.
-void AddParameters(const ops::OperatorSchema& schema, v1::OperatorSupport* out) {
+void AddParameters(const ops::OperatorSchema& schema,
+                   v1::OperatorSupport* out) {
   const FieldDescriptor* member =
-      v1::OperatorDesc::descriptor()->FindFieldByName(std::string(schema.field));
+      v1::OperatorDesc::descriptor()->FindFieldByName(
+          std::string(schema.field));
   if (member == nullptr || member->message_type() == nullptr) return;
   const Descriptor* message = member->message_type();
   for (int i = 0; i < message->field_count(); ++i) {
@@ -65,8 +67,10 @@ v1::GetCapabilitiesResponse BuildCapabilities(const DeviceInfo& device,
       }
     }
     op->set_in_place(schema.in_place);
-    if (schema.fusable_from) op->set_fusable_from(ToProto(*schema.fusable_from));
-    op->set_tolerance_class(std::string(ops::ToleranceClassName(schema.tolerance)));
+    if (schema.fusable_from)
+      op->set_fusable_from(ToProto(*schema.fusable_from));
+    op->set_tolerance_class(
+        std::string(ops::ToleranceClassName(schema.tolerance)));
     AddParameters(schema, op);
   }
   v1::Limits* limits = response.mutable_limits();

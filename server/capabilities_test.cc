@@ -3,9 +3,9 @@
 #include <set>
 #include <string>
 
+#include "engine/ops/schema.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "engine/ops/schema.h"
 
 namespace dmls::server {
 namespace {
@@ -38,8 +38,8 @@ TEST(Capabilities, DeviceVersionAndLimits) {
 }
 
 TEST(Capabilities, LowerHighestLevelTrimsTheList) {
-  v1::GetCapabilitiesResponse c = BuildCapabilities(
-      DeviceInfo{}, ServerOptions{}, FeatureLevel::k4_0);
+  v1::GetCapabilitiesResponse c =
+      BuildCapabilities(DeviceInfo{}, ServerOptions{}, FeatureLevel::k4_0);
   EXPECT_EQ(c.highest_feature_level(), v1::FEATURE_LEVEL_4_0);
   EXPECT_EQ(c.feature_levels(c.feature_levels_size() - 1),
             v1::FEATURE_LEVEL_4_0);

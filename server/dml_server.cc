@@ -75,9 +75,10 @@ void DmlServer::Shutdown(absl::Duration grace) {
           server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
   }
-  logger_->info("shutting down: refusing new calls, {} grace for calls in "
-                "flight",
-                absl::FormatDuration(grace));
+  logger_->info(
+      "shutting down: refusing new calls, {} grace for calls in "
+      "flight",
+      absl::FormatDuration(grace));
   // Refuses new calls at once, waits for calls in flight until the deadline,
   // then cancels them (their reactors Finish with CANCELLED).
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));

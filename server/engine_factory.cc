@@ -17,9 +17,9 @@ std::unique_ptr<Engine> CreateCpuEngine(const ServerOptions& options) {
 // The Direct3D 12 engine for device "gpu" or "software".
 absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     const ServerOptions& options, const std::shared_ptr<spdlog::logger>&) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "--device=", options.device,
-      ": Direct3D 12 engine not built into this server"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("--device=", options.device,
+                   ": Direct3D 12 engine not built into this server"));
 }
 
 }  // namespace

@@ -57,9 +57,8 @@ int FakeEngine::succeeded() const {
 
 bool FakeEngine::WaitForReceived(int n) const {
   absl::MutexLock lock(&mu_);
-  auto reached = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return received_ >= n;
-  };
+  auto reached = [this, n]()
+                     ABSL_SHARED_LOCKS_REQUIRED(mu_) { return received_ >= n; };
   return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(5));
 }
 

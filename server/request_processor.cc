@@ -66,8 +66,8 @@ RequestError RequestProcessor::Check(const v1::ExecuteRequest& request,
   }
   // A valid descriptor names a served operator.
   const ops::OperatorSchema* schema = ops::FindOperator(op.type);
-  std::string op_path =
-      absl::StrCat("operator.", schema ? std::string(schema->field) : "unknown");
+  std::string op_path = absl::StrCat(
+      "operator.", schema ? std::string(schema->field) : "unknown");
 
   const std::pair<const char*, const std::optional<TensorDesc>*> tensors[] = {
       {"input", &op.input},
@@ -92,7 +92,8 @@ RequestError RequestProcessor::Check(const v1::ExecuteRequest& request,
   if (options_.max_message_bytes != 0 && op.output.has_value()) {
     uint64_t output_bytes = op.output->total_tensor_size_in_bytes;
     if (request.in_place() && op.input.has_value()) {
-      output_bytes = std::max(output_bytes, op.input->total_tensor_size_in_bytes);
+      output_bytes =
+          std::max(output_bytes, op.input->total_tensor_size_in_bytes);
     }
     if (output_bytes + kResponseOverheadBytes > options_.max_message_bytes) {
       return RequestError::Rule(
@@ -104,10 +105,9 @@ RequestError RequestProcessor::Check(const v1::ExecuteRequest& request,
     }
   }
 
-  const PayloadSlot payloads[] = {
-      {"input", &op.input, &request.input()},
-      {"scale", &op.scale, &request.scale()},
-      {"bias", &op.bias, &request.bias()}};
+  const PayloadSlot payloads[] = {{"input", &op.input, &request.input()},
+                                  {"scale", &op.scale, &request.scale()},
+                                  {"bias", &op.bias, &request.bias()}};
   for (const PayloadSlot& slot : payloads) {
     if (!slot.tensor->has_value()) {
       if (!slot.payload->empty()) {
@@ -125,17 +125,16 @@ RequestError RequestProcessor::Check(const v1::ExecuteRequest& request,
       return RequestError::Rule(
           absl::StatusCode::kInvalidArgument, "PAYLOAD_SIZE_MISMATCH",
           slot.name,
-          absl::StrCat("the ", slot.name, " payload has ",
-                       slot.payload->size(), " bytes but ", op_path, ".",
-                       slot.name, ".total_tensor_size_in_bytes is ",
-                       expected));
+          absl::StrCat("the ", slot.name, " payload has ", slot.payload->size(),
+                       " bytes but ", op_path, ".", slot.name,
+                       ".total_tensor_size_in_bytes is ", expected));
     }
   }
   return RequestError{};
 }
 
-void RequestProcessor::Execute(v1::ExecuteRequest& request,
-                               CallContext context, OutcomeCallback done) {
+void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
+                               OutcomeCallback done) {
   const absl::Time start = absl::Now();
   const uint64_t request_id = request.request_id();
   auto finish = [this, start, request_id](RequestError error,
@@ -176,13 +175,12 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request,
   // under the limit together.
   if (in_flight_.fetch_add(1) >= options_.max_in_flight) {
     in_flight_.fetch_sub(1);
-    done(finish(RequestError::Rule(
-                    absl::StatusCode::kResourceExhausted, "IN_FLIGHT_LIMIT",
-                    "",
-                    absl::StrCat("the server already has ",
-                                 options_.max_in_flight,
-                                 " requests in flight; retry later")),
-                {}));
+    done(finish(
+        RequestError::Rule(
+            absl::StatusCode::kResourceExhausted, "IN_FLIGHT_LIMIT", "",
+            absl::StrCat("the server already has ", options_.max_in_flight,
+                         " requests in flight; retry later")),
+        {}));
     return;
   }
 
@@ -206,7 +204,8 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request,
           done(finish(RequestError::FromStatus(result.status()), {}));
           return;
         }
-        ExecuteOutcome outcome = finish(RequestError{}, std::move(result->output));
+        ExecuteOutcome outcome =
+            finish(RequestError{}, std::move(result->output));
         logger_->debug("request {} done in {} us", request_id,
                        outcome.response.server_time_us());
         done(std::move(outcome));

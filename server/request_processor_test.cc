@@ -26,7 +26,7 @@ std::shared_ptr<spdlog::logger> NullLogger() {
 
 // Runs one request through `p` and waits for its outcome.
 ExecuteOutcome RunOne(RequestProcessor& p, v1::ExecuteRequest request,
-                   CallContext context = {}) {
+                      CallContext context = {}) {
   absl::Notification done;
   ExecuteOutcome result;
   p.Execute(request, std::move(context), [&](ExecuteOutcome outcome) {
@@ -41,8 +41,7 @@ class RequestProcessorTest : public ::testing::Test {
  protected:
   explicit RequestProcessorTest(FakeEngineOptions engine_options = {},
                                 ProcessorOptions options = {})
-      : engine_(engine_options),
-        processor_(&engine_, options, NullLogger()) {}
+      : engine_(engine_options), processor_(&engine_, options, NullLogger()) {}
 
   FakeEngine engine_;
   RequestProcessor processor_;
@@ -125,13 +124,14 @@ TEST_F(RequestProcessorTest, PayloadForAnAbsentTensorIsRejected) {
 }
 
 TEST_F(RequestProcessorTest, EngineErrorsKeepTheirCode) {
-  ExecuteOutcome outcome = RunOne(processor_, ReluRequest(3), CallContext{
-      absl::Now() - absl::Seconds(1), nullptr});
+  ExecuteOutcome outcome =
+      RunOne(processor_, ReluRequest(3),
+             CallContext{absl::Now() - absl::Seconds(1), nullptr});
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kDeadlineExceeded);
 
   auto cancelled = std::make_shared<std::atomic<bool>>(true);
   outcome = RunOne(processor_, ReluRequest(4),
-                CallContext{absl::InfiniteFuture(), cancelled});
+                   CallContext{absl::InfiniteFuture(), cancelled});
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kCancelled);
   EXPECT_EQ(engine_.received(), 0);
 

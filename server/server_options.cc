@@ -17,9 +17,9 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   }
   // gRPC takes the message size as an int.
   if (o.max_message_bytes < 1024 || o.max_message_bytes > INT_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_message_bytes must be in [1024, ", INT_MAX, "], got ",
-        o.max_message_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_message_bytes must be in [1024, ", INT_MAX,
+                     "], got ", o.max_message_bytes));
   }
   if (o.worker_threads < 0 || o.worker_threads > 1024) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -37,8 +37,7 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.device != "auto" && o.device != "gpu" && o.device != "software" &&
       o.device != "cpu") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--device must be auto, gpu, software or cpu, got \"", o.device,
-        "\""));
+        "--device must be auto, gpu, software or cpu, got \"", o.device, "\""));
   }
   if (o.log_format != "text" && o.log_format != "json") {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -32,17 +32,19 @@ TEST(ServerOptions, BadValuesAreNamed) {
             std::string::npos);
   EXPECT_NE(bad([](ServerOptions& o) { o.device = "tpu"; }).find("--device"),
             std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.log_format = "xml"; })
-                .find("--log_format"),
+  EXPECT_NE(
+      bad([](ServerOptions& o) { o.log_format = "xml"; }).find("--log_format"),
+      std::string::npos);
+  EXPECT_NE(
+      bad([](ServerOptions& o) { o.log_level = "loud"; }).find("--log_level"),
+      std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.max_in_flight = 0;
+            }).find("--max_in_flight"),
             std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.log_level = "loud"; })
-                .find("--log_level"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.max_in_flight = 0; })
-                .find("--max_in_flight"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.max_message_bytes = 1ull << 40; })
-                .find("--max_message_bytes"),
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.max_message_bytes = 1ull << 40;
+            }).find("--max_message_bytes"),
             std::string::npos);
 }
 

@@ -33,10 +33,9 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
       : context_(context), response_(response) {}
 
   void Start(RequestProcessor& processor, v1::ExecuteRequest& request) {
-    processor.Execute(request, CallContext{DeadlineOf(*context_), cancelled_},
-                      [this](ExecuteOutcome outcome) {
-                        OnOutcome(std::move(outcome));
-                      });
+    processor.Execute(
+        request, CallContext{DeadlineOf(*context_), cancelled_},
+        [this](ExecuteOutcome outcome) { OnOutcome(std::move(outcome)); });
   }
 
   void OnCancel() override {
@@ -130,10 +129,9 @@ class ExecuteStreamReactor final
       if (!finished_ && window_used_ < window_) read_more = reading_ = true;
     }
     if (read_more) StartRead(&read_buffer_);
-    processor_.Execute(request, CallContext{deadline_, cancelled_},
-                       [this](ExecuteOutcome outcome) {
-                         OnOutcome(std::move(outcome));
-                       });
+    processor_.Execute(
+        request, CallContext{deadline_, cancelled_},
+        [this](ExecuteOutcome outcome) { OnOutcome(std::move(outcome)); });
   }
 
   void OnWriteDone(bool ok) override {

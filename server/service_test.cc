@@ -206,9 +206,9 @@ TEST_F(ServiceTest, ValidateReportsEveryViolation) {
     rules.push_back(v.rule());
     EXPECT_THAT(v.description(), StartsWith(v.rule() + ": "));
   }
-  EXPECT_THAT(rules, ::testing::ElementsAre("MVN_AXES_DUPLICATE",
-                                            "MVN_EPSILON_INVALID",
-                                            "INPLACE_NOT_SUPPORTED"));
+  EXPECT_THAT(
+      rules, ::testing::ElementsAre("MVN_AXES_DUPLICATE", "MVN_EPSILON_INVALID",
+                                    "INPLACE_NOT_SUPPORTED"));
 }
 
 TEST_F(ServiceTest, ExecuteStreamManyInFlightWithPerRequestErrors) {

@@ -10,7 +10,8 @@ namespace dmls::server {
 
 namespace v1 = dmlserve::v1;
 
-RequestError RequestError::FromViolations(std::vector<ops::Violation> violations) {
+RequestError RequestError::FromViolations(
+    std::vector<ops::Violation> violations) {
   RequestError e;
   e.code = absl::StatusCode::kInvalidArgument;
   e.message = violations.empty() ? "invalid request" : Summary(violations[0]);

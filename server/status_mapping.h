@@ -51,7 +51,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 grpc::Status ToGrpcStatus(const RequestError& error);
 
 // The stream form: status_code, status_message and violations of `out`.
-void FillResponse(const RequestError& error, dmlserve::v1::ExecuteResponse* out);
+void FillResponse(const RequestError& error,
+                  dmlserve::v1::ExecuteResponse* out);
 
 }  // namespace dmls::server
 

@@ -23,7 +23,8 @@ TEST(StatusMapping, ViolationsBecomeBadRequestDetails) {
 
   google::rpc::Status details;
   ASSERT_TRUE(details.ParseFromString(s.error_details()));
-  EXPECT_EQ(details.code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
+  EXPECT_EQ(details.code(),
+            static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
   EXPECT_EQ(details.message(), s.error_message());
   ASSERT_EQ(details.details_size(), 1);
   EXPECT_EQ(details.details(0).type_url(),
@@ -76,7 +77,8 @@ TEST(StatusMapping, StreamResponseCarriesTheError) {
   ASSERT_EQ(r.violations_size(), 2);
   EXPECT_EQ(r.violations(0).rule(), "MVN_AXES_DUPLICATE");
   EXPECT_EQ(r.violations(0).field(), "operator.mvn1.axes[1]");
-  EXPECT_EQ(r.violations(0).description(), "MVN_AXES_DUPLICATE: axis 1 repeats");
+  EXPECT_EQ(r.violations(0).description(),
+            "MVN_AXES_DUPLICATE: axis 1 repeats");
   EXPECT_EQ(r.violations(1).rule(), "MVN_EPSILON_INVALID");
 }
 

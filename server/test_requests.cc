@@ -38,8 +38,7 @@ v1::ExecuteRequest ReluRequest(uint64_t request_id) {
 v1::ExecuteRequest Mvn1Request(uint64_t request_id) {
   v1::ExecuteRequest r;
   r.set_request_id(request_id);
-  v1::MeanVarianceNormalization1* mvn =
-      r.mutable_operator_()->mutable_mvn1();
+  v1::MeanVarianceNormalization1* mvn = r.mutable_operator_()->mutable_mvn1();
   *mvn->mutable_input() = Float32Tensor({2, 3, 2, 3});
   *mvn->mutable_scale() = Float32Tensor({1, 3, 1, 1});
   *mvn->mutable_bias() = Float32Tensor({1, 3, 1, 1});
