@@ -10,6 +10,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "server/dml_server.h"
 #include "server/engine_factory.h"
@@ -51,7 +53,16 @@ ABSL_FLAG(int, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds,
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "dmlserve: DirectML operator validation and execution over gRPC.");
+      "DirectML operator validation and execution over gRPC.\n"
+      "Usage: dmlserve [--flag=value]...");
+  // --help lists the flags of this file (absl's default looks for a file
+  // named after the program).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
 
   // Block the shutdown signals before any thread starts so that every gRPC
