@@ -10,17 +10,25 @@
 //   dmls_bench [--ops=celu,threshold,...] [--sizes=1M,16M,128M] [--iters=20]
 //              [--device=auto|gpu|software] [--adapter=N] [--mvn_rows=512]
 //              [--overlap] [--no_dispatch_cost] [--list_adapters] [--show_plan]
+//              [--engine_requests=2000] [--engine_elements=1K]
+//              [--engine_in_flight=64]
+//
+// The engine run pushes small CELU requests through GpuEngine end to end
+// (upload, batching, kernels, readback, callbacks) and reports requests/s:
+// that is where batching many requests into one command list shows.
 //
 // MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -52,6 +60,11 @@ struct Flags {
   bool dispatch_cost = true;   // measure per-dispatch and submit cost
   bool list_adapters = false;  // print the adapters and exit
   bool show_plan = false;      // print each plan's dispatches
+  // Requests pushed through GpuEngine end to end (0: skip): small CELUs of
+  // --engine_elements, --engine_in_flight at a time.
+  int engine_requests = 2000;
+  uint64_t engine_elements = 1024;
+  int engine_in_flight = 64;
 };
 
 bool ParseSize(std::string_view s, uint64_t* out) {
@@ -108,6 +121,12 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->overlap = true;
     } else if (key == "--no_dispatch_cost") {
       f->dispatch_cost = false;
+    } else if (key == "--engine_requests") {
+      if (!absl::SimpleAtoi(value, &f->engine_requests) || f->engine_requests < 0) return false;
+    } else if (key == "--engine_elements") {
+      if (!ParseSize(value, &f->engine_elements)) return false;
+    } else if (key == "--engine_in_flight") {
+      if (!absl::SimpleAtoi(value, &f->engine_in_flight) || f->engine_in_flight < 1) return false;
     } else if (key == "--show_plan") {
       f->show_plan = true;
     } else if (key == "--list_adapters") {
@@ -118,7 +137,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
                    "tanh,elu,gelu,identity,mvn1] [--sizes=1M,16M,128M] "
                    "[--iters=20] [--device=auto|gpu|software] [--adapter=N] "
                    "[--mvn_rows=512] [--overlap] [--no_dispatch_cost] "
-                   "[--list_adapters] [--show_plan]\n");
+                   "[--list_adapters] [--show_plan] [--engine_requests=2000] "
+                   "[--engine_elements=1K] [--engine_in_flight=64]\n");
       return false;
     }
   }
@@ -531,6 +551,66 @@ void MeasureOverheads(Bench& bench) {
               "mean of %d)\n", total / runs * 1e6, runs);
 }
 
+// Small requests through the whole GpuEngine, `in_flight` at a time.
+void MeasureEngine(const Flags& f) {
+  GpuEngineOptions o;
+  o.device = f.device;
+  o.logger = nullptr;
+  absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
+  if (!engine.ok()) {
+    std::printf("engine: error: %s\n", std::string(engine.status().message()).c_str());
+    return;
+  }
+  absl::StatusOr<OperatorDesc> op = MakeOp("celu", f.engine_elements, 1);
+  if (!op.ok()) {
+    std::printf("engine: error: %s\n", std::string(op.status().message()).c_str());
+    return;
+  }
+  const std::string payload(op->input->total_tensor_size_in_bytes, '\0');
+  std::mutex mu;
+  std::condition_variable cv;
+  int outstanding = 0, failed = 0;
+  auto submit_all = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return outstanding < f.engine_in_flight; });
+        ++outstanding;
+      }
+      ExecuteRequest r;
+      r.op = *op;
+      r.input = payload;
+      (*engine)->Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
+        std::lock_guard<std::mutex> lock(mu);
+        failed += !res.ok();
+        --outstanding;
+        cv.notify_all();
+      });
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return outstanding == 0; });
+  };
+  submit_all(std::min(200, f.engine_requests));  // warm-up: pipelines, pools
+  const GpuEngineStats before = (*engine)->stats();
+  const auto start = std::chrono::steady_clock::now();
+  submit_all(f.engine_requests);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const GpuEngineStats after = (*engine)->stats();
+  const uint64_t batches = after.batches - before.batches;
+  std::printf("engine: %d CELU requests of %llu elements, %d in flight: %.0f requests/s, "
+              "%.1f us per request, %.1f requests per command list, %llu resources "
+              "created while measuring, %d failed\n",
+              f.engine_requests, static_cast<unsigned long long>(f.engine_elements),
+              f.engine_in_flight, f.engine_requests / seconds,
+              seconds / f.engine_requests * 1e6,
+              batches ? static_cast<double>(after.requests - before.requests) / batches : 0.0,
+              static_cast<unsigned long long>(after.pool.resources_created -
+                                              before.pool.resources_created),
+              failed);
+  (*engine)->Shutdown();
+}
+
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, &flags)) return 2;
@@ -563,6 +643,8 @@ int Main(int argc, char** argv) {
               flags.iters, flags.overlap ? "no barrier" : "a UAV barrier");
   std::fflush(stdout);
   if (flags.dispatch_cost) MeasureOverheads(bench);
+  if (flags.engine_requests > 0) MeasureEngine(flags);
+  std::fflush(stdout);
 
   std::vector<Row> rows;
   for (const std::string& op : flags.ops) {
