@@ -487,8 +487,8 @@ def gen_edges(g):
                                     with_sb=True, specials=specials,
                                     sizes=sizes, group="edge",
                                     variant="special")
-        # Overflow through parameters: LINEAR/SCALED_ELU/... with large
-        # scales on FLOAT16 (40000*2 -> inf).
+    # Overflow through parameters: LINEAR with Alpha 2 on FLOAT16
+    # (40000*2 -> inf), and 0 * inf = NaN.
     lin = "DML_OPERATOR_ACTIVATION_LINEAR"
     for dtype in ("FLOAT16", "FLOAT32"):
         gen_one_elementwise(g, lin, "linear", 0x6400, dtype, 1, "packed",
@@ -526,12 +526,35 @@ def gen_edges(g):
                             specials=[999999984306749441, 10**18, 2**63 - 1,
                                       5],
                             group="edge", variant="max_1e18")
-    # Integer ScaleBias with saturation and NaN -> 0 (Scale*inf is not
-    # possible: parameters are finite here, so use huge values).
+    # Integer ScaleBias with saturation, and NaN -> 0: Scale = inf makes
+    # 0 * inf = NaN for x = 0 (§4.1 trunc/saturate/NaN->0).
     for dtype in ("INT8", "UINT16", "INT32"):
         gen_one_elementwise(g, clip, "clip", 0x3000, dtype, 3, "packed",
                             with_sb=True, params={"Min": -1e30, "Max": 1e30},
                             group="edge", variant="sb_saturate")
+        op_params = {"Min": float("-inf"), "Max": float("inf")}
+        in_t = g.tensor(dtype, [7])
+        buf = g.buffer(in_t, "small")
+        buf[:3] = np.array([0, 1, -1 if dtype != "UINT16" else 2],
+                           dtype=buf.dtype)
+        op = build_unary(g, clip, 0x3000, in_t, g.tensor(dtype, [7]),
+                         op_params, {"Scale": float("inf"), "Bias": 0.0})
+        g.add("edge", f"clip/{dtype}/packed/sb/scale_inf/fl3000/r1", op,
+              0x3000, {"InputTensor": buf})
+    # Infinite and NaN Min on integers saturate / become 0.
+    for dtype, mn in (("INT16", float("-inf")), ("UINT8", float("inf")),
+                      ("INT32", float("nan"))):
+        gen_one_elementwise(g, thr, "threshold", 0x3000, dtype, 2, "packed",
+                            params={"Min": mn}, group="edge",
+                            variant=f"min_{mn}")
+    # Float ScaleBias with an infinite Scale: 0 * inf = NaN -> Min (maxNum).
+    for dtype in ("FLOAT32", "FLOAT16"):
+        in_t = g.tensor(dtype, [6])
+        buf = g.buffer(in_t, specials=[0.0, -0.0, np.nan, 1.0])
+        op = build_unary(g, thr, 0x1000, in_t, g.tensor(dtype, [6]),
+                         {"Min": -2.0}, {"Scale": float("inf"), "Bias": 1.0})
+        g.add("edge", f"threshold/{dtype}/packed/sb/scale_inf/fl3000/r1", op,
+              0x3000, {"InputTensor": buf})
 
 
 # ---------------------------------------------------------------------------
