@@ -36,7 +36,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     absl::StatusOr<std::unique_ptr<Engine>> engine =
         CreateD3D12Engine(gpu, logger);
     if (engine.ok()) return engine;
-    logger->warn("no Direct3D 12 device ({}); falling back to the CPU engine",
+    logger->warn("Direct3D 12 unavailable ({}); falling back to the CPU engine",
                  std::string(engine.status().message()));
     return CreateCpuEngine(options);
   }

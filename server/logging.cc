@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "grpc/support/log.h"
 #include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/stdout_sinks.h"
 
@@ -25,7 +26,25 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
+// gRPC's log hook is a plain function pointer, hence a process-wide logger.
+// Deliberately leaked: gRPC may log from its threads during exit.
+std::shared_ptr<spdlog::logger>* grpc_logger = nullptr;
+
+void LogFromGrpc(gpr_log_func_args* args) {
+  if (grpc_logger == nullptr) return;
+  spdlog::level::level_enum level = spdlog::level::info;
+  if (args->severity == GPR_LOG_SEVERITY_DEBUG) level = spdlog::level::debug;
+  if (args->severity == GPR_LOG_SEVERITY_ERROR) level = spdlog::level::err;
+  (*grpc_logger)
+      ->log(level, "grpc {}:{}: {}", args->file, args->line, args->message);
+}
+
 }  // namespace
+
+void RouteGrpcLogsTo(std::shared_ptr<spdlog::logger> logger) {
+  grpc_logger = new std::shared_ptr<spdlog::logger>(std::move(logger));
+  gpr_set_log_function(&LogFromGrpc);
+}
 
 std::string JsonEscape(std::string_view text) {
   std::string out;

@@ -19,6 +19,11 @@ absl::StatusOr<std::shared_ptr<spdlog::logger>> MakeLogger(
     const std::string& name, const std::string& level,
     const std::string& format);
 
+// Sends gRPC's own log lines (bind errors, transport trouble) to `logger` so
+// that --log_format=json covers them too. gRPC's hook is process-wide, so
+// this is for main() only; the logger stays alive until the process exits.
+void RouteGrpcLogsTo(std::shared_ptr<spdlog::logger> logger);
+
 // `text` as the inside of a JSON string literal.
 std::string JsonEscape(std::string_view text);
 

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto log = *logger;
+  dmls::server::RouteGrpcLogsTo(log);
 
   auto engine = dmls::server::CreateEngine(options, log);
   if (!engine.ok()) {
