@@ -1,11 +1,387 @@
 #include "engine/dxbc/mvn_kernel.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/dxbc/activation_emit.h"
+#include "engine/dxbc/shader_builder.h"
+
 namespace dmls::gpu {
+namespace {
+
+constexpr uint32_t kArgsRegs = sizeof(MvnArgs) / 16;
+constexpr uint32_t kRegSizes = 4;
+// Stride arrays of MvnArgs by tensor: input, output, scale, bias.
+enum Tensor { kIn = 0, kOut = 1, kScale = 2, kBias = 3 };
+constexpr uint32_t kRegStrides[4] = {6, 8, 10, 12};
+constexpr uint32_t kGroupSharedBytes = kMvnThreads * 12;  // (n, mean, M2)
+
+const char* kLetters[] = {"x", "y", "z", "w"};
+Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
+
+class MvnEmitter {
+ public:
+  MvnEmitter(ShaderBuilder& b, const KernelKey& key) : b_(b), key_(key), inner_(key.variant) {}
+
+  Operand T() { return b_.NewTemp().x(); }
+
+  // Group index W of the 2-D grid, clamped into range, its reduction group g
+  // and chunk c; `valid` tells whether W was in range.
+  void GroupCoordinates() {
+    w_ = T();
+    valid_ = T();
+    g_ = T();
+    c_ = T();
+    Operand total = T();
+    b_.IMad(w_, Operand::ThreadGroupId().y(), CB0(0).y(), Operand::ThreadGroupId().x());
+    b_.IMul(total, CB0(0).x(), CB0(0).w());
+    b_.ULt(valid_, w_, total);
+    Operand wc = T();
+    b_.Movc(wc, valid_, w_, U(0));
+    b_.UDiv(g_, c_, wc, CB0(0).w());
+    tid_ = Operand::ThreadIdInGroupFlattened();
+  }
+
+  // base[t] = offset of reduction group g's first element in tensor t.
+  std::vector<Operand> OuterOffsets(const std::vector<Tensor>& tensors) {
+    std::vector<Operand> base;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      base.push_back(T());
+      b_.Mov(base.back(), U(0));
+    }
+    Operand rem = T(), coord = T();
+    b_.Mov(rem, g_);
+    const uint32_t outer = kMaxRank - inner_;
+    for (uint32_t k = outer; k-- > 0;) {
+      if (k > 0) {
+        b_.UDiv(rem, coord, rem, CbWord(kRegSizes, k));
+      } else {
+        b_.Mov(coord, rem);
+      }
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        b_.IMad(base[i], coord, CbWord(kRegStrides[tensors[i]], k), base[i]);
+      }
+    }
+    return base;
+  }
+
+  // offs[t] = base[t] + offset of in-group element n (inner dimensions).
+  std::vector<Operand> InnerOffsets(Operand n, const std::vector<Tensor>& tensors,
+                                    const std::vector<Operand>& base) {
+    std::vector<Operand> offs;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      offs.push_back(T());
+      b_.Mov(offs.back(), base[i]);
+    }
+    Operand rem = T(), coord = T();
+    b_.Mov(rem, n);
+    const uint32_t first = kMaxRank - inner_;
+    for (uint32_t k = kMaxRank; k-- > first;) {
+      if (k > first) {
+        b_.UDiv(rem, coord, rem, CbWord(kRegSizes, k));
+      } else {
+        b_.Mov(coord, rem);
+      }
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        b_.IMad(offs[i], coord, CbWord(kRegStrides[tensors[i]], k), offs[i]);
+      }
+    }
+    return offs;
+  }
+
+  // dst = element at element offset `off` of SRV t#`res` as float32.
+  void Load(Operand dst, uint32_t res, Operand off) {
+    if (key_.data_type == DataType::kFloat32) {
+      b_.Ld(dst, off, Operand::Resource(res));
+      return;
+    }
+    Operand word = T(), shift = T();
+    b_.UShr(word, off, U(1));
+    b_.And(shift, off, U(1));
+    b_.IShl(shift, shift, U(4));
+    b_.Ld(dst, word, Operand::Resource(res));
+    b_.UShr(dst, dst, shift);
+    b_.F16ToF32(dst, dst);
+  }
+
+  // Stores float32 `v` as the output element at element offset `off`.
+  void Store(Operand v, Operand off) {
+    if (key_.data_type == DataType::kFloat32) {
+      b_.StoreUavTyped(Operand::Uav(0), off, v);
+      return;
+    }
+    // FLOAT16: the other half of the word belongs to another thread.
+    Operand word = T(), shift = T(), h = T(), clear = T();
+    b_.UShr(word, off, U(1));
+    b_.And(shift, off, U(1));
+    b_.IShl(shift, shift, U(4));
+    b_.F32ToF16(h, v);
+    b_.IShl(h, h, shift);
+    b_.IShl(clear, U(0xffff), shift);
+    b_.Not(clear, clear);
+    b_.AtomicAnd(Operand::Uav(0).x(), word, clear);
+    b_.AtomicOr(Operand::Uav(0).x(), word, h);
+  }
+
+  // (n, m, M) <- (n, m, M) combined with (nb, mb, Mb) (Chan et al.).
+  void Chan(Operand n, Operand m, Operand M, Operand nb, Operand mb, Operand Mb) {
+    Operand total = T(), delta = T(), inv = T(), pos = T(), fb = T(), t = T();
+    b_.Add(total, n, nb);
+    b_.Add(delta, mb, m.Neg());
+    b_.Lt(pos, F(0.0f), total);
+    b_.Div(inv, F(1.0f), total);
+    b_.Movc(inv, pos, inv, F(0.0f));
+    b_.Mul(fb, nb, inv);
+    b_.Mul(t, delta, delta);
+    b_.Mul(t, t, n);
+    b_.Mul(t, t, fb);
+    b_.Mad(m, delta, fb, m);
+    b_.Add(M, M, Mb);
+    b_.Add(M, M, t);
+    b_.Mov(n, total);
+  }
+
+  // Reduces every thread's (n, m, M) over the group; afterwards all threads
+  // hold the group's totals in (n, m, M).
+  void GroupReduce(Operand n, Operand m, Operand M) {
+    Operand addr = T(), pk = b_.NewTemp(), other = b_.NewTemp(), cond = T(), oaddr = T();
+    b_.IMul(addr, tid_, U(12));
+    auto store_own = [&]() {
+      b_.Mov(pk.x(), n);
+      b_.Mov(pk.y(), m);
+      b_.Mov(pk.z(), M);
+      b_.StoreRaw(Operand::GroupShared(0).Comps("xyz"), addr, pk);
+    };
+    store_own();
+    for (uint32_t s = kMvnThreads / 2; s >= 1; s /= 2) {
+      b_.SyncGroup();
+      b_.ULt(cond, tid_, U(s));
+      b_.IfNz(cond);
+      b_.IAdd(oaddr, addr, U(s * 12));
+      b_.LdRaw(other.Comps("xyz"), oaddr, Operand::GroupShared(0));
+      Chan(n, m, M, other.x(), other.y(), other.z());
+      store_own();
+      b_.EndIf();
+    }
+    b_.SyncGroup();
+    b_.LdRaw(other.Comps("xyz"), U(0), Operand::GroupShared(0));
+    b_.Mov(n, other.x());
+    b_.Mov(m, other.y());
+    b_.Mov(M, other.z());
+  }
+
+  // The group's first element. Statistics are computed on x - ref: for data
+  // with a large common offset (1e4 + U(0, 0.1)) the mean itself is not
+  // representable closely enough in float32, but x - ref is exact and its
+  // mean is (OPERATORS.md §7.6).
+  Operand Reference(Operand base_in) {
+    Operand ref = T();
+    Load(ref, 0, base_in);
+    return ref;
+  }
+
+  // Element index of the j-th element of this thread; `ok` when < N.
+  void ElementIndex(uint32_t j, Operand n_clamped, Operand ok) {
+    Operand n = T();
+    b_.IMad(n, c_, U(kMvnChunk), tid_);
+    b_.IAdd(n, n, U(j * kMvnThreads));
+    b_.ULt(ok, n, CB0(0).z());
+    b_.Movc(n_clamped, ok, n, U(0));
+  }
+
+  KernelInfo Partial() {
+    b_.DclConstantBuffer(kArgsRegs);
+    b_.DclBufferSrv(0, ReturnType::kUint);
+    b_.DclTypedUav(1, ReturnType::kFloat);
+    b_.DclGroupSharedRaw(0, kGroupSharedBytes);
+    GroupCoordinates();
+    std::vector<Operand> base = OuterOffsets({kIn});
+    Operand ref = Reference(base[0]);
+    Operand x[kMvnElementsPerThread], ok[kMvnElementsPerThread];
+    Operand cnt = T(), sum = T(), one = T();
+    b_.Mov(cnt, F(0.0f));
+    b_.Mov(sum, F(0.0f));
+    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+      x[j] = T();
+      ok[j] = T();
+      Operand nj = T();
+      ElementIndex(j, nj, ok[j]);
+      std::vector<Operand> off = InnerOffsets(nj, {kIn}, base);
+      Load(x[j], 0, off[0]);
+      b_.Add(x[j], x[j], ref.Neg());
+      b_.Movc(x[j], ok[j], x[j], F(0.0f));
+      b_.Movc(one, ok[j], F(1.0f), F(0.0f));
+      b_.Add(cnt, cnt, one);
+      b_.Add(sum, sum, x[j]);
+    }
+    // Thread-local two-pass statistics over its (at most 8) elements.
+    Operand mean = T(), m2 = T(), pos = T(), d = T();
+    b_.Lt(pos, F(0.0f), cnt);
+    b_.Div(mean, sum, cnt);
+    b_.Movc(mean, pos, mean, F(0.0f));
+    b_.Mov(m2, F(0.0f));
+    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+      b_.Add(d, x[j], mean.Neg());
+      b_.Movc(d, ok[j], d, F(0.0f));
+      b_.Mad(m2, d, d, m2);
+    }
+    GroupReduce(cnt, mean, m2);
+    Operand first = T(), addr = T();
+    b_.IEq(first, tid_, U(0));
+    b_.And(first, first, valid_);
+    b_.IfNz(first);
+    b_.IShl(addr, w_, U(2));
+    b_.StoreUavTyped(Operand::Uav(1), addr, cnt);
+    b_.IAdd(addr, addr, U(1));
+    b_.StoreUavTyped(Operand::Uav(1), addr, mean);
+    b_.IAdd(addr, addr, U(1));
+    b_.StoreUavTyped(Operand::Uav(1), addr, m2);
+    b_.EndIf();
+    return KernelInfo{b_.FinishContainer(), kMvnThreads};
+  }
+
+  KernelInfo Apply() {
+    b_.DclConstantBuffer(kArgsRegs);
+    b_.DclBufferSrv(0, ReturnType::kUint);
+    if (key_.has_scale) b_.DclBufferSrv(1, ReturnType::kUint);
+    if (key_.has_bias) b_.DclBufferSrv(2, ReturnType::kUint);
+    b_.DclTypedUav(0, ReturnType::kUint);
+    b_.DclTypedUav(1, ReturnType::kFloat);
+    b_.DclGroupSharedRaw(0, kGroupSharedBytes);
+    GroupCoordinates();
+    // 1. Combine the group's chunk partials (thread t takes t, t+256, ...).
+    Operand n = T(), m = T(), M = T(), i = T(), stop = T(), p = T();
+    Operand pn = T(), pm = T(), pM = T();
+    b_.Mov(n, F(0.0f));
+    b_.Mov(m, F(0.0f));
+    b_.Mov(M, F(0.0f));
+    b_.Mov(i, tid_);
+    b_.Loop();
+    b_.UGe(stop, i, CB0(0).w());
+    b_.BreakcNz(stop);
+    b_.IMad(p, g_, CB0(0).w(), i);
+    b_.IShl(p, p, U(2));
+    b_.LdUavTyped(pn, p, Operand::Uav(1));
+    b_.IAdd(p, p, U(1));
+    b_.LdUavTyped(pm, p, Operand::Uav(1));
+    b_.IAdd(p, p, U(1));
+    b_.LdUavTyped(pM, p, Operand::Uav(1));
+    Chan(n, m, M, pn, pm, pM);
+    b_.IAdd(i, i, U(kMvnThreads));
+    b_.EndLoop();
+    GroupReduce(n, m, M);
+    // 2. 1/sqrt(var + eps) (or 1).
+    Operand rstd = T();
+    if (key_.normalize_variance) {
+      b_.Div(rstd, M, n);
+      b_.Add(rstd, rstd, CB0(1).x());
+      b_.Sqrt(rstd, rstd);
+      b_.Div(rstd, F(1.0f), rstd);
+    } else {
+      b_.Mov(rstd, F(1.0f));
+    }
+    // 3. Normalise this thread's elements.
+    std::vector<Tensor> tensors = {kIn, kOut};
+    if (key_.has_scale) tensors.push_back(kScale);
+    if (key_.has_bias) tensors.push_back(kBias);
+    std::vector<Operand> base = OuterOffsets(tensors);
+    Operand ref = Reference(base[0]);
+    MathEmitter math(b_, "x");
+    const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
+    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+      Operand nj = T(), ok = T(), y = T(), s = T();
+      ElementIndex(j, nj, ok);
+      b_.And(ok, ok, valid_);
+      b_.IfNz(ok);
+      std::vector<Operand> off = InnerOffsets(nj, tensors, base);
+      Load(y, 0, off[0]);
+      b_.Add(y, y, ref.Neg());
+      b_.Add(y, y, m.Neg());
+      b_.Mul(y, y, rstd);
+      size_t next = 2;
+      if (key_.has_scale) {
+        Load(s, 1, off[next++]);
+        b_.Mul(y, y, s);
+      }
+      if (key_.has_bias) {
+        Load(s, 2, off[next++]);
+        b_.Add(y, y, s);
+      }
+      if (key_.fused != OperatorType::kInvalid) math.Activation(key_.fused, y, params);
+      Store(y, off[1]);
+      b_.EndIf();
+    }
+    return KernelInfo{b_.FinishContainer(), kMvnThreads};
+  }
+
+ private:
+  ShaderBuilder& b_;
+  const KernelKey& key_;
+  uint32_t inner_;
+  Operand w_, valid_, g_, c_, tid_;
+};
+
+bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
+
+}  // namespace
 
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
-  return absl::UnimplementedError("MVN kernels are not generated yet");
+  if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
+      key.layout != LayoutClass::kStrided || key.variant < 1 || key.variant > kMaxRank ||
+      key.scale_bias ||
+      (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
+    return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
+  }
+  ShaderBuilder b(kMvnThreads);
+  MvnEmitter e(b, key);
+  if (key.stage == KernelStage::kMvnPartial) {
+    if (!key.normalize_variance || key.has_scale || key.has_bias ||
+        key.fused != OperatorType::kInvalid) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MVN partial keys carry no apply options: ", key.DebugString()));
+    }
+    return e.Partial();
+  }
+  return e.Apply();
 }
 
-void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {}
+void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
+  static const OperatorType kFused[] = {
+      OperatorType::kInvalid,          OperatorType::kActivationIdentity,
+      OperatorType::kActivationRelu,   OperatorType::kActivationLeakyRelu,
+      OperatorType::kActivationLinear, OperatorType::kActivationElu,
+      OperatorType::kActivationCelu,   OperatorType::kActivationScaledElu,
+      OperatorType::kActivationHardSigmoid, OperatorType::kActivationSigmoid,
+      OperatorType::kActivationTanh,   OperatorType::kActivationScaledTanh,
+      OperatorType::kActivationSoftplus, OperatorType::kActivationParametricSoftplus,
+      OperatorType::kActivationSoftsign, OperatorType::kActivationThresholdedRelu,
+      OperatorType::kActivationShrink, OperatorType::kActivationGelu};
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
+    for (uint8_t r = 1; r <= kMaxRank; ++r) {
+      KernelKey k;
+      k.op = OperatorType::kMeanVarianceNormalization1;
+      k.data_type = t;
+      k.layout = LayoutClass::kStrided;
+      k.variant = r;
+      k.stage = KernelStage::kMvnPartial;
+      keys.push_back(k);
+      k.stage = KernelStage::kMvnApply;
+      for (bool nv : {false, true}) {
+        for (bool hs : {false, true}) {
+          for (bool hb : {false, true}) {
+            for (OperatorType f : kFused) {
+              k.normalize_variance = nv;
+              k.has_scale = hs;
+              k.has_bias = hb;
+              k.fused = f;
+              keys.push_back(k);
+            }
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace dmls::gpu

@@ -1,9 +1,173 @@
 #include "engine/dxbc/mvn_plan.h"
 
-namespace dmls::gpu {
+#include <algorithm>
+#include <vector>
 
-absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& options) {
-  return absl::UnimplementedError("MVN planning is not available yet");
+#include "absl/strings/str_cat.h"
+#include "engine/core/tensor_desc.h"
+#include "engine/dxbc/activation_emit.h"
+#include "engine/dxbc/plan_util.h"
+
+namespace dmls::gpu {
+namespace {
+
+// Strides of `t` (Scale/Bias) seen from the input's index space: a size-1
+// dimension broadcasts (stride 0).
+std::vector<uint64_t> BroadcastStrides(const TensorDesc& t) {
+  std::vector<uint64_t> s = EffectiveStrides(t);
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (t.sizes[k] == 1) s[k] = 0;
+  }
+  return s;
+}
+
+// Whole-tensor R32_UINT word view of `t`.
+absl::StatusOr<View> WholeView(BufferSlot slot, const TensorDesc& t, uint64_t max_words) {
+  const uint64_t elements = IndexOfLastElement(t) + 1;
+  const uint64_t words = (elements * ElementBits(t.type()) + 31) / 32;
+  if (words > max_words) {
+    return absl::UnimplementedError(
+        absl::StrCat("MVN tensor spans ", words, " words; views hold at most ", max_words));
+  }
+  return View{slot, ViewFormat::kR32Uint, 0, static_cast<uint32_t>(words)};
+}
+
+}  // namespace
+
+absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& o) {
+  if (!op.input || !op.output) return absl::InvalidArgumentError("missing tensor");
+  const TensorDesc& in = *op.input;
+  const DataType t = in.type();
+  if (t != DataType::kFloat32 && t != DataType::kFloat16) {
+    return absl::UnimplementedError("MVN runs on FLOAT32/FLOAT16 only");
+  }
+  const uint32_t rank = static_cast<uint32_t>(in.sizes.size());
+  if (rank == 0 || rank > kMaxRank) return absl::InvalidArgumentError("bad MVN rank");
+  // Reduced axes.
+  std::vector<bool> reduced(rank, false);
+  if (op.op() == OperatorType::kMeanVarianceNormalization) {
+    if (rank != 4) return absl::InvalidArgumentError("MVN needs 4-D tensors");
+    reduced[2] = reduced[3] = true;
+    if (op.cross_channel.value_or(0) != 0) reduced[1] = true;
+  } else {
+    for (uint64_t a : op.axes) {
+      if (a >= rank) return absl::InvalidArgumentError("MVN axis out of range");
+      reduced[a] = true;
+    }
+  }
+  std::vector<std::vector<uint64_t>> strides = {EffectiveStrides(in), EffectiveStrides(*op.output)};
+  const bool has_scale = op.scale.has_value(), has_bias = op.bias.has_value();
+  if (has_scale) strides.push_back(BroadcastStrides(*op.scale));
+  if (has_bias) strides.push_back(BroadcastStrides(*op.bias));
+  // Outer (kept) and inner (reduced) dimensions, each coalesced.
+  auto collect = [&](bool want_reduced) {
+    std::vector<uint64_t> sizes;
+    std::vector<std::vector<uint64_t>> s(strides.size());
+    for (uint32_t k = 0; k < rank; ++k) {
+      if (reduced[k] != want_reduced) continue;
+      sizes.push_back(in.sizes[k]);
+      for (size_t i = 0; i < strides.size(); ++i) s[i].push_back(strides[i][k]);
+    }
+    return CoalesceDims(sizes, s);
+  };
+  std::vector<Dim> outer = collect(false), inner = collect(true);
+  if (outer.size() == 1 && outer[0].size == 1) outer.clear();
+  const uint32_t r = static_cast<uint32_t>(inner.size());
+  if (r + outer.size() > kMaxRank) return absl::InternalError("MVN dims exceed rank");
+
+  MvnArgs a;
+  for (uint32_t k = 0; k < kMaxRank; ++k) a.sizes[k] = 1;
+  auto place = [&](uint32_t slot, const Dim& d) {
+    a.sizes[slot] = static_cast<uint32_t>(d.size);
+    a.in_strides[slot] = static_cast<uint32_t>(d.strides[0]);
+    a.out_strides[slot] = static_cast<uint32_t>(d.strides[1]);
+    size_t i = 2;
+    if (has_scale) a.scale_strides[slot] = static_cast<uint32_t>(d.strides[i++]);
+    if (has_bias) a.bias_strides[slot] = static_cast<uint32_t>(d.strides[i++]);
+  };
+  const uint32_t first_inner = kMaxRank - r;
+  for (uint32_t k = 0; k < r; ++k) place(first_inner + k, inner[k]);
+  for (size_t k = 0; k < outer.size(); ++k) {
+    place(first_inner - static_cast<uint32_t>(outer.size()) + static_cast<uint32_t>(k), outer[k]);
+  }
+  uint64_t n = 1, groups = 1;
+  for (const Dim& d : inner) n *= d.size;
+  for (const Dim& d : outer) groups *= d.size;
+  const uint64_t chunks = (n + kMvnChunk - 1) / kMvnChunk;
+  a.group_count = static_cast<uint32_t>(groups);
+  a.n = static_cast<uint32_t>(n);
+  a.chunks = static_cast<uint32_t>(chunks);
+  a.epsilon = op.epsilon.value_or(0.0f);
+
+  KernelKey key;
+  key.op = OperatorType::kMeanVarianceNormalization1;
+  key.data_type = t;
+  key.layout = LayoutClass::kStrided;
+  key.variant = static_cast<uint8_t>(r);
+
+  KernelKey apply = key;
+  apply.stage = KernelStage::kMvnApply;
+  apply.normalize_variance = op.normalize_variance.value_or(1) != 0;
+  apply.has_scale = has_scale;
+  apply.has_bias = has_bias;
+  if (op.fused_activation && op.fused_activation->type != 0) {
+    const auto f = static_cast<OperatorType>(op.fused_activation->type);
+    if (!IsSupportedActivation(f)) return absl::UnimplementedError("fused activation not supported");
+    apply.fused = f;
+    const float p0 = op.fused_activation->params[0].value_or(0.0f);
+    const float p1 = op.fused_activation->params[1].value_or(0.0f);
+    a.fused_p0 = p0;
+    a.fused_p1 = p1;
+    if (p0 != 0.0f) a.fused_d0 = 1.0f / p0;
+    a.fused_d1 = -p1;
+  }
+
+  const uint64_t work_groups = groups * chunks;
+  absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(work_groups, o.max_groups);
+  if (!grid.ok()) return grid.status();
+  a.groups_x = (*grid)[0];
+  if (work_groups * 4 > o.max_view_texels) {
+    return absl::UnimplementedError("MVN partials exceed one scratch view");
+  }
+
+  absl::StatusOr<View> vin = WholeView(BufferSlot::kInput, in, o.max_view_texels);
+  if (!vin.ok()) return vin.status();
+  absl::StatusOr<View> vout = WholeView(BufferSlot::kOutput, *op.output, o.max_view_texels);
+  if (!vout.ok()) return vout.status();
+  const View scratch{BufferSlot::kScratch, ViewFormat::kR32Float, 0,
+                     static_cast<uint32_t>(work_groups * 4)};
+
+  DispatchPlan plan;
+  plan.scratch_bytes = work_groups * 16;
+  Dispatch partial;
+  partial.key = key;
+  partial.key.stage = KernelStage::kMvnPartial;
+  partial.args = EncodeArgs(a);
+  partial.groups = *grid;
+  partial.srv[0] = *vin;
+  partial.uav[1] = scratch;
+  plan.dispatches.push_back(partial);
+
+  Dispatch second;
+  second.key = apply;
+  second.args = EncodeArgs(a);
+  second.groups = *grid;
+  second.srv[0] = *vin;
+  if (has_scale) {
+    absl::StatusOr<View> v = WholeView(BufferSlot::kScale, *op.scale, o.max_view_texels);
+    if (!v.ok()) return v.status();
+    second.srv[1] = *v;
+  }
+  if (has_bias) {
+    absl::StatusOr<View> v = WholeView(BufferSlot::kBias, *op.bias, o.max_view_texels);
+    if (!v.ok()) return v.status();
+    second.srv[2] = *v;
+  }
+  second.uav[0] = *vout;
+  second.uav[1] = scratch;
+  second.barrier_before = true;
+  plan.dispatches.push_back(second);
+  return plan;
 }
 
 }  // namespace dmls::gpu

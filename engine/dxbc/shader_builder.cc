@@ -172,6 +172,9 @@ void ShaderBuilder::Ld(Operand d, Operand addr, Operand res) {
 void ShaderBuilder::StoreUavTyped(Operand uav, Operand addr, Operand value) {
   Emit(D3D11_SB_OPCODE_STORE_UAV_TYPED, {uav}, {addr, value});
 }
+void ShaderBuilder::LdUavTyped(Operand d, Operand addr, Operand uav) {
+  Emit(D3D11_SB_OPCODE_LD_UAV_TYPED, {d}, {addr, uav});
+}
 void ShaderBuilder::LdRaw(Operand d, Operand addr, Operand g) {
   Emit(D3D11_SB_OPCODE_LD_RAW, {d}, {addr, g});
 }

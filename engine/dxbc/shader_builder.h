@@ -93,6 +93,9 @@ class ShaderBuilder {
   // ---- memory ----
   void Ld(Operand d, Operand address, Operand resource);  // typed buffer load
   void StoreUavTyped(Operand uav, Operand address, Operand value);
+  // Typed UAV load; use only on R32_FLOAT views (vkd3d 1.2 declares every
+  // typed UAV as R32f in SPIR-V, DESIGN.md §3).
+  void LdUavTyped(Operand d, Operand address, Operand uav);
   void LdRaw(Operand d, Operand byte_address, Operand g);
   void StoreRaw(Operand g, Operand byte_address, Operand value);
   void AtomicAnd(Operand uav, Operand address, Operand value);
