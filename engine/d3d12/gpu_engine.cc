@@ -296,9 +296,11 @@ absl::StatusOr<GpuEngine::Prepared> GpuEngine::Prepare(
   if (scale) p.srv_buffers.push_back(scale->resource.get());
   if (bias) p.srv_buffers.push_back(bias->resource.get());
   // In-place: the one buffer is read through an SRV and written through a
-  // UAV by the same dispatch, so it stays in UNORDERED_ACCESS (vkd3d only
-  // uses states for barriers; each thread reads its elements before writing
-  // them).
+  // UAV by the same dispatch (kernel_abi.h binds inputs as typed SRVs), so
+  // it stays in UNORDERED_ACCESS. vkd3d uses states only to derive barriers,
+  // and each thread reads its elements before writing them; Windows' debug
+  // layer would flag the SRV, so a Windows build should bind in-place
+  // inputs as UAVs (a planner variant) before enabling the debug layer.
   p.uav_buffers.push_back(output->resource.get());
   if (scratch) p.uav_buffers.push_back(scratch->resource.get());
   p.output = output->resource.get();
