@@ -168,6 +168,8 @@ GpuEngineStats GpuEngine::stats() const {
     std::lock_guard<std::mutex> lock(stats_mu_);
     s = stats_;
   }
+  // Buffers of completed batches count as free, not as retired.
+  pool_->Reclaim(fence_->completed());
   s.pool = pool_->stats();
   s.pipelines = pipelines_->size();
   return s;

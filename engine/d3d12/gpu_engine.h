@@ -95,6 +95,7 @@ class GpuEngine : public Engine {
   void Execute(ExecuteRequest request, ExecuteCallback done) override;
   void Shutdown() override;
 
+  // Counters; buffers of completed work show as free.
   GpuEngineStats stats() const;
   uint64_t memory_cap_bytes() const { return pool_->memory_cap_bytes(); }
 
