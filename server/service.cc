@@ -144,7 +144,7 @@ class ExecuteStreamReactor final
       if (!ok && !finished_) {
         // The client is gone; nothing more can be delivered.
         finished_ = true;
-        queue_.clear();
+        DropUnsentLocked();
         actions.finish = true;
         actions.status =
             grpc::Status(grpc::StatusCode::CANCELLED, "response write failed");
@@ -162,7 +162,7 @@ class ExecuteStreamReactor final
       absl::MutexLock lock(&mu_);
       if (!finished_) {
         finished_ = finish = true;
-        queue_.clear();
+        DropUnsentLocked();
       }
     }
     if (finish) Finish(grpc::Status::CANCELLED);
@@ -217,6 +217,16 @@ class ExecuteStreamReactor final
       a.status = grpc::Status::OK;
     }
     return a;
+  }
+
+  // Forgets the responses not yet handed to gRPC. The one being written
+  // stays: gRPC may use it until OnWriteDone.
+  void DropUnsentLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (writing_) {
+      queue_.erase(queue_.begin() + 1, queue_.end());
+    } else {
+      queue_.clear();
+    }
   }
 
   void Run(const Actions& a) {

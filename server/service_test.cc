@@ -300,6 +300,30 @@ TEST_F(ServiceTest, ExecuteStreamCancelledWhileTheEngineHoldsRequests) {
   EXPECT_EQ(engine_->received(), 5);
 }
 
+TEST_F(ServiceTest, ExecuteStreamCancelledWithResponsesQueued) {
+  StartServer();
+  grpc::ClientContext context;
+  auto stream = stub_->ExecuteStream(&context);
+  // 1 MiB outputs that the client never reads: flow control stalls the
+  // server's writes and the rest queue up behind the one being written.
+  v1::ExecuteRequest request;
+  v1::ActivationRelu* relu = request.mutable_operator_()->mutable_relu();
+  *relu->mutable_input() = testing::Float32Tensor({1, 1, 512, 512});
+  *relu->mutable_output() = relu->input();
+  request.set_input(Payload(relu->input().total_tensor_size_in_bytes()));
+  constexpr int kRequests = 16;
+  for (int i = 0; i < kRequests; ++i) {
+    request.set_request_id(i);
+    ASSERT_TRUE(stream->Write(request));
+  }
+  ASSERT_TRUE(engine_->WaitForReceived(kRequests));
+  absl::SleepFor(absl::Milliseconds(100));
+  context.TryCancel();
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  server_->Shutdown(absl::Seconds(5));
+  EXPECT_EQ(engine_->succeeded(), kRequests);
+}
+
 TEST_F(ServiceTest, ExecuteStreamEmptyFinishesOk) {
   StartServer();
   grpc::ClientContext context;
