@@ -133,6 +133,48 @@ void MathEmitter::Erf(Operand d, Operand x) {
   CopySign(d, poly, x);
 }
 
+void MathEmitter::TwoSum(Operand s, Operand e_acc, Operand a) {
+  Operand sum = Tmp(), bb = Tmp(), err = Tmp(), t = Tmp();
+  b_.Add(sum, s, a);
+  Launder(sum);
+  b_.Add(bb, sum, s.Neg());
+  Launder(bb);
+  b_.Add(t, sum, bb.Neg());
+  Launder(t);
+  b_.Add(t, s, t.Neg());    // s - (sum - bb)
+  b_.Add(err, a, bb.Neg());  // a - bb
+  b_.Add(err, t, err);
+  b_.Add(e_acc, e_acc, err);
+  b_.Mov(s, sum);
+}
+
+void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
+  Operand p = Tmp(), e = Tmp(), ah = Tmp(), al = Tmp(), bh = Tmp(), bl = Tmp(), t = Tmp();
+  b_.Mul(p, a, b);
+  b_.And(ah, a, U(0xfffff000u));
+  b_.Add(al, a, ah.Neg());
+  b_.And(bh, b, U(0xfffff000u));
+  b_.Add(bl, b, bh.Neg());
+  b_.Mul(e, ah, bh);
+  b_.Add(e, e, p.Neg());
+  b_.Mul(t, ah, bl);
+  b_.Add(e, e, t);
+  b_.Mul(t, al, bh);
+  b_.Add(e, e, t);
+  b_.Mul(t, al, bl);
+  b_.Add(e, e, t);  // a*b = p + e exactly
+  Launder(e);
+  Operand s = Tmp();
+  b_.Mov(s, p);
+  TwoSum(s, e, c);
+  b_.Add(s, s, e);
+  // Non-finite plain results (overflow, inf, NaN) are already right.
+  Operand plain = Tmp(), finite = Tmp();
+  b_.Mad(plain, a, b, c);
+  b_.Lt(finite, plain.Abs(), U(kPosInf));
+  b_.Movc(d, finite, s, plain);
+}
+
 void MathEmitter::CopySign(Operand d, Operand magnitude, Operand sign) {
   Operand s = Tmp();
   b_.And(s, sign, U(kSignBit));
@@ -154,7 +196,7 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       return;
     }
     case OperatorType::kActivationLinear:
-      b_.Mad(v, v, p.p0, p.p1);
+      FusedMad(v, v, p.p0, p.p1);
       return;
     case OperatorType::kActivationElu: {
       Operand c = Tmp(), t = Tmp();
@@ -185,7 +227,7 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       return;
     }
     case OperatorType::kActivationHardSigmoid:
-      b_.Mad(v, v, p.p0, p.p1);
+      FusedMad(v, v, p.p0, p.p1);
       b_.Min(v, v, F(1.0f));
       b_.Max(v, v, F(0.0f));
       return;
@@ -200,16 +242,29 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       Tanh(v, v);
       b_.Mul(v, v, p.p0);
       return;
-    case OperatorType::kActivationSoftplus:
-      b_.Mul(v, v, p.p0);
-      Softplus(v, v);
-      b_.Div(v, v, p.p0);
+    case OperatorType::kActivationSoftplus: {
+      // For S*x > 20 the result is x to float precision; taking x directly
+      // also avoids overflow of S*x (SOFTPLUS(3e38) with S = 2).
+      Operand y = Tmp(), large = Tmp();
+      b_.Mul(y, v, p.p0);
+      b_.Lt(large, F(20.0f), y);
+      Softplus(y, y);
+      b_.Div(y, y, p.p0);
+      b_.Movc(v, large, v, y);
       return;
-    case OperatorType::kActivationParametricSoftplus:
-      b_.Mul(v, v, p.p1);
-      Softplus(v, v);
-      b_.Mul(v, v, p.p0);
+    }
+    case OperatorType::kActivationParametricSoftplus: {
+      // Alpha*softplus(Beta*x); for Beta*x > 20 it is (Alpha*Beta)*x.
+      Operand y = Tmp(), large = Tmp(), lin = Tmp();
+      b_.Mul(y, v, p.p1);
+      b_.Lt(large, F(20.0f), y);
+      b_.Mul(lin, p.p0, p.p1);
+      b_.Mul(lin, lin, v);
+      Softplus(y, y);
+      b_.Mul(y, y, p.p0);
+      b_.Movc(v, large, lin, y);
       return;
+    }
     case OperatorType::kActivationSoftsign: {
       Operand den = Tmp(), inf = Tmp(), one = Tmp();
       b_.Add(den, v.Abs(), F(1.0f));

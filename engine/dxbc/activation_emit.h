@@ -28,11 +28,20 @@ bool IsSupportedActivation(OperatorType op);
 
 class MathEmitter {
  public:
-  MathEmitter(ShaderBuilder& b, std::string comps) : b_(b), comps_(std::move(comps)) {}
+  // `zero` is a constant-block word that is always 0 at run time. Error-free
+  // transformations (TwoSum) are laundered through xor with it: SPIR-V from
+  // vkd3d 1.2 carries no NoContraction/exactness, so driver compilers
+  // (Mesa's NIR, seen on lavapipe) otherwise fold (a + b) - a into b.
+  MathEmitter(ShaderBuilder& b, std::string comps, Operand zero)
+      : b_(b), comps_(std::move(comps)), zero_(zero) {}
 
   Operand Tmp() { return b_.NewTemp().Comps(comps_.c_str()); }
   const std::string& comps() const { return comps_; }
   ShaderBuilder& builder() { return b_; }
+  // v ^= zero: an identity the driver compiler cannot see through.
+  void Launder(Operand v) { b_.Xor(v, v, zero_); }
+  // (s, e_acc) <- (fl(s + a), e_acc + error of that sum), Knuth's TwoSum.
+  void TwoSum(Operand s, Operand e_acc, Operand a);
 
   // d = e^x with the argument reduction error compensated (x*log2e split
   // with a fused multiply-add); never NaN for infinite x.
@@ -47,6 +56,10 @@ class MathEmitter {
   void Tanh(Operand d, Operand x);
   // Abramowitz-Stegun 7.1.26 (|error| <= 1.5e-7).
   void Erf(Operand d, Operand x);
+  // d = a*b + c rounded (nearly) once, without relying on `mad` being fused
+  // (lavapipe's is not): exact products of 12-bit halves (Dekker) and
+  // TwoSum. Falls back to the plain result when that is not finite.
+  void FusedMad(Operand d, Operand a, Operand b, Operand c);
   // d = magnitude (>= 0) with the sign bit of `sign`.
   void CopySign(Operand d, Operand magnitude, Operand sign);
 
@@ -56,6 +69,7 @@ class MathEmitter {
  private:
   ShaderBuilder& b_;
   std::string comps_;
+  Operand zero_;
 };
 
 // Integer forms. `v` holds sign-extended (signed types) or zero-extended

@@ -40,7 +40,7 @@ void EmitOp(MathEmitter& m, const KernelKey& key, Operand v) {
     case OperatorType::kElementWiseClip: {
       const bool clip = key.op == OperatorType::kElementWiseClip;
       if (is_float) {
-        if (key.scale_bias) b.Mad(v, v, scale, bias);
+        if (key.scale_bias) m.FusedMad(v, v, scale, bias);
         b.Max(v, v, fmin);
         if (clip) b.Min(v, v, fmax);
         return;
@@ -119,7 +119,7 @@ KernelInfo Contiguous(const KernelKey& key) {
   b.DclBufferSrv(0, ReturnType::kUint);
   b.DclTypedUav(0, ReturnType::kUint);
   const std::string comps = key.variant == kVariantVec4 ? "xyzw" : "x";
-  MathEmitter m(b, comps);
+  MathEmitter m(b, comps, CbWord(kRegInt, kArgIntZero));
 
   Operand base = FlatThreadIndex(b, kElementwiseThreads * kTexelsPerThread);
   Operand last = b.NewTemp().x();
@@ -152,7 +152,7 @@ KernelInfo Strided(const KernelKey& key) {
   b.DclConstantBuffer(kArgsRegs);
   b.DclBufferSrv(0, ReturnType::kUint);
   b.DclTypedUav(0, ReturnType::kUint);
-  MathEmitter m(b, "x");
+  MathEmitter m(b, "x", CbWord(kRegInt, kArgIntZero));
   const uint32_t rank = key.variant;
   const uint32_t bits = ElementBits(key.data_type);
 

@@ -16,10 +16,9 @@ bool IsSignedInt(DataType t) {
 //
 // vkd3d 1.2 implements no double-precision instructions at all, so the
 // double-precision g = x*Scale + Bias of the spec is reproduced with exact
-// float32 arithmetic: x = xh*2^16 + xl (16-bit halves, exact in float), each
-// product split into value + rounding error with a fused multiply-add
-// (TwoProduct), and the five terms summed with TwoSum into s + e with
-// |e| <= ulp(s)/2, so trunc(v) is decided on the exact value v. It differs
+// float32 arithmetic: x and Scale are cut into pieces whose products are
+// exact, and the seven terms are summed with TwoSum into s + e with
+// |e| <= ulp(s)/2, so trunc(v) is decided on (nearly) the exact value v. It differs
 // from trunc(round_to_double(v)) only when v lies within 2^-53*|v| of a
 // non-zero integer without being one (the double rounding would land on the
 // integer); for 8/16-bit x with Bias = 0 that cannot happen (x*Scale has at
@@ -30,67 +29,72 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   const bool is_signed = IsSignedInt(type);
   const uint32_t bits = ElementBits(type);
   auto t = [&]() { return b.NewTemp().x(); };
-  // TwoSum: (s, e) = s + a exactly (Knuth, no magnitude precondition).
-  auto two_sum = [&](Operand s, Operand e_acc, Operand a) {
-    Operand sum = t(), bb = t(), err = t(), tmp = t();
-    b.Add(sum, s, a);
-    b.Add(bb, sum, s.Neg());
-    b.Add(tmp, sum, bb.Neg());
-    b.Add(tmp, s, tmp.Neg());   // s - (sum - bb)
-    b.Add(err, a, bb.Neg());    // a - bb
-    b.Add(err, tmp, err);
-    b.Add(e_acc, e_acc, err);
-    b.Mov(s, sum);
-  };
-  Operand xh = t(), xl = t(), xf = t();
+  auto two_sum = [&](Operand s, Operand e_acc, Operand a) { m.TwoSum(s, e_acc, a); };
+  // x = xa*2^24 + xb*2^12 + xc with 8/12/12-bit pieces (exact floats);
+  // Scale = sh + sl with 12 significant bits each (bit mask, exact): the six
+  // products are exact (<= 24 bits), so neither a fused multiply-add nor a
+  // driver contracting mul+add into one can change them.
+  Operand xa = t(), xb = t(), xc = t(), xf = t();
   if (is_signed) {
-    b.IShr(xh, x, U(16));
-    b.Itof(xh, xh);
+    b.IShr(xa, x, U(24));
+    b.Itof(xa, xa);
     b.Itof(xf, x);
   } else {
-    b.UShr(xh, x, U(16));
-    b.Utof(xh, xh);
+    b.UShr(xa, x, U(24));
+    b.Utof(xa, xa);
     b.Utof(xf, x);
   }
-  b.And(xl, x, U(0xffff));
-  b.Utof(xl, xl);
+  b.Ubfe(xb, U(12), U(12), x);
+  b.Utof(xb, xb);
+  b.And(xc, x, U(0xfff));
+  b.Utof(xc, xc);
+  Operand sh = t(), sl = t();
+  b.And(sh, scale, U(0xfffff000u));
+  b.Add(sl, scale, sh.Neg());
   // Far outside the range (or NaN/inf) the rounded value decides alone.
   Operand g = t();
   b.Mad(g, xf, scale, bias);
-  // Terms of v = xh*S*2^16 + xl*S + B.
-  Operand p1 = t(), e1 = t(), p2 = t(), e2 = t();
-  b.Mul(p1, xh, scale);
-  b.Mad(e1, xh, scale, p1.Neg());
-  b.Mul(p1, p1, F(65536.0f));
-  b.Mul(e1, e1, F(65536.0f));
-  b.Mul(p2, xl, scale);
-  b.Mad(e2, xl, scale, p2.Neg());
-  Operand s = t(), e = t();
-  b.Mov(s, p1);
+  Operand s = t(), e = t(), term = t();
+  b.Mul(s, xa, sh);
+  b.Mul(s, s, F(16777216.0f));
   b.Mov(e, F(0.0f));
-  two_sum(s, e, p2);
+  struct Piece { Operand x; float scale; };
+  const Piece pieces[] = {{xa, 16777216.0f}, {xb, 4096.0f}, {xc, 1.0f}};
+  bool first = true;
+  for (const Piece& piece : pieces) {
+    for (Operand half : {sh, sl}) {
+      if (first) {  // xa*sh is already in s
+        first = false;
+        continue;
+      }
+      b.Mul(term, piece.x, half);
+      if (piece.scale != 1.0f) b.Mul(term, term, F(piece.scale));
+      two_sum(s, e, term);
+    }
+  }
   two_sum(s, e, bias);
-  two_sum(s, e, e1);
-  two_sum(s, e, e2);
   // Renormalise: s + e with |e| <= ulp(s)/2.
   Operand e0 = t();
   b.Mov(e0, F(0.0f));
   two_sum(s, e0, e);
   b.Mov(e, e0);
-  // trunc(s + e): n = trunc(s); if s is an integer, e may step one towards 0.
-  Operand n = t(), is_int = t(), adj = t(), c1 = t(), c2 = t();
+  // trunc(s + e). If s is not an integer (|s| < 2^23), e cannot move s
+  // across an integer: trunc(v) = trunc(s). If s is an integer, v = s + e
+  // and trunc(v) = s + floor(e) for s > 0, s + ceil(e) for s < 0, and 0 for
+  // s = 0 (|e| < 1 then).
+  Operand n = t(), is_int = t(), adj = t(), fl = t(), ce = t(), c1 = t();
   b.RoundZ(n, s);
   b.Eq(is_int, n, s);
-  b.Lt(c1, F(0.0f), n);
-  b.Lt(c2, e, F(0.0f));
-  b.And(c1, c1, c2);
-  b.Movc(adj, c1, I(-1), I(0));
-  b.Lt(c1, n, F(0.0f));
-  b.Lt(c2, F(0.0f), e);
-  b.And(c1, c1, c2);
-  b.Movc(adj, c1, I(1), adj);
-  b.Movc(adj, is_int, adj, I(0));
-  // Convert with saturation.
+  b.RoundNi(fl, e);
+  b.RoundPi(ce, e);
+  b.Lt(c1, F(0.0f), s);
+  b.Movc(adj, c1, fl, F(0.0f));
+  b.Lt(c1, s, F(0.0f));
+  b.Movc(adj, c1, ce, adj);
+  b.Movc(adj, is_int, adj, F(0.0f));
+  // Convert n + adj with saturation. n is clamped into the range ftoi/ftou
+  // convert exactly; the clamped-off excess joins adj (w); a |w| >= 2^24
+  // saturates by its sign; otherwise iv + int(w) with overflow detection.
   int64_t lo = 0, hi = 0;
   if (is_signed) {
     lo = -(int64_t{1} << (bits - 1));
@@ -98,29 +102,57 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   } else {
     hi = (int64_t{1} << bits) - 1;
   }
-  const float top = is_signed ? 2147483648.0f : 4294967296.0f;
-  const float bottom = is_signed ? -2147483648.0f : 0.0f;
-  Operand iv = t(), over = t(), under = t();
-  b.Ge(over, n, F(top));
-  b.Lt(under, n, F(bottom));
-  b.Max(n, n, F(bottom));
-  b.Min(n, n, F(is_signed ? 2147483520.0f : 4294967040.0f));
+  const uint32_t hi32 = is_signed ? 0x7fffffffu : 0xffffffffu;
+  const uint32_t lo32 = is_signed ? 0x80000000u : 0u;
+  Operand clamped = t(), w = t(), iv = t(), wi = t(), r = t(), far = t(), wpos = t(), c2 = t();
+  b.Max(clamped, n, F(is_signed ? -2147483648.0f : 0.0f));
+  b.Min(clamped, clamped, F(is_signed ? 2147483520.0f : 4294967040.0f));
+  b.Add(w, n, clamped.Neg());
+  b.Add(w, w, adj);
   if (is_signed) {
-    b.Ftoi(iv, n);
+    b.Ftoi(iv, clamped);
   } else {
-    b.Ftou(iv, n);
+    b.Ftou(iv, clamped);
   }
-  b.IAdd(iv, iv, adj);
+  b.Ftoi(wi, w);
+  b.IAdd(r, iv, wi);
+  b.ILt(wpos, I(0), wi);
   if (is_signed) {
-    b.IMax(iv, iv, I(static_cast<int32_t>(lo)));
-    b.IMin(iv, iv, I(static_cast<int32_t>(hi)));
+    // Overflow iff iv and wi have the same sign and r's sign differs.
+    Operand x1 = t(), x2 = t();
+    b.Xor(x1, iv, wi);
+    b.Not(x1, x1);
+    b.Xor(x2, iv, r);
+    b.And(x1, x1, x2);
+    b.ILt(c1, x1, I(0));
   } else {
-    b.UMin(iv, iv, U(static_cast<uint32_t>(hi)));
+    // Wrap-around above (wi > 0, r < iv) or below (wi < 0, r > iv).
+    b.ULt(c1, r, iv);
+    b.And(c1, c1, wpos);
+    b.ILt(c2, wi, I(0));
+    Operand c3 = t();
+    b.ULt(c3, iv, r);
+    b.And(c2, c2, c3);
+    b.Or(c1, c1, c2);
   }
-  b.Movc(iv, over, U(static_cast<uint32_t>(hi)), iv);
-  b.Movc(iv, under, U(static_cast<uint32_t>(lo)), iv);
+  Operand sat = t();
+  b.Movc(sat, wpos, U(hi32), U(lo32));
+  b.Movc(r, c1, sat, r);
+  b.Ge(far, w.Abs(), F(16777216.0f));
+  b.Lt(c2, F(0.0f), w);
+  b.Movc(sat, c2, U(hi32), U(lo32));
+  b.Movc(r, far, sat, r);
+  if (bits < 32) {
+    if (is_signed) {
+      b.IMax(r, r, I(static_cast<int32_t>(lo)));
+      b.IMin(r, r, I(static_cast<int32_t>(hi)));
+    } else {
+      b.UMin(r, r, U(static_cast<uint32_t>(hi)));
+    }
+  }
+  b.Mov(iv, r);
   // Magnitudes >= 2^33 (incl. inf): saturate by the sign of g.
-  Operand big = t(), gpos = t(), sat = t();
+  Operand big = t(), gpos = t();
   b.Ge(big, g.Abs(), F(8589934592.0f));
   b.Lt(gpos, F(0.0f), g);
   b.Movc(sat, gpos, U(static_cast<uint32_t>(hi)), U(static_cast<uint32_t>(lo)));

@@ -82,6 +82,7 @@ inline constexpr int kArgD1 = 7;       // derived: -Threshold (SHRINK)
 inline constexpr int kArgIntMin = 0;   // THRESHOLD/CLIP Min; SHRINK Bias
 inline constexpr int kArgIntMax = 1;   // CLIP Max; SHRINK Threshold
 inline constexpr int kArgIntAux = 2;   // SHRINK -Threshold
+inline constexpr int kArgIntZero = 3;  // always 0: an optimisation barrier
 
 // Contiguous-layout variants.
 inline constexpr uint8_t kVariantVec4 = 0;  // R32G32B32A32_UINT views
@@ -104,7 +105,7 @@ struct MvnArgs {
   float fused_p1 = 0;        // c1.z: fused activation param 2
   float fused_d0 = 0;        // c1.w: derived (as ElementwiseArgs kArgD0)
   float fused_d1 = 0;        // c2.x: derived (as ElementwiseArgs kArgD1)
-  uint32_t pad[3] = {};      // c2.yzw
+  uint32_t pad[3] = {};      // c2.yzw; pad[0] must stay 0 (optimisation barrier)
   uint32_t reserved[4] = {}; // c3
   uint32_t sizes[kMaxRank] = {};          // c4, c5
   uint32_t in_strides[kMaxRank] = {};     // c6, c7

@@ -287,7 +287,7 @@ class MvnEmitter {
     if (key_.has_bias) tensors.push_back(kBias);
     std::vector<Operand> base = OuterOffsets(tensors);
     Operand ref = Reference(base[0]);
-    MathEmitter math(b_, "x");
+    MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
     const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
     for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
       Operand nj = T(), ok = T(), y = T(), s = T();

@@ -115,6 +115,8 @@ void ShaderBuilder::Sqrt(Operand d, Operand a) { Emit(D3D10_SB_OPCODE_SQRT, {d},
 void ShaderBuilder::Rsq(Operand d, Operand a) { Emit(D3D10_SB_OPCODE_RSQ, {d}, {a}); }
 void ShaderBuilder::RoundZ(Operand d, Operand a) { Emit(D3D10_SB_OPCODE_ROUND_Z, {d}, {a}); }
 void ShaderBuilder::RoundNe(Operand d, Operand a) { Emit(D3D10_SB_OPCODE_ROUND_NE, {d}, {a}); }
+void ShaderBuilder::RoundNi(Operand d, Operand a) { Emit(D3D10_SB_OPCODE_ROUND_NI, {d}, {a}); }
+void ShaderBuilder::RoundPi(Operand d, Operand a) { Emit(D3D10_SB_OPCODE_ROUND_PI, {d}, {a}); }
 void ShaderBuilder::Lt(Operand d, Operand a, Operand b) { Emit(D3D10_SB_OPCODE_LT, {d}, {a, b}); }
 void ShaderBuilder::Ge(Operand d, Operand a, Operand b) { Emit(D3D10_SB_OPCODE_GE, {d}, {a, b}); }
 void ShaderBuilder::Eq(Operand d, Operand a, Operand b) { Emit(D3D10_SB_OPCODE_EQ, {d}, {a, b}); }

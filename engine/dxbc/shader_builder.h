@@ -54,6 +54,8 @@ class ShaderBuilder {
   void Rsq(Operand d, Operand a);
   void RoundZ(Operand d, Operand a);
   void RoundNe(Operand d, Operand a);
+  void RoundNi(Operand d, Operand a);  // floor
+  void RoundPi(Operand d, Operand a);  // ceil
   void Lt(Operand d, Operand a, Operand b);
   void Ge(Operand d, Operand a, Operand b);
   void Eq(Operand d, Operand a, Operand b);
