@@ -110,7 +110,7 @@ void BufferPool::ReclaimLocked(uint64_t completed_fence) {
 absl::StatusOr<PoolBuffer*> BufferPool::Acquire(HeapKind kind,
                                                 uint64_t bytes) {
   const uint64_t size = SizeClass(std::max<uint64_t>(bytes, 1));
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   ++stats_.acquires;
   std::vector<PoolBuffer*>& list = free_[{kind, size}];
   if (!list.empty()) {
@@ -142,19 +142,19 @@ absl::StatusOr<PoolBuffer*> BufferPool::Acquire(HeapKind kind,
 }
 
 void BufferPool::Release(PoolBuffer* buffer, uint64_t fence_value) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   buffer->retire_fence = fence_value;
   retired_.push_back(buffer);
   ReclaimLocked(last_completed_);
 }
 
 void BufferPool::Reclaim(uint64_t completed_fence) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   ReclaimLocked(completed_fence);
 }
 
 BufferPoolStats BufferPool::stats() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return stats_;
 }
 

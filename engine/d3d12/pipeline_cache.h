@@ -20,12 +20,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/platform.h"
 #include "engine/dxbc/kernel_key.h"
@@ -60,10 +59,13 @@ class PipelineCache {
   ID3D12Device* const device_;
   const DxbcSource source_;
   ComPtr<ID3D12RootSignature> root_signature_;
-  mutable absl::Mutex mu_;
+  // std::mutex (not absl::Mutex) so that ThreadSanitizer sees the locking
+  // through the system abseil, which is not instrumented.
+  mutable std::mutex mu_;
+  // Guarded by mu_.
   std::unordered_map<gpu::KernelKey, ComPtr<ID3D12PipelineState>,
                      gpu::KernelKeyHash>
-      psos_ ABSL_GUARDED_BY(mu_);
+      psos_;
 };
 
 }  // namespace dmls::d3d12
