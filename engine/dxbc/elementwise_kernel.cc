@@ -67,6 +67,34 @@ void EmitOp(MathEmitter& m, const KernelKey& key, Operand v) {
   m.Activation(key.op, v, p);
 }
 
+bool Is64(DataType t) { return t == DataType::kInt64 || t == DataType::kUint64; }
+
+// CLIP on one 64-bit element held as (lo, hi) components: exact compares on
+// the word pair against Min (c3.xy) and Max (c2.xy).
+void EmitClip64(ShaderBuilder& b, bool is_signed, Operand lo, Operand hi) {
+  auto less = [&](Operand c, Operand alo, Operand ahi, Operand blo, Operand bhi) {
+    Operand t1 = b.NewTemp().x(), t2 = b.NewTemp().x();
+    if (is_signed) {
+      b.ILt(c, ahi, bhi);
+    } else {
+      b.ULt(c, ahi, bhi);
+    }
+    b.IEq(t1, ahi, bhi);
+    b.ULt(t2, alo, blo);
+    b.And(t1, t1, t2);
+    b.Or(c, c, t1);
+  };
+  const Operand min_lo = CB0(kRegInt).x(), min_hi = CB0(kRegInt).y();
+  const Operand max_lo = CB0(2).x(), max_hi = CB0(2).y();
+  Operand c = b.NewTemp().x();
+  less(c, lo, hi, min_lo, min_hi);  // x < Min -> Min
+  b.Movc(lo, c, min_lo, lo);
+  b.Movc(hi, c, min_hi, hi);
+  less(c, max_lo, max_hi, lo, hi);  // Max < x -> Max
+  b.Movc(lo, c, max_lo, lo);
+  b.Movc(hi, c, max_hi, hi);
+}
+
 // Processes the 32-bit words in `w` (components m.comps()) in place: unpacks
 // the 1, 2 or 4 elements of each word, applies the operator, repacks.
 void EmitWords(MathEmitter& m, const KernelKey& key, Operand w) {
@@ -75,6 +103,11 @@ void EmitWords(MathEmitter& m, const KernelKey& key, Operand w) {
   const uint32_t bits = ElementBits(t);
   if (bits == 32) {
     EmitOp(m, key, w);
+    return;
+  }
+  if (bits == 64) {  // CLIP only; a texel holds two (lo, hi) elements
+    EmitClip64(b, t == DataType::kInt64, w.x(), w.y());
+    EmitClip64(b, t == DataType::kInt64, w.z(), w.w());
     return;
   }
   if (t == DataType::kFloat16) {
@@ -175,7 +208,17 @@ KernelInfo Strided(const KernelKey& key) {
     b.IMad(out_off, coord, CbWord(kRegOutStrides, k), out_off);
   }
   Operand v = b.NewTemp().x();
-  if (bits == 32) {
+  if (bits == 64) {
+    // 64-bit: the planner gives strides and biases in words.
+    Operand hi = b.NewTemp().x(), in_hi = b.NewTemp().x(), out_hi = b.NewTemp().x();
+    b.IAdd(in_hi, in_off, U(1));
+    b.IAdd(out_hi, out_off, U(1));
+    b.Ld(v, in_off, Operand::Resource(0));
+    b.Ld(hi, in_hi, Operand::Resource(0));
+    EmitClip64(b, key.data_type == DataType::kInt64, v, hi);
+    b.StoreUavTyped(Operand::Uav(0), out_off, v);
+    b.StoreUavTyped(Operand::Uav(0), out_hi, hi);
+  } else if (bits == 32) {
     b.Ld(v, in_off, Operand::Resource(0));
     EmitOp(m, key, v);
     b.StoreUavTyped(Operand::Uav(0), out_off, v);
@@ -222,7 +265,8 @@ KernelInfo Strided(const KernelKey& key) {
 
 absl::StatusOr<KernelInfo> BuildElementwiseKernel(const KernelKey& key) {
   if (key.layout == LayoutClass::kContiguous) {
-    if (key.variant != kVariantVec4 && key.variant != kVariantWord) {
+    if ((key.variant != kVariantVec4 && key.variant != kVariantWord) ||
+        (Is64(key.data_type) && key.variant != kVariantVec4)) {
       return absl::InvalidArgumentError(absl::StrCat("bad variant: ", key.DebugString()));
     }
     return Contiguous(key);

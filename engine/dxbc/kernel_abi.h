@@ -83,6 +83,10 @@ inline constexpr int kArgIntMin = 0;   // THRESHOLD/CLIP Min; SHRINK Bias
 inline constexpr int kArgIntMax = 1;   // CLIP Max; SHRINK Threshold
 inline constexpr int kArgIntAux = 2;   // SHRINK -Threshold
 inline constexpr int kArgIntZero = 3;  // always 0: an optimisation barrier
+// CLIP on INT64/UINT64 (no ScaleBias): Min as (lo, hi) words in i[0..1]
+// (c3.xy) and Max as (lo, hi) words in f[4..5] (c2.xy), bit patterns. Its
+// strided kernels take strides and biases in 32-bit words, and an odd
+// element count's last element is a rank-1 strided dispatch.
 
 // Contiguous-layout variants.
 inline constexpr uint8_t kVariantVec4 = 0;  // R32G32B32A32_UINT views

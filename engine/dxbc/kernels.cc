@@ -37,9 +37,13 @@ std::vector<DataType> ElementwiseTypes(OperatorType op) {
   types.assign(std::begin(kFloats), std::end(kFloats));
   switch (op) {
     case OperatorType::kElementWiseThreshold:
-    case OperatorType::kElementWiseClip:
     case OperatorType::kActivationShrink:
       types.insert(types.end(), std::begin(kAllInts), std::end(kAllInts));
+      break;
+    case OperatorType::kElementWiseClip:  // + 64-bit ints from FL 5_0
+      types.insert(types.end(), std::begin(kAllInts), std::end(kAllInts));
+      types.push_back(DataType::kInt64);
+      types.push_back(DataType::kUint64);
       break;
     case OperatorType::kActivationRelu:
       types.insert(types.end(), std::begin(kSignedInts), std::end(kSignedInts));
@@ -59,7 +63,8 @@ absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
     case KernelStage::kElementwise: {
       bool type_ok = false;
       for (DataType t : ElementwiseTypes(key.op)) type_ok |= t == key.data_type;
-      if (!type_ok || (key.scale_bias && !TakesScaleBias(key.op))) {
+      if (!type_ok || (key.scale_bias && !TakesScaleBias(key.op)) ||
+          (key.scale_bias && ElementBits(key.data_type) == 64)) {
         return absl::InvalidArgumentError(
             absl::StrCat("no element-wise kernel for ", key.DebugString()));
       }
@@ -77,7 +82,7 @@ std::vector<KernelKey> AllKernelKeys() {
   for (OperatorType op : kElementwiseOps) {
     for (DataType t : ElementwiseTypes(op)) {
       for (bool sb : {false, true}) {
-        if (sb && !TakesScaleBias(op)) continue;
+        if (sb && (!TakesScaleBias(op) || ElementBits(t) == 64)) continue;
         KernelKey k;
         k.stage = KernelStage::kElementwise;
         k.op = op;
@@ -85,6 +90,7 @@ std::vector<KernelKey> AllKernelKeys() {
         k.scale_bias = sb;
         k.layout = LayoutClass::kContiguous;
         for (uint8_t v : {kVariantVec4, kVariantWord}) {
+          if (v == kVariantWord && ElementBits(t) == 64) continue;  // tail is strided
           k.variant = v;
           keys.push_back(k);
         }

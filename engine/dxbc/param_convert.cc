@@ -48,4 +48,17 @@ int32_t ConvertToIntParam(float f, DataType t) {
   return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
 }
 
+uint64_t ConvertToInt64Param(float f, DataType t) {
+  if (std::isnan(f)) return 0;
+  const double d = std::trunc(static_cast<double>(f));
+  if (t == DataType::kUint64) {
+    if (d <= 0) return 0;
+    if (d >= 18446744073709551616.0) return UINT64_MAX;
+    return static_cast<uint64_t>(d);
+  }
+  if (d <= -9223372036854775808.0) return static_cast<uint64_t>(INT64_MIN);
+  if (d >= 9223372036854775808.0) return static_cast<uint64_t>(INT64_MAX);
+  return static_cast<uint64_t>(static_cast<int64_t>(d));
+}
+
 }  // namespace dmls::gpu

@@ -20,6 +20,10 @@ float RoundToHalf(float f);
 // pattern kernels use (sign-extended for signed types).
 int32_t ConvertToIntParam(float f, DataType t);
 
+// The 64-bit form for INT64/UINT64 (same rules), as the two's-complement
+// bit pattern.
+uint64_t ConvertToInt64Param(float f, DataType t);
+
 }  // namespace dmls::gpu
 
 #endif  // DMLSERVE_ENGINE_DXBC_PARAM_CONVERT_H_

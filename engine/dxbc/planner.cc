@@ -29,6 +29,16 @@ absl::Status FillElementwiseParams(const OperatorDesc& op, DataType t, KernelKey
       if (!op.min || (clip && !op.max)) return absl::InvalidArgumentError("missing Min/Max");
       a.f[kArgMin] = to_tensor_float(*op.min);
       if (clip) a.f[kArgMax] = to_tensor_float(*op.max);
+      if (ElementBits(t) == 64) {
+        if (!clip || op.scale_bias) {
+          return absl::InvalidArgumentError("64-bit tensors: CLIP without ScaleBias only");
+        }
+        const uint64_t mn = ConvertToInt64Param(*op.min, t);
+        const uint64_t mx = ConvertToInt64Param(*op.max, t);
+        std::memcpy(&a.i[kArgIntMin], &mn, 8);
+        std::memcpy(&a.f[kArgP0], &mx, 8);
+        return absl::OkStatus();
+      }
       if (!is_float) {
         a.i[kArgIntMin] = ConvertToIntParam(*op.min, t);
         if (clip) a.i[kArgIntMax] = ConvertToIntParam(*op.max, t);
@@ -91,7 +101,22 @@ absl::Status PlanContiguous(const KernelKey& base_key, const ElementwiseArgs& ba
     absl::Status s = add(kVariantVec4, ViewFormat::kR32G32B32A32Uint, first, count);
     if (!s.ok()) return s;
   }
-  if (words % 4 != 0) {
+  if (words % 4 != 0 && ElementBits(t) == 64) {
+    // The odd last 64-bit element: a rank-1 strided dispatch over its words.
+    KernelKey key = base_key;
+    key.layout = LayoutClass::kStrided;
+    key.variant = 1;
+    ElementwiseArgs a = base_args;
+    a.count = 1;
+    a.groups_x = 1;
+    a.sizes[0] = 1;
+    Dispatch d;
+    d.key = key;
+    d.srv[0] = View{BufferSlot::kInput, ViewFormat::kR32Uint, texels * 4, 2};
+    d.uav[0] = View{BufferSlot::kOutput, ViewFormat::kR32Uint, texels * 4, 2};
+    d.args = EncodeArgs(a);
+    plan.dispatches.push_back(std::move(d));
+  } else if (words % 4 != 0) {
     absl::Status s = add(kVariantWord, ViewFormat::kR32Uint, texels * 4, words % 4);
     if (!s.ok()) return s;
   }
@@ -102,10 +127,26 @@ absl::Status PlanStrided(const KernelKey& base_key, const ElementwiseArgs& base_
                          const TensorDesc& in, const TensorDesc& out, DataType t,
                          const PlannerOptions& o, DispatchPlan& plan) {
   std::vector<Dim> dims = CoalesceDims(in.sizes, {EffectiveStrides(in), EffectiveStrides(out)});
+  const bool wide = ElementBits(t) == 64;
+  if (wide) {
+    // 64-bit elements as word pairs: strides in words, plus an innermost
+    // pair dimension so that views cover both words (the splitter never cuts
+    // it: one element always fits); the kernel loads both words itself.
+    for (Dim& d : dims) {
+      for (uint64_t& s : d.strides) s *= 2;
+    }
+    dims.push_back(Dim{2, {1, 1}});
+  }
   absl::StatusOr<std::vector<Chunk>> chunks =
-      SplitForViews(dims, ElementBits(t), o.max_view_texels, o.max_dispatches);
+      SplitForViews(dims, wide ? 32 : ElementBits(t), o.max_view_texels, o.max_dispatches);
   if (!chunks.ok()) return chunks.status();
-  for (const Chunk& c : *chunks) {
+  for (Chunk& c : *chunks) {
+    if (wide) {
+      if (c.dims.size() < 2 || c.dims.back().size != 2) {
+        return absl::InternalError("64-bit pair dimension was split");
+      }
+      c.dims.pop_back();
+    }
     KernelKey key = base_key;
     key.layout = LayoutClass::kStrided;
     key.variant = static_cast<uint8_t>(c.dims.size());
