@@ -54,7 +54,9 @@ using Planner =
 struct GpuEngineOptions {
   DeviceOptions device;
   // Bytes of pooled buffers (GPU, upload and readback together). 0: half of
-  // the adapter's device-local memory, or no cap when that is unknown.
+  // the adapter's device-local memory, or no cap when that is unknown. A
+  // request holds about four times its tensor size while in flight (upload,
+  // input, output, readback; three in place), rounded up to size classes.
   uint64_t memory_cap_bytes = 0;
   // Most requests recorded into one command list.
   uint32_t max_batch_requests = 64;
