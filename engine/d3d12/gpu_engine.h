@@ -21,7 +21,8 @@
 // Execute, stats, device_info and Shutdown may be called from any thread,
 // except that a completion callback must not call Shutdown (callbacks run
 // on the completion thread, which Shutdown joins); callbacks may call
-// Execute.
+// Execute. Callbacks should be short: the next batch's results wait for
+// them.
 #ifndef DMLSERVE_ENGINE_D3D12_GPU_ENGINE_H_
 #define DMLSERVE_ENGINE_D3D12_GPU_ENGINE_H_
 

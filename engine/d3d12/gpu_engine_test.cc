@@ -4,6 +4,7 @@
 // gpu_operators_test.cc.
 #include "engine/d3d12/gpu_engine.h"
 
+#include <functional>
 #include <future>
 #include <string>
 #include <vector>
@@ -228,6 +229,24 @@ TEST(GpuEngineTest, RejectsBadPayloadsAndBadPlans) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal) << bad.status();
   // Nothing leaked: every buffer is back in the pool.
   EXPECT_EQ(engine->stats().pool.bytes_in_use, 0u);
+}
+
+TEST(GpuEngineTest, CallbacksMayExecuteAgain) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  // A chain of five requests, each submitted from the previous callback.
+  std::promise<int> done;
+  std::function<void(int)> step = [&](int i) {
+    engine->Execute(Request(100, true, i), [&, i](absl::StatusOr<ExecuteResult> r) {
+      if (!r.ok() || i == 4) {
+        done.set_value(r.ok() ? i : -1);
+        return;
+      }
+      step(i + 1);
+    });
+  };
+  step(0);
+  EXPECT_EQ(done.get_future().get(), 4);
 }
 
 TEST(GpuEngineTest, ShutdownDrainsAndThenRefuses) {
