@@ -123,7 +123,7 @@ static_assert(sizeof(MvnArgs) == 224, "cb layout");
 inline constexpr uint32_t kElementwiseThreads = 128;
 inline constexpr uint32_t kTexelsPerThread = 4;    // contiguous path
 inline constexpr uint32_t kMvnThreads = 256;
-inline constexpr uint32_t kMvnElementsPerThread = 8;
+inline constexpr uint32_t kMvnElementsPerThread = 16;
 inline constexpr uint32_t kMvnChunk = kMvnThreads * kMvnElementsPerThread;
 
 }  // namespace dmls::gpu

@@ -289,27 +289,42 @@ class MvnEmitter {
     Operand ref = Reference(base[0]);
     MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
     const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
+    // All loads first (indices clamped into the group), then the math and
+    // the guarded stores: keeps every load of a thread in flight at once.
+    struct Elem {
+      Operand ok, y, s, bias, out_off;
+    };
+    std::vector<Elem> el(kMvnElementsPerThread);
     for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
-      Operand nj = T(), ok = T(), y = T(), s = T();
-      ElementIndex(j, nj, ok);
-      b_.And(ok, ok, valid_);
-      b_.IfNz(ok);
+      Elem& e = el[j];
+      Operand nj = T();
+      e.ok = T();
+      e.y = T();
+      ElementIndex(j, nj, e.ok);
+      b_.And(e.ok, e.ok, valid_);
       std::vector<Operand> off = InnerOffsets(nj, tensors, base);
-      Load(y, 0, off[0]);
-      b_.Add(y, y, ref.Neg());
-      b_.Add(y, y, m.Neg());
-      b_.Mul(y, y, rstd);
+      e.out_off = off[1];
+      Load(e.y, 0, off[0]);
       size_t next = 2;
       if (key_.has_scale) {
-        Load(s, 1, off[next++]);
-        b_.Mul(y, y, s);
+        e.s = T();
+        Load(e.s, 1, off[next++]);
       }
       if (key_.has_bias) {
-        Load(s, 2, off[next++]);
-        b_.Add(y, y, s);
+        e.bias = T();
+        Load(e.bias, 2, off[next++]);
       }
-      if (key_.fused != OperatorType::kInvalid) math.Activation(key_.fused, y, params);
-      Store(y, off[1]);
+    }
+    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+      Elem& e = el[j];
+      b_.Add(e.y, e.y, ref.Neg());
+      b_.Add(e.y, e.y, m.Neg());
+      b_.Mul(e.y, e.y, rstd);
+      if (key_.has_scale) b_.Mul(e.y, e.y, e.s);
+      if (key_.has_bias) b_.Add(e.y, e.y, e.bias);
+      if (key_.fused != OperatorType::kInvalid) math.Activation(key_.fused, e.y, params);
+      b_.IfNz(e.ok);
+      Store(e.y, e.out_off);
       b_.EndIf();
     }
     return KernelInfo{b_.FinishContainer(), kMvnThreads};
