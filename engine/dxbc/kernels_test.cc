@@ -20,7 +20,7 @@ namespace {
 
 TEST(KernelsTest, EveryKernelCompilesWithVkd3d) {
   const std::vector<KernelKey> keys = AllKernelKeys();
-  ASSERT_GT(keys.size(), 700u);
+  ASSERT_GT(keys.size(), 3000u);
   // Two threads: the machine has two cores and the suite must stay fast.
   std::vector<std::string> failures[2];
   auto work = [&](int part) {
@@ -137,6 +137,26 @@ TEST(DisassemblyTest, IntScaleBiasExactFloatPath) {
   k.data_type = DataType::kUint32;
   k.scale_bias = true;
   ExpectContains(Disassemble(k), {"ushr ", "utof ", "mad ", "round_z ", "ftou ", "umax ", "umin "});
+}
+
+TEST(DisassemblyTest, MvnApplyReducesInGroupSharedMemory) {
+  KernelKey k;
+  k.stage = KernelStage::kMvnApply;
+  k.op = OperatorType::kMeanVarianceNormalization1;
+  k.layout = LayoutClass::kStrided;
+  k.variant = 2;
+  k.has_scale = true;
+  k.fused = OperatorType::kActivationGelu;
+  ExpectContains(Disassemble(k), {"dcl_tgsm_raw g0", "store_raw g0.xyz", "ld_raw ",
+                                  "sync_g_t", "ld_uav_typed ", "loop", "break", "endloop",
+                                  "sqrt ", "udiv ", "t1", "exp "});
+}
+
+TEST(DisassemblyTest, Int64ClipComparesWordPairs) {
+  KernelKey k;
+  k.op = OperatorType::kElementWiseClip;
+  k.data_type = DataType::kInt64;
+  ExpectContains(Disassemble(k), {"ilt ", "ieq ", "ult ", "movc "});
 }
 
 }  // namespace
