@@ -13,9 +13,12 @@
 
 namespace dmls::server {
 
-// device "cpu": the reference CPU engine. "gpu"/"software": the Direct3D 12
-// engine, FAILED_PRECONDITION when it is not available. "auto": Direct3D 12
-// when available, else the CPU engine (with a warning).
+// device "cpu": the reference CPU engine. "auto": the Direct3D 12 engine on
+// a hardware GPU when present, else on the software adapter (lavapipe/WARP).
+// "gpu"/"software": the Direct3D 12 engine on that kind of adapter. Any
+// Direct3D 12 failure is an error naming the cause: there is no silent
+// fallback to the CPU. options.adapter (substring of an adapter's name)
+// overrides the kind; options.gpu_memory_cap_bytes caps the GPU pools.
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     const ServerOptions& options, std::shared_ptr<spdlog::logger> logger);
 
