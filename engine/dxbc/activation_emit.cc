@@ -43,6 +43,56 @@ bool IsSupportedActivation(OperatorType op) {
   }
 }
 
+void MathEmitter::IsNan(Operand d, Operand x) {
+  b_.And(d, x, U(0x7fffffffu));
+  b_.ULt(d, U(kPosInf), d);
+}
+
+void MathEmitter::IsInf(Operand d, Operand x) {
+  b_.And(d, x, U(0x7fffffffu));
+  b_.IEq(d, d, U(kPosInf));
+}
+
+void MathEmitter::MaxNum(Operand d, Operand a, Operand b) {
+  Operand na = Tmp(), nb = Tmp(), r = Tmp();
+  IsNan(na, a);
+  IsNan(nb, b);
+  b_.Max(r, a, b);
+  b_.Movc(r, na, b, r);
+  b_.Movc(d, nb, a, r);
+}
+
+void MathEmitter::MinNum(Operand d, Operand a, Operand b) {
+  Operand na = Tmp(), nb = Tmp(), r = Tmp();
+  IsNan(na, a);
+  IsNan(nb, b);
+  b_.Min(r, a, b);
+  b_.Movc(r, na, b, r);
+  b_.Movc(d, nb, a, r);
+}
+
+void MathEmitter::OrderedLess(Operand d, Operand a, Operand b) {
+  // key(f) = f >= +0 ? bits | 2^31 : ~bits, compared unsigned; +-0 and the
+  // flushed denormals compare as IEEE does because -0 maps below +0 only
+  // when both are zero, handled by the final zero test.
+  auto key = [&](Operand k, Operand f) {
+    Operand neg = Tmp(), inv = Tmp();
+    b_.IShr(neg, f, U(31));          // all ones when the sign bit is set
+    b_.Not(inv, f);
+    b_.Or(k, f, U(0x80000000u));
+    b_.Movc(k, neg, inv, k);
+  };
+  Operand ka = Tmp(), kb = Tmp(), both_zero = Tmp(), t = Tmp();
+  key(ka, a);
+  key(kb, b);
+  b_.ULt(d, ka, kb);
+  b_.Or(both_zero, a, b);
+  b_.And(both_zero, both_zero, U(0x7fffffffu));
+  b_.IEq(both_zero, both_zero, U(0));
+  b_.Movc(d, both_zero, U(0), d);
+  (void)t;
+}
+
 void MathEmitter::Exp(Operand d, Operand x) {
   Operand hi = Tmp(), lo = Tmp(), e2 = Tmp(), ok = Tmp();
   b_.Mul(hi, x, F(kLog2e));
@@ -52,9 +102,9 @@ void MathEmitter::Exp(Operand d, Operand x) {
   // For |hi| >= 126 the result is 0 or inf (or hi is inf and lo NaN): no
   // correction.
   b_.Lt(ok, hi.Abs(), F(126.0f));
-  b_.Movc(lo, ok, lo, F(0.0f));
   b_.Mul(lo, lo, F(kLn2));
-  b_.Mad(d, e2, lo, e2);  // e2 * (1 + lo*ln2)
+  b_.Mad(lo, e2, lo, e2);  // e2 * (1 + lo*ln2)
+  b_.Movc(d, ok, lo, e2);  // never inf*0 for infinite arguments
 }
 
 void MathEmitter::Expm1(Operand d, Operand x) {
@@ -171,7 +221,8 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   // Non-finite plain results (overflow, inf, NaN) are already right.
   Operand plain = Tmp(), finite = Tmp();
   b_.Mad(plain, a, b, c);
-  b_.Lt(finite, plain.Abs(), U(kPosInf));
+  b_.And(finite, plain, U(0x7fffffffu));
+  b_.ULt(finite, finite, U(kPosInf));
   b_.Movc(d, finite, s, plain);
 }
 
@@ -186,7 +237,7 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
     case OperatorType::kActivationIdentity:
       return;
     case OperatorType::kActivationRelu:
-      b_.Max(v, v, F(0.0f));
+      MaxNum(v, v, F(0.0f));
       return;
     case OperatorType::kActivationLeakyRelu: {
       Operand c = Tmp(), t = Tmp();
@@ -211,8 +262,8 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Div(q, v, p.p0);
       Expm1(q, q);
       b_.Mul(q, q, p.p0);
-      b_.Min(q, q, F(0.0f));
-      b_.Max(pos, v, F(0.0f));
+      MinNum(q, q, F(0.0f));
+      MaxNum(pos, v, F(0.0f));
       b_.Add(v, pos, q);
       return;
     }
@@ -228,8 +279,8 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
     }
     case OperatorType::kActivationHardSigmoid:
       FusedMad(v, v, p.p0, p.p1);
-      b_.Min(v, v, F(1.0f));
-      b_.Max(v, v, F(0.0f));
+      MinNum(v, v, F(1.0f));
+      MaxNum(v, v, F(0.0f));
       return;
     case OperatorType::kActivationSigmoid:
       Sigmoid(v, v);
@@ -266,25 +317,37 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       return;
     }
     case OperatorType::kActivationSoftsign: {
-      Operand den = Tmp(), inf = Tmp(), one = Tmp();
+      // x / (1 + |x|) with |x| clamped to 2^25 on the integer bits (NaN
+      // excluded): the result is then exactly +-1 for huge and infinite x
+      // without an inf/inf, whatever the driver assumes about infinities.
+      Operand a = Tmp(), big = Tmp(), nan = Tmp(), clamped = Tmp(), den = Tmp();
+      b_.And(a, v, U(0x7fffffffu));
+      b_.ULt(big, U(0x4c000000u), a);
+      b_.ULt(nan, U(kPosInf), a);
+      b_.Movc(big, nan, U(0), big);
+      b_.And(clamped, v, U(kSignBit));
+      b_.Or(clamped, clamped, U(0x4c000000u));
+      b_.Movc(v, big, clamped, v);
       b_.Add(den, v.Abs(), F(1.0f));
-      b_.Eq(inf, v.Abs(), U(kPosInf));
-      b_.And(one, v, U(kSignBit));
-      b_.Or(one, one, U(kOne));
-      b_.Div(den, v, den);
-      b_.Movc(v, inf, one, den);
+      b_.Div(v, v, den);
       return;
     }
     case OperatorType::kActivationThresholdedRelu: {
-      Operand c = Tmp();
-      b_.Lt(c, p.p0, v);
+      Operand c = Tmp(), nan = Tmp();
+      OrderedLess(c, p.p0, v);
+      IsNan(nan, v);
+      b_.Movc(c, nan, U(0), c);
       b_.Movc(v, c, v, F(0.0f));
       return;
     }
     case OperatorType::kActivationShrink: {
       Operand above = Tmp(), below = Tmp(), a = Tmp(), r = Tmp();
-      b_.Lt(above, p.p1, v);
-      b_.Lt(below, v, p.d1);
+      Operand nan = Tmp();
+      OrderedLess(above, p.p1, v);
+      OrderedLess(below, v, p.d1);
+      IsNan(nan, v);
+      b_.Movc(above, nan, U(0), above);
+      b_.Movc(below, nan, U(0), below);
       b_.Add(a, v, p.p0.Neg());
       b_.Add(r, v, p.p0);
       b_.Movc(r, below, r, F(0.0f));

@@ -60,6 +60,17 @@ class MathEmitter {
   // (lavapipe's is not): exact products of 12-bit halves (Dekker) and
   // TwoSum. Falls back to the plain result when that is not finite.
   void FusedMad(Operand d, Operand a, Operand b, Operand c);
+  // Classification and ordering on the integer bits. NVIDIA's compiler may
+  // assume no Inf/NaN (vkd3d 1.2 sets no SignedZeroInfNanPreserve), which
+  // folds float compares with inf/NaN; integer tests cannot be folded.
+  void IsNan(Operand d, Operand x);
+  void IsInf(Operand d, Operand x);
+  // D3D max/min (IEEE maxNum/minNum): a NaN operand yields the other one.
+  void MaxNum(Operand d, Operand a, Operand b);
+  void MinNum(Operand d, Operand a, Operand b);
+  // d = a < b for non-NaN floats via an order-preserving integer key
+  // (immune to denormal flushing of the operands).
+  void OrderedLess(Operand d, Operand a, Operand b);
   // d = magnitude (>= 0) with the sign bit of `sign`.
   void CopySign(Operand d, Operand magnitude, Operand sign);
 

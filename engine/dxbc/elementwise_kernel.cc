@@ -41,8 +41,8 @@ void EmitOp(MathEmitter& m, const KernelKey& key, Operand v) {
       const bool clip = key.op == OperatorType::kElementWiseClip;
       if (is_float) {
         if (key.scale_bias) m.FusedMad(v, v, scale, bias);
-        b.Max(v, v, fmin);
-        if (clip) b.Min(v, v, fmax);
+        m.MaxNum(v, v, fmin);
+        if (clip) m.MinNum(v, v, fmax);
         return;
       }
       if (key.scale_bias) EmitIntScaleBias(m, key.data_type, v, scale, bias);

@@ -153,13 +153,15 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   b.Mov(iv, r);
   // Magnitudes >= 2^33 (incl. inf): saturate by the sign of g.
   Operand big = t(), gpos = t();
-  b.Ge(big, g.Abs(), F(8589934592.0f));
+  b.And(big, g, U(0x7fffffffu));
+  b.UGe(big, big, U(0x50000000u));  // |g| >= 2^33, inf included, as integers
   b.Lt(gpos, F(0.0f), g);
   b.Movc(sat, gpos, U(static_cast<uint32_t>(hi)), U(static_cast<uint32_t>(lo)));
   b.Movc(iv, big, sat, iv);
   // NaN (S or B NaN, 0*inf, inf-inf) -> 0.
   Operand nan = t();
-  b.Ne(nan, g, g);
+  b.And(nan, g, U(0x7fffffffu));
+  b.ULt(nan, U(0x7f800000u), nan);  // integer NaN test (no fast-math folding)
   b.Movc(x, nan, I(0), iv);
 }
 
