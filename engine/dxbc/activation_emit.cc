@@ -72,9 +72,9 @@ void MathEmitter::MinNum(Operand d, Operand a, Operand b) {
 }
 
 void MathEmitter::OrderedLess(Operand d, Operand a, Operand b) {
-  // key(f) = f >= +0 ? bits | 2^31 : ~bits, compared unsigned; +-0 and the
-  // flushed denormals compare as IEEE does because -0 maps below +0 only
-  // when both are zero, handled by the final zero test.
+  // key(f) = sign clear ? bits | 2^31 : ~bits, compared unsigned: the IEEE
+  // order for non-NaN values, except that -0 sorts below +0; a pair of
+  // zeros is therefore answered "not less" explicitly.
   auto key = [&](Operand k, Operand f) {
     Operand neg = Tmp(), inv = Tmp();
     b_.IShr(neg, f, U(31));          // all ones when the sign bit is set
@@ -82,7 +82,7 @@ void MathEmitter::OrderedLess(Operand d, Operand a, Operand b) {
     b_.Or(k, f, U(0x80000000u));
     b_.Movc(k, neg, inv, k);
   };
-  Operand ka = Tmp(), kb = Tmp(), both_zero = Tmp(), t = Tmp();
+  Operand ka = Tmp(), kb = Tmp(), both_zero = Tmp();
   key(ka, a);
   key(kb, b);
   b_.ULt(d, ka, kb);
@@ -90,7 +90,6 @@ void MathEmitter::OrderedLess(Operand d, Operand a, Operand b) {
   b_.And(both_zero, both_zero, U(0x7fffffffu));
   b_.IEq(both_zero, both_zero, U(0));
   b_.Movc(d, both_zero, U(0), d);
-  (void)t;
 }
 
 void MathEmitter::Exp(Operand d, Operand x) {

@@ -43,8 +43,9 @@ class MathEmitter {
   // (s, e_acc) <- (fl(s + a), e_acc + error of that sum), Knuth's TwoSum.
   void TwoSum(Operand s, Operand e_acc, Operand a);
 
-  // d = e^x with the argument reduction error compensated (x*log2e split
-  // with a fused multiply-add); never NaN for infinite x.
+  // d = e^x via exp2 with the rounding error of x*log2(e) compensated when
+  // `mad` is fused (H200; on drivers where it is not, the correction is 0
+  // and the result is plain exp2 accuracy); never NaN for infinite x.
   void Exp(Operand d, Operand x);
   // d = e^x - 1, accurate near 0 (Taylor series for |x| < 0.35).
   void Expm1(Operand d, Operand x);

@@ -8,10 +8,20 @@
 //   root parameter 1: descriptor table, SRV t0..t2 (input, scale, bias);
 //                     unused slots get null descriptors of the same format
 //   root parameter 2: descriptor table, UAV u0..u1 (output, scratch)
-// Views are typed buffer views whose DXGI formats come from KernelInfo; each
-// view holds at most 2^27 texels (vkd3d 1.2 limit, DESIGN.md §3), and no
-// dispatch dimension exceeds 65535 groups: the runtime splits large work into
-// several dispatches, moving each view's FirstElement and KernelArgs.base.
+// Views are typed buffer views whose DXGI formats come from each View of the
+// DispatchPlan (plan.h); each view holds at most 2^27 texels (vkd3d 1.2
+// limit, DESIGN.md §3), and no dispatch dimension exceeds 65535 groups: the
+// planner (planner.h) already splits large work into several dispatches,
+// each with its own views and constant block, so the runtime binds exactly
+// what a Dispatch names.
+//   Element-wise kernels: t0 = input, u0 = output.
+//   MVN partial: t0 = input, u1 = scratch (R32_FLOAT, written).
+//   MVN apply:   t0 = input, t1 = scale, t2 = bias (when the key has them),
+//                u0 = output, u1 = scratch (R32_FLOAT, read with typed UAV
+//                loads, which vkd3d 1.2 supports for R32 formats only).
+// Kernels may read a view's texels anywhere inside it and write only their
+// own elements (for sub-32-bit strided outputs with atomic and/or on the
+// containing word).
 #ifndef DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
 #define DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
 
