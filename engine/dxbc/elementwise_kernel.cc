@@ -146,7 +146,7 @@ Operand FlatThreadIndex(ShaderBuilder& b, uint32_t items_per_group) {
   return r;
 }
 
-KernelInfo Contiguous(const KernelKey& key) {
+absl::StatusOr<KernelInfo> Contiguous(const KernelKey& key) {
   ShaderBuilder b(kElementwiseThreads);
   b.DclConstantBuffer(kArgsRegs);
   b.DclBufferSrv(0, ReturnType::kUint);
@@ -177,10 +177,10 @@ KernelInfo Contiguous(const KernelKey& key) {
     b.StoreUavTyped(Operand::Uav(0), addr[j], val[j]);
     b.EndIf();
   }
-  return KernelInfo{b.FinishContainer(), kElementwiseThreads};
+  return Finish(b, kElementwiseThreads);
 }
 
-KernelInfo Strided(const KernelKey& key) {
+absl::StatusOr<KernelInfo> Strided(const KernelKey& key) {
   ShaderBuilder b(kElementwiseThreads);
   b.DclConstantBuffer(kArgsRegs);
   b.DclBufferSrv(0, ReturnType::kUint);
@@ -258,7 +258,7 @@ KernelInfo Strided(const KernelKey& key) {
     b.AtomicOr(Operand::Uav(0).x(), word, v);
   }
   b.EndIf();
-  return KernelInfo{b.FinishContainer(), kElementwiseThreads};
+  return Finish(b, kElementwiseThreads);
 }
 
 }  // namespace

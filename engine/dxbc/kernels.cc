@@ -58,6 +58,12 @@ bool TakesScaleBias(OperatorType op) {
   return op == OperatorType::kElementWiseThreshold || op == OperatorType::kElementWiseClip;
 }
 
+absl::StatusOr<KernelInfo> Finish(const ShaderBuilder& b, uint32_t threads_per_group) {
+  absl::Status s = b.Validate();
+  if (!s.ok()) return s;
+  return KernelInfo{b.FinishContainer(), threads_per_group};
+}
+
 absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
   switch (key.stage) {
     case KernelStage::kElementwise: {

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "engine/core/types.h"
 #include "engine/dxbc/kernel_key.h"
+#include "engine/dxbc/shader_builder.h"
 
 namespace dmls::gpu {
 
@@ -18,6 +19,9 @@ struct KernelInfo {
   std::vector<uint8_t> dxbc;       // checksummed DXBC container
   uint32_t threads_per_group = 0;  // x; y = z = 1
 };
+
+// Validates the builder (ShaderBuilder::Validate) and wraps its container.
+absl::StatusOr<KernelInfo> Finish(const ShaderBuilder& b, uint32_t threads_per_group);
 
 // InvalidArgument for keys outside AllKernelKeys().
 absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key);

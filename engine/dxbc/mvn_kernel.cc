@@ -190,7 +190,7 @@ class MvnEmitter {
     b_.Movc(n_clamped, ok, n, U(0));
   }
 
-  KernelInfo Partial() {
+  absl::StatusOr<KernelInfo> Partial() {
     b_.DclConstantBuffer(kArgsRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
     b_.DclTypedUav(1, ReturnType::kFloat);
@@ -238,10 +238,10 @@ class MvnEmitter {
     b_.IAdd(addr, addr, U(1));
     b_.StoreUavTyped(Operand::Uav(1), addr, m2);
     b_.EndIf();
-    return KernelInfo{b_.FinishContainer(), kMvnThreads};
+    return Finish(b_, kMvnThreads);
   }
 
-  KernelInfo Apply() {
+  absl::StatusOr<KernelInfo> Apply() {
     b_.DclConstantBuffer(kArgsRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
     if (key_.has_scale) b_.DclBufferSrv(1, ReturnType::kUint);
@@ -327,7 +327,7 @@ class MvnEmitter {
       Store(e.y, e.out_off);
       b_.EndIf();
     }
-    return KernelInfo{b_.FinishContainer(), kMvnThreads};
+    return Finish(b_, kMvnThreads);
   }
 
  private:

@@ -31,6 +31,7 @@ class Operand {
 
   Kind kind() const { return kind_; }
   uint32_t index0() const { return idx_[0]; }
+  uint32_t index1() const { return idx_[1]; }
 
   // Component letters, e.g. "x", "xy", "xyzw", "wzyx" (source) or "xz"
   // (destination mask: letters in order, no repeats).

@@ -42,6 +42,7 @@ void ShaderBuilder::EmitDecl(std::vector<uint32_t> tokens) {
 }
 
 void ShaderBuilder::DclConstantBuffer(uint32_t vec4_count) {
+  cb_regs_ = vec4_count;
   std::vector<uint32_t> t = {ENCODE_D3D10_SB_OPCODE_TYPE(D3D10_SB_OPCODE_DCL_CONSTANT_BUFFER) |
                              ENCODE_D3D10_SB_D3D10_SB_CONSTANT_BUFFER_ACCESS_PATTERN(
                                  D3D10_SB_CONSTANT_BUFFER_IMMEDIATE_INDEXED)};
@@ -50,12 +51,14 @@ void ShaderBuilder::DclConstantBuffer(uint32_t vec4_count) {
 }
 
 void ShaderBuilder::DclBufferSrv(uint32_t index, ReturnType rt) {
+  srv_declared_.insert(index);
   EmitDecl({ENCODE_D3D10_SB_OPCODE_TYPE(D3D10_SB_OPCODE_DCL_RESOURCE) |
                 ENCODE_D3D10_SB_RESOURCE_DIMENSION(D3D10_SB_RESOURCE_DIMENSION_BUFFER),
             DeclOperandToken(D3D10_SB_OPERAND_TYPE_RESOURCE), index, ReturnTypeToken(rt)});
 }
 
 void ShaderBuilder::DclTypedUav(uint32_t index, ReturnType rt) {
+  uav_declared_.insert(index);
   EmitDecl({ENCODE_D3D10_SB_OPCODE_TYPE(D3D11_SB_OPCODE_DCL_UNORDERED_ACCESS_VIEW_TYPED) |
                 ENCODE_D3D10_SB_RESOURCE_DIMENSION(D3D10_SB_RESOURCE_DIMENSION_BUFFER),
             DeclOperandToken(D3D11_SB_OPERAND_TYPE_UNORDERED_ACCESS_VIEW), index,
@@ -63,6 +66,7 @@ void ShaderBuilder::DclTypedUav(uint32_t index, ReturnType rt) {
 }
 
 void ShaderBuilder::DclGroupSharedRaw(uint32_t g, uint32_t bytes) {
+  g_declared_.insert(g);
   EmitDecl({ENCODE_D3D10_SB_OPCODE_TYPE(D3D11_SB_OPCODE_DCL_THREAD_GROUP_SHARED_MEMORY_RAW),
             DeclOperandToken(D3D11_SB_OPERAND_TYPE_THREAD_GROUP_SHARED_MEMORY), g, bytes});
 }
@@ -78,6 +82,13 @@ void ShaderBuilder::Note(const Operand& o) {
     case Operand::Kind::kThreadId: uses_thread_id_ = true; break;
     case Operand::Kind::kThreadGroupId: uses_group_id_ = true; break;
     case Operand::Kind::kThreadIdInGroupFlattened: uses_flat_id_ = true; break;
+    case Operand::Kind::kResource: srv_used_.insert(o.index0()); break;
+    case Operand::Kind::kUav: uav_used_.insert(o.index0()); break;
+    case Operand::Kind::kGroupShared: g_used_.insert(o.index0()); break;
+    case Operand::Kind::kConstantBuffer:
+      cb_used_ = true;
+      max_cb_reg_used_ = std::max(max_cb_reg_used_, o.index1());
+      break;
     default: break;
   }
 }
@@ -196,17 +207,28 @@ void ShaderBuilder::SyncGroup() {
 }
 
 void ShaderBuilder::IfNz(Operand c) {
+  ++depth_;
   Emit(D3D10_SB_OPCODE_IF, {}, {c},
        ENCODE_D3D10_SB_INSTRUCTION_TEST_BOOLEAN(D3D10_SB_INSTRUCTION_TEST_NONZERO));
 }
 void ShaderBuilder::IfZ(Operand c) {
+  ++depth_;
   Emit(D3D10_SB_OPCODE_IF, {}, {c},
        ENCODE_D3D10_SB_INSTRUCTION_TEST_BOOLEAN(D3D10_SB_INSTRUCTION_TEST_ZERO));
 }
 void ShaderBuilder::Else() { Emit(D3D10_SB_OPCODE_ELSE, {}, {}); }
-void ShaderBuilder::EndIf() { Emit(D3D10_SB_OPCODE_ENDIF, {}, {}); }
-void ShaderBuilder::Loop() { Emit(D3D10_SB_OPCODE_LOOP, {}, {}); }
-void ShaderBuilder::EndLoop() { Emit(D3D10_SB_OPCODE_ENDLOOP, {}, {}); }
+void ShaderBuilder::EndIf() {
+  if (--depth_ < 0) depth_error_ = true;
+  Emit(D3D10_SB_OPCODE_ENDIF, {}, {});
+}
+void ShaderBuilder::Loop() {
+  ++depth_;
+  Emit(D3D10_SB_OPCODE_LOOP, {}, {});
+}
+void ShaderBuilder::EndLoop() {
+  if (--depth_ < 0) depth_error_ = true;
+  Emit(D3D10_SB_OPCODE_ENDLOOP, {}, {});
+}
 void ShaderBuilder::Break() { Emit(D3D10_SB_OPCODE_BREAK, {}, {}); }
 void ShaderBuilder::BreakcNz(Operand c) {
   Emit(D3D10_SB_OPCODE_BREAKC, {}, {c},
@@ -217,6 +239,28 @@ void ShaderBuilder::BreakcZ(Operand c) {
        ENCODE_D3D10_SB_INSTRUCTION_TEST_BOOLEAN(D3D10_SB_INSTRUCTION_TEST_ZERO));
 }
 void ShaderBuilder::Ret() { Emit(D3D10_SB_OPCODE_RET, {}, {}); }
+
+absl::Status ShaderBuilder::Validate() const {
+  auto undeclared = [](const std::set<uint32_t>& used, const std::set<uint32_t>& declared,
+                       const char* what) -> absl::Status {
+    for (uint32_t i : used) {
+      if (!declared.count(i)) {
+        return absl::InternalError(std::string("undeclared ") + what + std::to_string(i));
+      }
+    }
+    return absl::OkStatus();
+  };
+  absl::Status s = undeclared(srv_used_, srv_declared_, "t");
+  if (s.ok()) s = undeclared(uav_used_, uav_declared_, "u");
+  if (s.ok()) s = undeclared(g_used_, g_declared_, "g");
+  if (!s.ok()) return s;
+  if (cb_used_ && max_cb_reg_used_ >= cb_regs_) {
+    return absl::InternalError("cb0 read beyond its declared size");
+  }
+  if (depth_ != 0 || depth_error_) return absl::InternalError("unbalanced if/loop nesting");
+  if (temp_count_ > 4096) return absl::InternalError("more than 4096 temps");
+  return absl::OkStatus();
+}
 
 std::vector<uint32_t> ShaderBuilder::Finish() const {
   std::vector<uint32_t> t;

@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <set>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "engine/dxbc/operand.h"
 
 namespace dmls::gpu {
@@ -115,6 +117,11 @@ class ShaderBuilder {
   void BreakcZ(Operand cond);
   void Ret();
 
+  // Checks what vkd3d-shader would abort on rather than reject: every
+  // t#/u#/g# operand declared, cb0 reads inside the declared size, balanced
+  // if/loop nesting, temps within limits.
+  absl::Status Validate() const;
+
   // Program tokens (version, length, declarations, body, final ret).
   std::vector<uint32_t> Finish() const;
   // Finish() wrapped in a checksummed DXBC container.
@@ -133,6 +140,14 @@ class ShaderBuilder {
   bool uses_thread_id_ = false;
   bool uses_group_id_ = false;
   bool uses_flat_id_ = false;
+  // Declared and used registers, for Validate().
+  uint32_t cb_regs_ = 0;
+  std::set<uint32_t> srv_declared_, uav_declared_, g_declared_;
+  std::set<uint32_t> srv_used_, uav_used_, g_used_;
+  uint32_t max_cb_reg_used_ = 0;
+  bool cb_used_ = false;
+  int depth_ = 0;       // open if/loop blocks
+  bool depth_error_ = false;
 };
 
 }  // namespace dmls::gpu

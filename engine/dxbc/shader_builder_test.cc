@@ -93,5 +93,35 @@ TEST(Vkd3dAcceptanceTest, Vkd3dRejectsDoubleOps) {
   EXPECT_FALSE(testing::CompileWithVkd3d(b.FinishContainer()).ok());
 }
 
+TEST(ShaderBuilderValidateTest, CatchesWhatVkd3dWouldAbortOn) {
+  {
+    ShaderBuilder b(1);
+    b.Ld(R(0), U(0), Operand::Resource(0));  // t0 never declared
+    EXPECT_FALSE(b.Validate().ok());
+    b.DclBufferSrv(0, ReturnType::kUint);
+    EXPECT_TRUE(b.Validate().ok());
+  }
+  {
+    ShaderBuilder b(1);
+    b.DclConstantBuffer(2);
+    b.Mov(R(0), CB0(2).x());  // beyond cb0[2]
+    EXPECT_FALSE(b.Validate().ok());
+  }
+  {
+    ShaderBuilder b(1);
+    b.IfNz(R(0).x());  // no endif
+    EXPECT_FALSE(b.Validate().ok());
+    b.EndIf();
+    EXPECT_TRUE(b.Validate().ok());
+    b.EndLoop();
+    EXPECT_FALSE(b.Validate().ok());
+  }
+  {
+    ShaderBuilder b(1);
+    b.StoreRaw(Operand::GroupShared(0).x(), U(0), U(1));
+    EXPECT_FALSE(b.Validate().ok());
+  }
+}
+
 }  // namespace
 }  // namespace dmls::gpu
