@@ -1,10 +1,11 @@
 #include "engine/dxbc/planner.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/core/tensor_desc.h"
@@ -442,6 +443,91 @@ TEST(PlannerTest, Int64StridedUsesWordStrides) {
     in_words.insert(i);
   }
   EXPECT_EQ(in_words.size(), 12u);
+}
+
+}  // namespace
+}  // namespace dmls::gpu
+
+namespace dmls::gpu {
+namespace {
+
+// Property: whatever validated descriptor the planner sees, every key it
+// emits is one the test suite compiles (AllKernelKeys), because vkd3d-shader
+// aborts the process on a malformed shader instead of failing.
+TEST(PlannerPropertyTest, PlannedKeysAreAlwaysCompiledKeys) {
+  const std::vector<KernelKey> all_vec = AllKernelKeys();
+  std::unordered_set<KernelKey, KernelKeyHash> all(all_vec.begin(), all_vec.end());
+  uint32_t seed = 12345;
+  auto rnd = [&](uint32_t n) {
+    seed = seed * 1664525u + 1013904223u;
+    return (seed >> 8) % n;
+  };
+  const OperatorType elementwise[] = {
+      OperatorType::kElementWiseThreshold, OperatorType::kElementWiseClip,
+      OperatorType::kActivationRelu,       OperatorType::kActivationShrink,
+      OperatorType::kActivationCelu,       OperatorType::kActivationGelu,
+      OperatorType::kActivationSoftsign,   OperatorType::kActivationLinear};
+  int planned = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    const uint32_t rank = 1 + rnd(kMaxRank);
+    std::vector<uint64_t> sizes(rank);
+    for (auto& s : sizes) s = 1 + rnd(4);
+    std::vector<uint64_t> strides = PackedStrides(sizes);
+    const uint32_t layout = rnd(3);  // packed, padded, broadcast
+    if (layout == 1) {
+      for (auto& s : strides) s *= 2;
+    } else if (layout == 2) {
+      strides[rnd(rank)] = 0;
+    }
+    OperatorDesc op;
+    if (iter % 4 == 3) {  // MVN1
+      op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1);
+      const DataType t = rnd(2) ? DataType::kFloat32 : DataType::kFloat16;
+      op.input = MakeTensorDesc(t, sizes, strides);
+      op.output = MakeTensorDesc(t, sizes);
+      for (uint32_t a = 0; a < rank; ++a) {
+        if (rnd(2)) op.axes.push_back(a);
+      }
+      if (op.axes.empty()) op.axes.push_back(rnd(rank));
+      op.normalize_variance = rnd(2);
+      op.epsilon = 1e-5f;
+      std::vector<uint64_t> ss = sizes;
+      for (auto& s : ss) {
+        if (rnd(2)) s = 1;
+      }
+      if (rnd(2)) op.scale = MakeTensorDesc(t, ss);
+      if (rnd(2)) op.bias = MakeTensorDesc(t, ss);
+      if (rnd(2)) {
+        FusedActivationDesc f;
+        f.type = static_cast<uint32_t>(rnd(2) ? OperatorType::kActivationElu
+                                              : OperatorType::kActivationHardSigmoid);
+        f.params = {0.5f, 0.25f};
+        op.fused_activation = f;
+      }
+    } else {
+      const OperatorType type = elementwise[rnd(std::size(elementwise))];
+      const std::vector<DataType> types = ElementwiseTypes(type);
+      const DataType t = types[rnd(types.size())];
+      op.type = static_cast<uint32_t>(type);
+      op.input = MakeTensorDesc(t, sizes, strides);
+      op.output = MakeTensorDesc(t, sizes);
+      op.min = -1.5f;
+      op.max = 2.5f;
+      op.activation = {0.5f, 0.25f};
+      if (TakesScaleBias(type) && ElementBits(t) != 64 && rnd(2)) {
+        op.scale_bias = ScaleBias{1.5f, -0.5f};
+      }
+    }
+    auto plan = PlanExecution(op, false);
+    ASSERT_TRUE(plan.ok()) << plan.status() << " iter " << iter;
+    for (const Dispatch& d : plan->dispatches) {
+      EXPECT_TRUE(all.count(d.key)) << d.key.DebugString();
+      EXPECT_LE(d.args.size(), 256u);
+      for (uint32_t g : d.groups) EXPECT_LE(g, kMaxDispatchGroups);
+      ++planned;
+    }
+  }
+  EXPECT_GT(planned, 400);
 }
 
 }  // namespace
