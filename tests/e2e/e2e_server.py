@@ -31,11 +31,12 @@ SOURCE_DIR = os.environ.get(
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 # The engine the tests run on: cpu by default (deterministic, always there);
-# DMLS_E2E_DEVICE=gpu or software runs the same suite on Direct3D 12.
+# DMLS_E2E_DEVICE=auto, gpu or software runs the same suite on Direct3D 12
+# (auto never falls back to the CPU engine).
 DEVICE = os.environ.get("DMLS_E2E_DEVICE", "cpu")
 # device_kind values the capabilities may report for DEVICE.
-DEVICE_KINDS = {"cpu": ("cpu",), "gpu": ("gpu",), "software": ("software",)
-                }.get(DEVICE, ("cpu", "gpu", "software"))
+DEVICE_KINDS = {"cpu": ("cpu",), "gpu": ("gpu",), "software": ("software",),
+                "auto": ("gpu", "software")}[DEVICE]
 
 STARTUP_SECONDS = 30
 
