@@ -40,9 +40,13 @@ DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
   pid=$!
   for _ in $(seq 50); do grep -q listening "$OUT/server.out" && break; sleep 0.2; done
   ours .gpu/bin/dmlctl --server=127.0.0.1:50199 caps | head -8
-  for op in celu threshold mvn1_fused_celu; do
+  python3 -c "import numpy as n; n.save('/tmp/x.npy', n.linspace(-4, 4, 4096, dtype=n.float32).reshape(4, 1024))"
+  for op in celu threshold; do
     ours .gpu/bin/dmlctl --server=127.0.0.1:50199 run client/examples/$op.json \
-      --random=7 --output=/tmp/$op.npy --json | head -c 400; echo
+      --input=/tmp/x.npy --output=/tmp/$op.npy --json
+    python3 -c "import numpy as n; y=n.load('/tmp/$op.npy'); print('$op', y.shape, y.ravel()[:4], y.ravel()[-4:])"
   done
+  ours .gpu/bin/dmlctl --server=127.0.0.1:50199 run client/examples/mvn1_fused_celu.json \
+    --random=7 --output=/tmp/mvn1.npy --json
   kill -TERM $pid; wait $pid; echo "dmlserve exit status $?"
 } 2>&1 | tee "$OUT/server.log"
