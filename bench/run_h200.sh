@@ -36,7 +36,7 @@ DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
   ours .gpu/bin/dxbc_kernels_gpu_test 2>&1 | tail -30 | tee "$OUT/gpu_conformance.log"
 # 4. The server on the GPU: capabilities, three operators, SIGTERM -> exit 0.
 {
-  ours .gpu/bin/dmlserve --device=gpu --port=50199 > "$OUT/server.out" 2>&1 &
+  LD_LIBRARY_PATH=$rt .gpu/bin/dmlserve --device=gpu --port=50199 > "$OUT/server.out" 2>&1 &
   pid=$!
   for _ in $(seq 50); do grep -q listening "$OUT/server.out" && break; sleep 0.2; done
   ours .gpu/bin/dmlctl --server=127.0.0.1:50199 caps | head -8
