@@ -1,0 +1,327 @@
+// Bounded randomized robustness test ("never a crash or a hang"): every
+// oracle corpus case is mutated many ways at the wire level
+// (dmlserve.v1.ExecuteRequest, see mutator.h), mapped with the server's
+// proto mapping and validated. Invalid mutants must be reported with a rule
+// id of the OPERATORS.md §9 catalogue and a request field path. Valid ones
+// get payloads of their declared sizes and run on the CPU engine and on the
+// Direct3D 12 engine (software adapter, poisoned outputs); both must finish
+// (OK or a clean status) within a timeout, and when both succeed the GPU's
+// output elements must match the CPU's within the operator's §8 tolerance.
+// Every kernel key the planner emits is checked against AllKernelKeys()
+// before the GPU engine sees the request, because vkd3d-shader aborts the
+// process on a shader the tests have not compiled.
+//
+// Deterministic: the seed of each mutant derives from the shard, the case
+// index and the mutant index. The corpus is split in kShards shards (one
+// gtest case each) so that ctest runs them in parallel.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "engine/core/engine.h"
+#include "engine/core/tensor_desc.h"
+#include "engine/cpu/cpu_engine.h"
+#include "engine/cpu/tensor_access.h"
+#include "engine/d3d12/dxbc_engine.h"
+#include "engine/dxbc/kernels.h"
+#include "engine/dxbc/planner.h"
+#include "engine/ops/schema.h"
+#include "engine/ops/validator.h"
+#include "gtest/gtest.h"
+#include "server/proto_mapping.h"
+#include "tests/conformance/corpus.h"
+#include "tests/conformance/tolerance.h"
+#include "tests/robustness/mutator.h"
+
+namespace dmls::robustness {
+namespace {
+
+constexpr int kShards = 4;
+// Mutants per corpus case; each applies 1-3 mutations.
+constexpr int kMutantsPerCase = 12;
+// The server's default tensor limit refuses anything larger; executing
+// such mutants would only measure lavapipe.
+constexpr uint64_t kMaxExecutedTensorBytes = uint64_t{64} << 20;
+// Mutants from the large-tensor corpus cases are executed only up to this
+// size (they are still validated and planned), to keep the test bounded.
+constexpr uint64_t kMaxRoutineTensorBytes = uint64_t{4} << 20;
+// A request that has not completed by then counts as a hang.
+constexpr absl::Duration kHangTimeout = absl::Seconds(60);
+
+// The OPERATORS.md §9 catalogue (TENSOR_INVALID has no C++ form).
+const std::set<std::string>& Catalogue() {
+  static const auto* rules = new std::set<std::string>{
+      "FL_UNKNOWN", "OP_UNKNOWN", "OP_NOT_AVAILABLE", "PARAM_MISSING",
+      "PARAM_INVALID", "TENSOR_MISSING", "TENSOR_TYPE_INVALID",
+      "DATATYPE_UNKNOWN", "FLAGS_INVALID", "FLAGS_OWNED_BY_DML_ON_OUTPUT",
+      "DIMCOUNT_RANGE", "SIZES_LENGTH_MISMATCH", "STRIDES_LENGTH_MISMATCH",
+      "SIZE_ZERO", "SIZE_INVALID", "STRIDE_INVALID", "TENSOR_TOO_LARGE",
+      "TOTAL_SIZE_TOO_SMALL", "TOTAL_SIZE_NOT_DWORD_MULTIPLE",
+      "ALIGNMENT_INVALID", "DIMCOUNT_UNSUPPORTED", "DATATYPE_UNSUPPORTED",
+      "DATATYPE_MISMATCH", "DIMCOUNT_MISMATCH", "SIZES_MISMATCH",
+      "OUTPUT_OVERLAP", "SCALEBIAS_64BIT_UNSUPPORTED", "CELU_ALPHA_INVALID",
+      "SOFTPLUS_STEEPNESS_RANGE", "MVN_SCALE_BIAS_PAIRING",
+      "MVN_SCALE_BIAS_BROADCAST", "MVN_AXIS_COUNT_MISMATCH", "MVN_AXES_EMPTY",
+      "MVN_AXIS_OUT_OF_RANGE", "MVN_AXES_DUPLICATE", "MVN_EPSILON_INVALID",
+      "FUSED_NOT_FUSABLE", "FUSED_NOT_AVAILABLE", "FUSED_TENSORS_NOT_NULL",
+      "FUSED_PARAM_INVALID", "INPLACE_NOT_SUPPORTED",
+      "INPLACE_LAYOUT_MISMATCH"};
+  return *rules;
+}
+
+bool IsCleanStatus(const absl::Status& s) {
+  return s.ok() || absl::IsInvalidArgument(s) || absl::IsResourceExhausted(s) ||
+         absl::IsUnimplemented(s) || absl::IsOutOfRange(s);
+}
+
+// Runs one request and waits for its callback; `hung` when it did not come
+// within kHangTimeout (the state outlives this function in that case).
+absl::StatusOr<ExecuteResult> RunOne(Engine& engine, ExecuteRequest request,
+                                     bool* hung) {
+  struct State {
+    absl::Notification done;
+    absl::StatusOr<ExecuteResult> result = absl::UnknownError("no result");
+  };
+  auto state = std::make_shared<State>();
+  engine.Execute(std::move(request),
+                 [state](absl::StatusOr<ExecuteResult> r) {
+                   state->result = std::move(r);
+                   state->done.Notify();
+                 });
+  *hung = !state->done.WaitForNotificationWithTimeout(kHangTimeout);
+  if (*hung) return absl::DeadlineExceededError("hang");
+  return std::move(state->result);
+}
+
+// The payload bytes of a tensor of `bytes` bytes: the original payload
+// repeated (realistic values, including the corpus' NaN/Inf edge values),
+// zeros when there was none.
+std::string Resized(const std::string& original, uint64_t bytes) {
+  std::string out(bytes, '\0');
+  if (!original.empty()) {
+    for (uint64_t i = 0; i < bytes; ++i) out[i] = original[i % original.size()];
+  }
+  return out;
+}
+
+// §8 class of a request: the schema's, EXACT raised to ARITH by ScaleBias.
+std::string ToleranceClassOf(const OperatorDesc& op) {
+  const ops::OperatorSchema* schema = ops::FindOperator(op.type);
+  if (schema == nullptr) return "EXACT";
+  if (schema->tolerance == ops::ToleranceClass::kExact && op.scale_bias) {
+    return "ARITH";
+  }
+  return std::string(ops::ToleranceClassName(schema->tolerance));
+}
+
+// The output's logical elements gathered through its strides.
+std::optional<std::string> Gather(const TensorDesc& out_desc,
+                                  const std::string& buffer) {
+  const uint32_t size = ElementBytes(out_desc.type());
+  std::string out;
+  for (uint64_t offset : cpu::ElementOffsets(out_desc)) {
+    if ((offset + 1) * size > buffer.size()) return std::nullopt;
+    out.append(buffer.data() + offset * size, size);
+  }
+  return out;
+}
+
+struct Stats {
+  int mutants = 0;
+  int invalid = 0;
+  int valid = 0;
+  int skipped_large = 0;
+  int executed = 0;
+  int bad_payload = 0;  // valid mutants run with a payload off by one
+  int both_ok = 0;
+  uint64_t compared_elements = 0;
+  std::map<std::string, int> rules;  // first violation's rule -> count
+  std::map<std::string, int> engine_errors;
+};
+
+class RobustnessTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(RobustnessTest, MutantsNeverCrashHangOrDisagree) {
+  const int shard = GetParam();
+  const char* dir = std::getenv("DMLS_CONFORMANCE_DATA_DIR");
+  absl::StatusOr<conformance::CaseSet> corpus =
+      conformance::LoadCorpusDir(dir ? dir : DMLS_CONFORMANCE_DATA_DIR);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  ASSERT_GT(corpus->cases_size(), 0);
+
+  CpuEngineOptions cpu_options;
+  cpu_options.threads = 1;
+  CpuEngine cpu(cpu_options);
+  d3d12::GpuEngineOptions gpu_options;
+  gpu_options.device.kind = d3d12::DeviceOptions::Kind::kSoftware;
+  gpu_options.poison_outputs = true;
+  absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> gpu =
+      d3d12::CreateGpuEngine(std::move(gpu_options));
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+
+  const std::vector<gpu::KernelKey> all_keys_vec = gpu::AllKernelKeys();
+  const std::unordered_set<gpu::KernelKey, gpu::KernelKeyHash> all_keys(
+      all_keys_vec.begin(), all_keys_vec.end());
+
+  Stats stats;
+  const absl::Time start = absl::Now();
+  for (int ci = shard; ci < corpus->cases_size(); ci += kShards) {
+    const conformance::Case& c = corpus->cases(ci);
+    const bool large_case = absl::StrContains(c.id(), "large");
+    for (int mi = 0; mi < kMutantsPerCase; ++mi) {
+      Mutator mutator(uint64_t{0x5eed} * 1000003u + uint64_t(ci) * 131u + mi);
+      dmlserve::v1::ExecuteRequest proto = c.request();
+      std::string what;
+      const uint32_t count = 1 + mutator.Uniform(3);
+      for (uint32_t k = 0; k < count; ++k) {
+        absl::StrAppend(&what, k ? ", " : "", mutator.MutateOnce(proto));
+      }
+      mutator.MaybeRepair(proto);
+      const std::string label = absl::StrCat(c.id(), " #", mi, " [", what, "]");
+      SCOPED_TRACE(label);
+      ++stats.mutants;
+
+      const OperatorDesc op = server::OperatorFromProto(proto.operator_());
+      const uint32_t fl = server::FeatureLevelFromProto(proto.feature_level(),
+                                                        kHighestFeatureLevel);
+      const bool in_place = proto.in_place();
+      const std::vector<ops::Violation> violations =
+          ops::ValidateAll(op, fl, in_place);
+      if (!violations.empty()) {
+        ++stats.invalid;
+        ++stats.rules[violations.front().rule];
+        for (const ops::Violation& v : violations) {
+          EXPECT_TRUE(Catalogue().count(v.rule)) << "rule '" << v.rule << "'";
+          EXPECT_TRUE(absl::StartsWith(v.field, "operator") ||
+                      absl::StartsWith(v.field, "feature_level") ||
+                      absl::StartsWith(v.field, "in_place"))
+              << v.rule << " at '" << v.field << "'";
+          EXPECT_FALSE(v.message.empty()) << v.rule;
+        }
+        continue;
+      }
+      ++stats.valid;
+      ASSERT_TRUE(op.input && op.output) << "valid without input/output";
+
+      const uint64_t in_bytes = op.input->total_tensor_size_in_bytes;
+      const uint64_t scale_bytes = op.scale ? op.scale->total_tensor_size_in_bytes : 0;
+      const uint64_t bias_bytes = op.bias ? op.bias->total_tensor_size_in_bytes : 0;
+      const uint64_t largest = std::max({in_bytes, scale_bytes, bias_bytes,
+                                         op.output->total_tensor_size_in_bytes});
+      if (largest > (large_case ? kMaxExecutedTensorBytes : kMaxRoutineTensorBytes) ||
+          largest > kMaxExecutedTensorBytes) {
+        ++stats.skipped_large;
+        continue;
+      }
+
+      // No request may reach the DXBC emitter with an uncompiled key.
+      const absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, in_place);
+      bool keys_ok = true;
+      if (plan.ok()) {
+        for (const gpu::Dispatch& d : plan->dispatches) {
+          if (!all_keys.count(d.key)) {
+            ADD_FAILURE() << "planned key outside AllKernelKeys: " << d.key.DebugString();
+            keys_ok = false;
+          }
+        }
+      } else {
+        EXPECT_TRUE(IsCleanStatus(plan.status())) << plan.status();
+      }
+
+      ExecuteRequest request;
+      request.op = op;
+      request.feature_level = static_cast<FeatureLevel>(fl);
+      request.in_place = in_place;
+      request.input = Resized(proto.input(), in_bytes);
+      request.scale = Resized(proto.scale(), scale_bytes);
+      request.bias = Resized(proto.bias(), bias_bytes);
+      // One in eight runs with a payload one byte off: both engines must
+      // refuse it cleanly (the server checks lengths first; the engines
+      // must not trust that).
+      const bool bad_payload = mutator.Uniform(8) == 0;
+      if (bad_payload) {
+        ++stats.bad_payload;
+        std::string& p = mutator.Uniform(2) ? request.input : request.scale;
+        if (mutator.Uniform(2) == 0 || p.empty()) {
+          p.push_back('\0');
+        } else {
+          p.pop_back();
+        }
+      }
+      ++stats.executed;
+
+      bool hung = false;
+      const absl::StatusOr<ExecuteResult> cpu_result = RunOne(cpu, request, &hung);
+      ASSERT_FALSE(hung) << "CPU engine did not complete";
+      EXPECT_TRUE(IsCleanStatus(cpu_result.status())) << "CPU: " << cpu_result.status();
+      if (!cpu_result.ok()) ++stats.engine_errors[absl::StrCat("cpu ", cpu_result.status().ToString().substr(0, 60))];
+      if (!keys_ok) continue;
+      const absl::StatusOr<ExecuteResult> gpu_result = RunOne(**gpu, request, &hung);
+      ASSERT_FALSE(hung) << "GPU engine did not complete";
+      EXPECT_TRUE(IsCleanStatus(gpu_result.status())) << "GPU: " << gpu_result.status();
+      if (!gpu_result.ok()) ++stats.engine_errors[absl::StrCat("gpu ", gpu_result.status().ToString().substr(0, 60))];
+      if (bad_payload) {
+        EXPECT_TRUE(absl::IsInvalidArgument(cpu_result.status())) << cpu_result.status();
+        EXPECT_TRUE(absl::IsInvalidArgument(gpu_result.status())) << gpu_result.status();
+        continue;
+      }
+      if (!cpu_result.ok() || !gpu_result.ok()) continue;
+      ++stats.both_ok;
+
+      uint64_t want = op.output->total_tensor_size_in_bytes;
+      if (in_place) want = std::max(want, in_bytes);
+      ASSERT_EQ(cpu_result->output.size(), want);
+      ASSERT_EQ(gpu_result->output.size(), want);
+      const std::optional<std::string> expected = Gather(*op.output, cpu_result->output);
+      const std::optional<std::string> actual = Gather(*op.output, gpu_result->output);
+      ASSERT_TRUE(expected && actual) << "output element outside the buffer";
+      const DataType type = op.output->type();
+      const std::string tolerance_class = ToleranceClassOf(op);
+      const absl::StatusOr<conformance::Tolerance> tolerance =
+          conformance::ToleranceFor(tolerance_class, type);
+      ASSERT_TRUE(tolerance.ok()) << tolerance.status();
+      const uint64_t elements = expected->size() / ElementBytes(type);
+      const std::optional<conformance::Mismatch> mismatch =
+          conformance::CompareElements(*actual, *expected, type, elements, *tolerance);
+      EXPECT_FALSE(mismatch) << "GPU vs CPU: " << mismatch->message << " ["
+                             << tolerance_class << "]";
+      stats.compared_elements += elements;
+    }
+  }
+  (*gpu)->Shutdown();
+  cpu.Shutdown();
+
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::string rules;
+  for (const auto& [rule, n] : stats.rules) absl::StrAppend(&rules, " ", rule, "=", n);
+  std::string errors;
+  for (const auto& [e, n] : stats.engine_errors) absl::StrAppend(&errors, "\n    ", n, "x ", e);
+  std::cout << "shard " << shard << ": " << stats.mutants << " mutants, "
+            << stats.invalid << " invalid, " << stats.valid << " valid ("
+            << stats.skipped_large << " too large to run), " << stats.executed
+            << " executed (" << stats.bad_payload << " with a payload off by one), "
+            << stats.both_ok << " compared (" << stats.compared_elements
+            << " elements) in " << seconds << " s\n  first rules:" << rules
+            << "\n  engine errors:" << errors << "\n";
+  // The mutation mix must keep reaching both sides of the validator and the
+  // comparison, or the test silently stops testing the engines.
+  EXPECT_GT(stats.invalid, stats.mutants / 10);
+  EXPECT_GT(stats.both_ok, stats.mutants / 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, RobustnessTest, ::testing::Range(0, kShards));
+
+}  // namespace
+}  // namespace dmls::robustness
