@@ -90,6 +90,14 @@ void MathEmitter::OrderedLess(Operand d, Operand a, Operand b) {
   b_.And(both_zero, both_zero, U(0x7fffffffu));
   b_.IEq(both_zero, both_zero, U(0));
   b_.Movc(d, both_zero, U(0), d);
+  // The keys order NaNs too (a -NaN below every number), so a NaN operand
+  // must be answered "not less" explicitly: a -NaN Alpha of THRESHOLDED_RELU
+  // passed every x through (found by tests/robustness).
+  Operand na = Tmp(), nb = Tmp();
+  IsNan(na, a);
+  IsNan(nb, b);
+  b_.Or(na, na, nb);
+  b_.Movc(d, na, U(0), d);
 }
 
 void MathEmitter::Exp(Operand d, Operand x) {
@@ -304,14 +312,29 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       return;
     }
     case OperatorType::kActivationParametricSoftplus: {
-      // Alpha*softplus(Beta*x); for Beta*x > 20 it is (Alpha*Beta)*x.
-      Operand y = Tmp(), large = Tmp(), lin = Tmp();
+      // Alpha*softplus(Beta*x); for Beta*x > 20 it is Alpha*(Beta*x). That
+      // order cannot overflow spuriously while Beta*x is finite, where
+      // (Alpha*Beta)*x did for Beta near FLT_MAX (found by tests/robustness);
+      // when Beta*x overflows, |x| > 1 and (Alpha*Beta)*x is the safe order.
+      Operand y = Tmp(), large = Tmp(), lin = Tmp(), ab = Tmp(), y_inf = Tmp();
       b_.Mul(y, v, p.p1);
       b_.Lt(large, F(20.0f), y);
-      b_.Mul(lin, p.p0, p.p1);
-      b_.Mul(lin, lin, v);
+      b_.Mul(lin, p.p0, y);
+      b_.Mul(ab, p.p0, p.p1);
+      b_.Mul(ab, ab, v);
+      IsInf(y_inf, y);
+      b_.Movc(lin, y_inf, ab, lin);
+      // softplus(Beta*x) underflows to 0 in float32 below about -104, but
+      // in the float64 reference only below -745.13: with an infinite Alpha
+      // the reference stays +-inf there, not inf*0 = NaN (found by
+      // tests/robustness). Below that (and for NaN) the IEEE product stays.
+      Operand alpha_inf = Tmp(), in_range = Tmp();
+      IsInf(alpha_inf, p.p0);
+      b_.Lt(in_range, F(-745.1f), y);
+      b_.And(alpha_inf, alpha_inf, in_range);
       Softplus(y, y);
       b_.Mul(y, y, p.p0);
+      b_.Movc(y, alpha_inf, p.p0, y);
       b_.Movc(v, large, lin, y);
       return;
     }

@@ -69,8 +69,9 @@ class MathEmitter {
   // D3D max/min (IEEE maxNum/minNum): a NaN operand yields the other one.
   void MaxNum(Operand d, Operand a, Operand b);
   void MinNum(Operand d, Operand a, Operand b);
-  // d = a < b for non-NaN floats via an order-preserving integer key
-  // (immune to denormal flushing of the operands).
+  // d = a < b via an order-preserving integer key (immune to denormal
+  // flushing of the operands); false when either operand is NaN, as IEEE
+  // a < b (a NaN parameter, e.g. THRESHOLDED_RELU's Alpha, must not compare).
   void OrderedLess(Operand d, Operand a, Operand b);
   // d = magnitude (>= 0) with the sign bit of `sign`.
   void CopySign(Operand d, Operand magnitude, Operand sign);

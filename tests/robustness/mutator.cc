@@ -43,7 +43,8 @@ std::vector<const FieldDescriptor*> TensorFieldsOf(const Message& m,
   std::vector<const FieldDescriptor*> out;
   for (const char* name : kTensorFields) {
     const FieldDescriptor* f = m.GetDescriptor()->FindFieldByName(name);
-    if (f == nullptr) continue;
+    // ActivationShrink has a float named "bias": only TensorDesc fields.
+    if (f == nullptr || f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
     if (present_only && !m.GetReflection()->HasField(m, f)) continue;
     out.push_back(f);
   }
