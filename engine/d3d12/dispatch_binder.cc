@@ -85,8 +85,8 @@ absl::StatusOr<std::unique_ptr<DispatchBinder>> DispatchBinder::Create(
       "CreateDescriptorHeap");
   b->descriptor_size_ =
       device->GetDescriptorHandleIncrementSize(hd.Type);
-  b->cpu_start_ = b->heap_->GetCPUDescriptorHandleForHeapStart();
-  b->gpu_start_ = b->heap_->GetGPUDescriptorHandleForHeapStart();
+  b->cpu_start_ = CpuHeapStart(b->heap_.get());
+  b->gpu_start_ = GpuHeapStart(b->heap_.get());
 
   D3D12_HEAP_PROPERTIES heap = {};
   heap.Type = D3D12_HEAP_TYPE_UPLOAD;

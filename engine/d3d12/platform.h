@@ -8,7 +8,10 @@
 // GetCPUDescriptorHandleForHeapStart) get a vtable layout that disagrees with
 // libvkd3d and crash.
 //
-// Windows: the SDK / DirectX-Headers d3d12.h and DXGI.
+// Windows: the SDK / DirectX-Headers d3d12.h and DXGI. MSVC is the usual
+// compiler; MinGW-w64 (GCC) also compiles this code against DirectX-Headers
+// (deploy/check-windows-build.sh, docs/WINDOWS.md), which needs the two
+// accommodations marked "MinGW" below.
 //
 // Everything else in engine/d3d12 uses only the D3D12 API through this header;
 // the few calls that differ between the two (root signature serialisation)
@@ -19,6 +22,13 @@
 #ifdef _WIN32
 #ifndef NOMINMAX
 #define NOMINMAX
+#endif
+// MinGW: its rpcndr.h is version 475 and errors out when a header asks for
+// more; DirectX-Headers' MIDL-generated d3d12.h asks for 500 but uses nothing
+// newer. Must come before anything includes rpcndr.h (windows.h does unless
+// WIN32_LEAN_AND_MEAN). MSVC's SDK rpcndr.h is new enough.
+#if defined(__MINGW32__) && !defined(__REQUIRED_RPCNDR_H_VERSION__)
+#define __REQUIRED_RPCNDR_H_VERSION__ 475
 #endif
 #include <windows.h>
 #include <d3d12.h>
@@ -41,6 +51,28 @@ inline HRESULT SerializeRootSignature(const D3D12_ROOT_SIGNATURE_DESC* desc,
 #else
   return vkd3d_serialize_root_signature(desc, D3D_ROOT_SIGNATURE_VERSION_1_0,
                                         blob, error);
+#endif
+}
+
+// The first CPU / GPU descriptor handles of `heap`. MinGW: DirectX-Headers
+// declares these struct-returning methods with an explicit out-pointer for
+// Windows compilers other than MSVC, whose C++ ABI returns small structs from
+// member functions differently (MSVC and vkd3d's headers take no argument).
+inline D3D12_CPU_DESCRIPTOR_HANDLE CpuHeapStart(ID3D12DescriptorHeap* heap) {
+#if defined(_WIN32) && !defined(_MSC_VER)
+  D3D12_CPU_DESCRIPTOR_HANDLE handle;
+  return *heap->GetCPUDescriptorHandleForHeapStart(&handle);
+#else
+  return heap->GetCPUDescriptorHandleForHeapStart();
+#endif
+}
+
+inline D3D12_GPU_DESCRIPTOR_HANDLE GpuHeapStart(ID3D12DescriptorHeap* heap) {
+#if defined(_WIN32) && !defined(_MSC_VER)
+  D3D12_GPU_DESCRIPTOR_HANDLE handle;
+  return *heap->GetGPUDescriptorHandleForHeapStart(&handle);
+#else
+  return heap->GetGPUDescriptorHandleForHeapStart();
 #endif
 }
 
