@@ -205,7 +205,7 @@ void MathEmitter::TwoSum(Operand s, Operand e_acc, Operand a) {
   b_.Mov(s, sum);
 }
 
-void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
+void MathEmitter::ExactMad(Operand d, Operand a, Operand b, Operand c) {
   Operand p = Tmp(), e = Tmp(), ah = Tmp(), al = Tmp(), bh = Tmp(), bl = Tmp(), t = Tmp();
   b_.Mul(p, a, b);
   b_.And(ah, a, U(0xfffff000u));
@@ -224,13 +224,41 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   Operand s = Tmp();
   b_.Mov(s, p);
   TwoSum(s, e, c);
-  b_.Add(s, s, e);
-  // Non-finite plain results (overflow, inf, NaN) are already right.
-  Operand plain = Tmp(), finite = Tmp();
+  b_.Add(d, s, e);
+}
+
+void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
+  Operand s = Tmp();
+  ExactMad(s, a, b, c);
+  // A non-finite plain result is right when an operand is inf or NaN, or
+  // when a*b + c is truly beyond the float32 range. It is not when only the
+  // product a*b overflowed (found by tests/robustness): a finite true
+  // value (4e38 - 3e38) or, with c = +-inf, c itself (2*3.4e38 - inf is
+  // -inf, not NaN). Those cases are redone as 4*((a/4)*b + c/4): when even
+  // (a/4)*b overflows, |a*b + c| >= 3*FLT_MAX and inf is right again.
+  auto is_finite = [&](Operand f, Operand x) {
+    b_.And(f, x, U(0x7fffffffu));
+    b_.ULt(f, f, U(kPosInf));
+  };
+  Operand plain = Tmp(), fp = Tmp(), fa = Tmp(), fb = Tmp(), fc = Tmp();
   b_.Mad(plain, a, b, c);
-  b_.And(finite, plain, U(0x7fffffffu));
-  b_.ULt(finite, finite, U(kPosInf));
-  b_.Movc(d, finite, s, plain);
+  is_finite(fp, plain);
+  is_finite(fa, a);
+  is_finite(fb, b);
+  is_finite(fc, c);
+  b_.And(fa, fa, fb);  // a*b is a finite real number
+  Operand qa = Tmp(), qc = Tmp(), sc = Tmp(), plain2 = Tmp(), fp2 = Tmp();
+  b_.Mul(qa, a, F(0.25f));
+  b_.Mul(qc, c, F(0.25f));
+  ExactMad(sc, qa, b, qc);
+  b_.Mad(plain2, qa, b, qc);
+  is_finite(fp2, plain2);
+  b_.Movc(sc, fp2, sc, plain2);  // the exact path is NaN on overflow
+  b_.Mul(sc, sc, F(4.0f));
+  Operand alt = Tmp();
+  b_.Movc(alt, fc, sc, c);      // a*b finite: rescaled, or c when c is inf/NaN
+  b_.Movc(alt, fa, alt, plain);  // an operand inf/NaN: IEEE plain result
+  b_.Movc(d, fp, s, alt);
 }
 
 void MathEmitter::CopySign(Operand d, Operand magnitude, Operand sign) {

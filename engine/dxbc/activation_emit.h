@@ -61,6 +61,8 @@ class MathEmitter {
   // (lavapipe's is not): exact products of 12-bit halves (Dekker) and
   // TwoSum. Falls back to the plain result when that is not finite.
   void FusedMad(Operand d, Operand a, Operand b, Operand c);
+  // The exact part of FusedMad, for finite results only.
+  void ExactMad(Operand d, Operand a, Operand b, Operand c);
   // Classification and ordering on the integer bits. NVIDIA's compiler may
   // assume no Inf/NaN (vkd3d 1.2 sets no SignedZeroInfNanPreserve), which
   // folds float compares with inf/NaN; integer tests cannot be folded.

@@ -157,5 +157,31 @@ TEST_F(GpuVsCpuRegressionTest, ParametricSoftplusWithInfiniteAlpha) {
   ExpectGpuMatchesCpu(op, {-120.0f, -500.0f, -1e30f, 0.5f});
 }
 
+TEST_F(GpuVsCpuRegressionTest, LinearWhoseProductAloneOverflows) {
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kActivationLinear);
+  op.input = MakeTensorDesc(DataType::kFloat32, {2, 4});
+  op.output = op.input;
+  const float kMax = std::numeric_limits<float>::max();
+  const float kInf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {kMax, -kMax, 2e38f, -2e38f, 1.0f, kInf, -kInf, 0.0f};
+  op.activation = {2.0f, -kInf};  // 2*FLT_MAX - inf is -inf, not NaN
+  ExpectGpuMatchesCpu(op, x);
+  op.activation = {2.0f, -3e38f};  // 4e38 - 3e38 = 1e38, not inf
+  ExpectGpuMatchesCpu(op, x);
+  op.activation = {kMax, kMax};  // truly beyond the range: inf
+  ExpectGpuMatchesCpu(op, x);
+}
+
+TEST_F(GpuVsCpuRegressionTest, ThresholdScaleBiasWhoseProductAloneOverflows) {
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kElementWiseThreshold);
+  op.input = MakeTensorDesc(DataType::kFloat32, {2, 4});
+  op.output = op.input;
+  op.min = -std::numeric_limits<float>::max();
+  op.scale_bias = ScaleBias{4.0f, -3e38f};
+  ExpectGpuMatchesCpu(op, {1e38f, 3e37f, -1.0f, 0.25f});
+}
+
 }  // namespace
 }  // namespace dmls::gpu
