@@ -323,11 +323,33 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
     case OperatorType::kActivationTanh:
       Tanh(v, v);
       return;
-    case OperatorType::kActivationScaledTanh:
+    case OperatorType::kActivationScaledTanh: {
+      // tanh(Beta*x) is nonzero whenever Beta and x are, but Beta*x can
+      // underflow to 0 in float32 (not in the float64 reference): with an
+      // infinite Alpha the result is then +-inf, not inf*0 = NaN (found by
+      // tests/robustness). Its sign is that of Alpha*Beta*x.
+      Operand sign = Tmp(), nz = Tmp(), t = Tmp(), special = Tmp(), x = Tmp();
+      b_.Mov(x, v);
+      IsInf(special, p.p0);
+      b_.And(nz, x, U(0x7fffffffu));
+      b_.ULt(t, U(0), nz);                 // x != +-0
+      b_.And(special, special, t);
+      b_.ULt(t, nz, U(kPosInf + 1));       // x not NaN
+      b_.And(special, special, t);
+      b_.And(nz, p.p1, U(0x7fffffffu));
+      b_.ULt(t, U(0), nz);                 // Beta != +-0
+      b_.And(special, special, t);
+      b_.ULt(t, nz, U(kPosInf + 1));       // Beta not NaN
+      b_.And(special, special, t);
+      b_.Xor(sign, x, p.p1);
+      b_.And(sign, sign, U(kSignBit));
+      b_.Xor(sign, sign, p.p0);            // +-inf with the product's sign
       b_.Mul(v, v, p.p1);
       Tanh(v, v);
       b_.Mul(v, v, p.p0);
+      b_.Movc(v, special, sign, v);
       return;
+    }
     case OperatorType::kActivationSoftplus: {
       // For S*x > 20 the result is x to float precision; taking x directly
       // also avoids overflow of S*x (SOFTPLUS(3e38) with S = 2).

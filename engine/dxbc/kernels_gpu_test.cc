@@ -157,6 +157,20 @@ TEST_F(GpuVsCpuRegressionTest, ParametricSoftplusWithInfiniteAlpha) {
   ExpectGpuMatchesCpu(op, {-120.0f, -500.0f, -1e30f, 0.5f});
 }
 
+TEST_F(GpuVsCpuRegressionTest, ScaledTanhWithInfiniteAlphaAndUnderflowingProduct) {
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kActivationScaledTanh);
+  op.input = MakeTensorDesc(DataType::kFloat32, {2, 4});
+  op.output = op.input;
+  const float kInf = std::numeric_limits<float>::infinity();
+  // 1e-30 * 1e-30 underflows in float32; tanh of it is not 0 in float64.
+  const std::vector<float> x = {1e-30f, -1e-30f, 0.0f, -0.0f, 2.0f, kInf, -kInf, 1.17549435e-38f};
+  op.activation = {kInf, 1e-30f};
+  ExpectGpuMatchesCpu(op, x);
+  op.activation = {-kInf, -1e-30f};
+  ExpectGpuMatchesCpu(op, x);
+}
+
 TEST_F(GpuVsCpuRegressionTest, LinearWhoseProductAloneOverflows) {
   OperatorDesc op;
   op.type = static_cast<uint32_t>(OperatorType::kActivationLinear);

@@ -52,7 +52,7 @@ namespace {
 
 constexpr int kShards = 4;
 // Mutants per corpus case; each applies 1-3 mutations.
-constexpr int kMutantsPerCase = 12;
+constexpr int kMutantsPerCase = 40;
 // The server's default tensor limit refuses anything larger; executing
 // such mutants would only measure lavapipe.
 constexpr uint64_t kMaxExecutedTensorBytes = uint64_t{64} << 20;
@@ -123,7 +123,7 @@ std::string Resized(const std::string& original, uint64_t bytes) {
 
 // Known limitation (reported, not fixed): the GPU's MVN statistics are
 // float32, so groups whose sums or squared deviations overflow float32
-// (|x| beyond about 2^60, or an infinite element) come out NaN where the
+// (|x| beyond about 2^60, or an infinite element in FLOAT32 or FLOAT16) come out NaN where the
 // float64 reference is finite (or +-inf). Such MVN requests still run on
 // both engines (no crash, no hang) but their values are not compared.
 bool MvnBeyondFloat32Statistics(const OperatorDesc& op, const std::string& input) {
@@ -133,14 +133,20 @@ bool MvnBeyondFloat32Statistics(const OperatorDesc& op, const std::string& input
     return false;
   }
   const DataType type = op.input->type();
-  if (type != DataType::kFloat32) return false;  // FLOAT16 values are < 65520
   for (uint64_t offset : cpu::ElementOffsets(*op.input)) {
-    float v;
-    std::memcpy(&v, input.data() + offset * 4, 4);
-    if (!(std::fabs(v) <= 0x1p40f)) return true;  // also NaN
+    if (type == DataType::kFloat32) {
+      float v;
+      std::memcpy(&v, input.data() + offset * 4, 4);
+      if (!(std::fabs(v) <= 0x1p40f)) return true;  // also NaN
+    } else if (type == DataType::kFloat16) {
+      uint16_t h;
+      std::memcpy(&h, input.data() + offset * 2, 2);
+      if ((h & 0x7c00u) == 0x7c00u) return true;  // inf or NaN; finite ones are small
+    }
   }
   return false;
 }
+
 
 // §8 class of a request: the schema's, EXACT raised to ARITH by ScaleBias.
 std::string ToleranceClassOf(const OperatorDesc& op) {
@@ -222,6 +228,12 @@ TEST_P(RobustnessTest, MutantsNeverCrashHangOrDisagree) {
   const std::unordered_set<gpu::KernelKey, gpu::KernelKeyHash> all_keys(
       all_keys_vec.begin(), all_keys_vec.end());
 
+  // DMLS_ROBUSTNESS_SEED=<n> explores other mutants (a debugging aid; the
+  // registered test always uses the default).
+  uint64_t seed_base = 0x5eed;
+  if (const char* seed = std::getenv("DMLS_ROBUSTNESS_SEED")) {
+    seed_base = std::strtoull(seed, nullptr, 0);
+  }
   Stats stats;
   const absl::Time start = absl::Now();
   for (int ci = shard; ci < corpus->cases_size(); ci += kShards) {
@@ -234,7 +246,7 @@ TEST_P(RobustnessTest, MutantsNeverCrashHangOrDisagree) {
     }
     const bool large_case = absl::StrContains(c.id(), "large");
     for (int mi = 0; mi < kMutantsPerCase; ++mi) {
-      Mutator mutator(uint64_t{0x5eed} * 1000003u + uint64_t(ci) * 131u + mi);
+      Mutator mutator(seed_base * 1000003u + uint64_t(ci) * 131u + mi);
       dmlserve::v1::ExecuteRequest proto = c.request();
       std::string what;
       const uint32_t count = 1 + mutator.Uniform(3);
