@@ -19,10 +19,11 @@ bool IsSignedInt(DataType t) {
 // float32 arithmetic: x and Scale are cut into pieces whose products are
 // exact, and the seven terms are summed with TwoSum into s + e with
 // |e| <= ulp(s)/2, so trunc(v) is decided on (nearly) the exact value v. It differs
-// from trunc(round_to_double(v)) only when v lies within 2^-53*|v| of a
+// from trunc(round_to_double(v)) only when v lies within 2^-52*|v| of a
 // non-zero integer without being one (the double rounding would land on the
-// integer); for 8/16-bit x with Bias = 0 that cannot happen (x*Scale has at
-// most 40 significant bits, exact in double).
+// integer); within 2^-53*|v| that case is detected and handled below, and
+// for 8/16-bit x with Bias = 0 it cannot happen (x*Scale has at most 40
+// significant bits, exact in double).
 void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
                      Operand bias) {
   ShaderBuilder& b = m.builder();
@@ -52,8 +53,18 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   b.And(sh, scale, U(0xfffff000u));
   b.Add(sl, scale, sh.Neg());
   // Far outside the range (or NaN/inf) the rounded value decides alone.
-  Operand g = t();
+  // In double, x*Scale (|x| < 2^32) never overflows, so an infinite Bias
+  // with a finite Scale gives g = Bias; in float32 the product can
+  // overflow to the opposite infinity and make inf - inf = NaN (found by
+  // tests/robustness: Scale -3.4e38, Bias inf gave 0 instead of saturating).
+  Operand g = t(), bias_only = t(), sfin = t();
   b.Mad(g, xf, scale, bias);
+  b.And(bias_only, bias, U(0x7fffffffu));
+  b.IEq(bias_only, bias_only, U(0x7f800000u));  // Bias is +-inf
+  b.And(sfin, scale, U(0x7fffffffu));
+  b.ULt(sfin, sfin, U(0x7f800000u));             // Scale is finite
+  b.And(bias_only, bias_only, sfin);
+  b.Movc(g, bias_only, bias, g);
   Operand s = t(), e = t(), term = t();
   b.Mul(s, xa, sh);
   b.Mul(s, s, F(16777216.0f));
@@ -92,6 +103,13 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   b.Lt(c1, s, F(0.0f));
   b.Movc(adj, c1, ce, adj);
   b.Movc(adj, is_int, adj, F(0.0f));
+  // The reference rounds v to double first: when |e| < 2^-53*|s|, v rounds
+  // to the integer s itself, so trunc gives s (found by tests/robustness:
+  // -1 + 1e-31 is -1 in double, not -0.99...).
+  Operand tiny = t();
+  b.Mul(tiny, s.Abs(), F(0x1p-53f));
+  b.Lt(tiny, e.Abs(), tiny);
+  b.Movc(adj, tiny, F(0.0f), adj);
   // Convert n + adj with saturation. n is clamped into the range ftoi/ftou
   // convert exactly; the clamped-off excess joins adj (w); a |w| >= 2^24
   // saturates by its sign; otherwise iv + int(w) with overflow detection.

@@ -197,5 +197,46 @@ TEST_F(GpuVsCpuRegressionTest, ThresholdScaleBiasWhoseProductAloneOverflows) {
   ExpectGpuMatchesCpu(op, {1e38f, 3e37f, -1.0f, 0.25f});
 }
 
+// Integer ScaleBias: the reference computes x*Scale + Bias in double.
+TEST(GpuIntScaleBiasRegressionTest, InfiniteBiasAndDoubleRounding) {
+  d3d12::GpuEngineOptions o;
+  o.device.kind = d3d12::DeviceOptions::Kind::kSoftware;
+  o.poison_outputs = true;
+  absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = d3d12::CreateGpuEngine(std::move(o));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const std::vector<int32_t> x = {-2147483647 - 1, -5, -1, 0, 1, 7, 1 << 30, 2147483647};
+  struct Params { float scale, bias; };
+  const float kInf = std::numeric_limits<float>::infinity();
+  // Scale*x overflows float32 (not double) before the infinite Bias; a
+  // tiny Scale*x vanishes next to Bias in double.
+  for (Params p : {Params{-3.4028235e38f, kInf}, Params{1e30f, kInf}, Params{1e30f, -kInf},
+                   Params{1e-40f, -1.0f}, Params{1e-30f, 3.0f}, Params{0.5f, 1e-40f}}) {
+    for (OperatorType type : {OperatorType::kElementWiseThreshold, OperatorType::kElementWiseClip}) {
+      OperatorDesc op;
+      op.type = static_cast<uint32_t>(type);
+      op.input = MakeTensorDesc(DataType::kInt32, {8});
+      op.output = op.input;
+      op.min = -1e10f;
+      op.max = 1e10f;
+      op.scale_bias = ScaleBias{p.scale, p.bias};
+      ASSERT_TRUE(ops::Validate(op, static_cast<uint32_t>(kHighestFeatureLevel), false).ok());
+      ExecuteRequest r;
+      r.op = op;
+      r.input.assign(reinterpret_cast<const char*>(x.data()), x.size() * 4);
+      absl::StatusOr<ExecuteResult> want = CpuEngine::Run(r);
+      ASSERT_TRUE(want.ok()) << want.status();
+      std::promise<absl::StatusOr<ExecuteResult>> done;
+      (*engine)->Execute(r, [&](absl::StatusOr<ExecuteResult> res) { done.set_value(std::move(res)); });
+      absl::StatusOr<ExecuteResult> got = done.get_future().get();
+      ASSERT_TRUE(got.ok()) << got.status();
+      std::vector<int32_t> g(8), w(8);
+      std::memcpy(g.data(), got->output.data(), 32);
+      std::memcpy(w.data(), want->output.data(), 32);
+      EXPECT_EQ(g, w) << "scale " << p.scale << " bias " << p.bias << " op "
+                      << static_cast<uint32_t>(type);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dmls::gpu
