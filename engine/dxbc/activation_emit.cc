@@ -100,11 +100,15 @@ void MathEmitter::OrderedLess(Operand d, Operand a, Operand b) {
   b_.Movc(d, na, U(0), d);
 }
 
-void MathEmitter::Exp(Operand d, Operand x) {
+void MathEmitter::Exp(Operand d, Operand x) { ExpScaled(d, x, 0); }
+
+void MathEmitter::ExpScaled(Operand d, Operand x, int k) {
   Operand hi = Tmp(), lo = Tmp(), e2 = Tmp(), ok = Tmp();
   b_.Mul(hi, x, F(kLog2e));
   b_.Mad(lo, x, F(kLog2e), hi.Neg());  // exact rounding error of x*log2e (fused)
   b_.Mad(lo, x, F(kLog2eLo), lo);
+  // hi + k is exact for the |hi| < 256 where it matters (k is small).
+  if (k != 0) b_.Add(hi, hi, F(static_cast<float>(k)));
   b_.Exp2(e2, hi);
   // For |hi| >= 126 the result is 0 or inf (or hi is inf and lo NaN): no
   // correction.
@@ -382,8 +386,18 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       IsInf(alpha_inf, p.p0);
       b_.Lt(in_range, F(-745.1f), y);
       b_.And(alpha_inf, alpha_inf, in_range);
+      // Below -80, softplus(y) = exp(y) to float precision, and exp(y) is
+      // denormal or 0 in float32 from about -87 on while Alpha*exp(y) need
+      // not be small (Alpha = FLT_MAX, found by tests/robustness): use
+      // (Alpha * (exp(y)*2^64)) * 2^-64 there.
+      Operand tail = Tmp(), scaled = Tmp();
+      b_.Lt(tail, y, F(-80.0f));
+      ExpScaled(scaled, y, 64);
+      b_.Mul(scaled, scaled, p.p0);
+      b_.Mul(scaled, scaled, F(0x1p-64f));
       Softplus(y, y);
       b_.Mul(y, y, p.p0);
+      b_.Movc(y, tail, scaled, y);
       b_.Movc(y, alpha_inf, p.p0, y);
       b_.Movc(v, large, lin, y);
       return;

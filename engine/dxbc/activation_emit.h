@@ -47,6 +47,9 @@ class MathEmitter {
   // `mad` is fused (H200; on drivers where it is not, the correction is 0
   // and the result is plain exp2 accuracy); never NaN for infinite x.
   void Exp(Operand d, Operand x);
+  // d = exp(x) * 2^k, computed as exp2(x*log2(e) + k): normal (and as
+  // accurate as Exp) where exp(x) alone would be denormal or zero.
+  void ExpScaled(Operand d, Operand x, int k);
   // d = e^x - 1, accurate near 0 (Taylor series for |x| < 0.35).
   void Expm1(Operand d, Operand x);
   // d = ln(1 + z) for z >= 0, accurate near 0 (atanh series for z < 0.5).

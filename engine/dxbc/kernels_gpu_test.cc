@@ -157,6 +157,19 @@ TEST_F(GpuVsCpuRegressionTest, ParametricSoftplusWithInfiniteAlpha) {
   ExpectGpuMatchesCpu(op, {-120.0f, -500.0f, -1e30f, 0.5f});
 }
 
+TEST_F(GpuVsCpuRegressionTest, ParametricSoftplusWithHugeAlphaAndTinySoftplus) {
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kActivationParametricSoftplus);
+  op.input = MakeTensorDesc(DataType::kFloat32, {2, 4});
+  op.output = op.input;
+  // softplus(-95) = 5.5e-42 (denormal in float32); times FLT_MAX it is 1.9e-3.
+  const std::vector<float> x = {-79.0f, -81.0f, -95.0f, -100.0f, -110.0f, -120.0f, -130.0f, -200.0f};
+  op.activation = {std::numeric_limits<float>::max(), 1.0f};
+  ExpectGpuMatchesCpu(op, x);
+  op.activation = {-3e38f, 0.5f};
+  ExpectGpuMatchesCpu(op, {-170.0f, -190.0f, -210.0f, -230.0f, -250.0f});
+}
+
 TEST_F(GpuVsCpuRegressionTest, ScaledTanhWithInfiniteAlphaAndUnderflowingProduct) {
   OperatorDesc op;
   op.type = static_cast<uint32_t>(OperatorType::kActivationScaledTanh);
