@@ -8,6 +8,10 @@ namespace {
 constexpr float kLog2e = 1.44269502162933349609375f;     // float(log2(e))
 constexpr float kLog2eLo = 1.925963033500011e-08f;        // log2(e) - kLog2e
 constexpr float kLn2 = 0.693147182464599609375f;
+// kLog2e split into 12 significant bits each (kLog2eH + kLog2eL == kLog2e
+// exactly), so that x_hi*kLog2eH etc. are exact float products.
+constexpr float kLog2eH = 1.4423828125f;               // 0x3fb8a000
+constexpr float kLog2eL = kLog2e - kLog2eH;
 constexpr uint32_t kSignBit = 0x80000000u;
 constexpr uint32_t kPosInf = 0x7f800000u;
 constexpr uint32_t kOne = 0x3f800000u;
@@ -100,13 +104,31 @@ void MathEmitter::OrderedLess(Operand d, Operand a, Operand b) {
   b_.Movc(d, na, U(0), d);
 }
 
-void MathEmitter::Exp(Operand d, Operand x) { ExpScaled(d, x, 0); }
+void MathEmitter::Exp(Operand d, Operand x) { ExpImpl(d, x, nullptr, 0); }
 
-void MathEmitter::ExpScaled(Operand d, Operand x, int k) {
-  Operand hi = Tmp(), lo = Tmp(), e2 = Tmp(), ok = Tmp();
-  b_.Mul(hi, x, F(kLog2e));
-  b_.Mad(lo, x, F(kLog2e), hi.Neg());  // exact rounding error of x*log2e (fused)
-  b_.Mad(lo, x, F(kLog2eLo), lo);
+void MathEmitter::ExpScaled(Operand d, Operand x, int k) { ExpImpl(d, x, nullptr, k); }
+
+void MathEmitter::ExpImpl(Operand d, Operand x, const Operand* x_lo, int k) {
+  Operand xv = Tmp(), hi = Tmp(), lo = Tmp(), xh = Tmp(), xl = Tmp(), t = Tmp();
+  Operand e2 = Tmp(), ok = Tmp();
+  b_.Mov(xv, x);  // resolves operand modifiers before the bit operations
+  b_.Mul(hi, xv, F(kLog2e));
+  // The exact rounding error of xv*log2e as a Dekker product of 12-bit
+  // halves (exact without a fused mad, which lavapipe lacks): for large
+  // arguments it is worth up to |hi|*2^-24 of relative error in the result
+  // (CELU with x/Alpha = 46 was 60 ulp off; found by tests/robustness).
+  b_.And(xh, xv, U(0xfffff000u));
+  b_.Add(xl, xv, xh.Neg());
+  b_.Mul(lo, xh, F(kLog2eH));
+  b_.Add(lo, lo, hi.Neg());
+  b_.Mul(t, xh, F(kLog2eL));
+  b_.Add(lo, lo, t);
+  b_.Mul(t, xl, F(kLog2eH));
+  b_.Add(lo, lo, t);
+  b_.Mul(t, xl, F(kLog2eL));
+  b_.Add(lo, lo, t);
+  b_.Mad(lo, xv, F(kLog2eLo), lo);
+  if (x_lo != nullptr) b_.Mad(lo, *x_lo, F(kLog2e), lo);
   // hi + k is exact for the |hi| < 256 where it matters (k is small).
   if (k != 0) b_.Add(hi, hi, F(static_cast<float>(k)));
   b_.Exp2(e2, hi);
@@ -118,14 +140,16 @@ void MathEmitter::ExpScaled(Operand d, Operand x, int k) {
   b_.Movc(d, ok, lo, e2);  // never inf*0 for infinite arguments
 }
 
-void MathEmitter::Expm1(Operand d, Operand x) {
+void MathEmitter::Expm1(Operand d, Operand x) { Expm1Impl(d, x, nullptr); }
+
+void MathEmitter::Expm1Impl(Operand d, Operand x, const Operand* x_lo) {
   Operand p = Tmp(), e = Tmp(), small = Tmp();
   b_.Mov(p, F(1.0f / 40320.0f));
   const float coeffs[] = {1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
                           1.0f / 6.0f, 0.5f, 1.0f};
   for (float c : coeffs) b_.Mad(p, p, x, F(c));
   b_.Mul(p, p, x);
-  Exp(e, x);
+  ExpImpl(e, x, x_lo, 0);
   b_.Add(e, e, F(-1.0f));
   b_.Lt(small, x.Abs(), F(0.35f));
   b_.Movc(d, small, p, e);
@@ -297,9 +321,16 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       return;
     }
     case OperatorType::kActivationCelu: {
-      Operand q = Tmp(), pos = Tmp();
+      // x/Alpha as q + q_lo (the residual x - q*Alpha is exact): with a
+      // negative Alpha, q can be large and positive, where the division's
+      // rounding alone made exp(q) tens of ulp off (found by
+      // tests/robustness).
+      Operand q = Tmp(), pos = Tmp(), nq = Tmp(), q_lo = Tmp();
       b_.Div(q, v, p.p0);
-      Expm1(q, q);
+      b_.Mov(nq, q.Neg());
+      ExactMad(q_lo, nq, p.p0, v);
+      b_.Div(q_lo, q_lo, p.p0);
+      Expm1Impl(q, q, &q_lo);
       b_.Mul(q, q, p.p0);
       MinNum(q, q, F(0.0f));
       MaxNum(pos, v, F(0.0f));

@@ -52,6 +52,8 @@ class MathEmitter {
   void ExpScaled(Operand d, Operand x, int k);
   // d = e^x - 1, accurate near 0 (Taylor series for |x| < 0.35).
   void Expm1(Operand d, Operand x);
+  // Expm1 of x + x_lo (x_lo may be null: then Expm1 of x).
+  void Expm1Impl(Operand d, Operand x, const Operand* x_lo);
   // d = ln(1 + z) for z >= 0, accurate near 0 (atanh series for z < 0.5).
   void Log1p(Operand d, Operand z);
   // d = ln(1 + e^y), stable: max(y,0) + log1p(e^-|y|).
@@ -85,6 +87,8 @@ class MathEmitter {
   void Activation(OperatorType op, Operand v, const ActivationParams& p);
 
  private:
+  // exp(x + x_lo) * 2^k; x_lo (a small correction of x) may be null.
+  void ExpImpl(Operand d, Operand x, const Operand* x_lo, int k);
   ShaderBuilder& b_;
   std::string comps_;
   Operand zero_;

@@ -170,6 +170,20 @@ TEST_F(GpuVsCpuRegressionTest, ParametricSoftplusWithHugeAlphaAndTinySoftplus) {
   ExpectGpuMatchesCpu(op, {-170.0f, -190.0f, -210.0f, -230.0f, -250.0f});
 }
 
+TEST_F(GpuVsCpuRegressionTest, CeluWithNegativeAlphaAndLargeQuotient) {
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kActivationCelu);
+  op.input = MakeTensorDesc(DataType::kFloat32, {3, 4});
+  op.output = op.input;
+  // x/Alpha up to 68: Alpha*(exp(x/Alpha) - 1) is about -1e30, and every
+  // rounding of x/Alpha or of x/Alpha*log2(e) costs tens of ulp.
+  op.activation = {-4.41491556f, std::nullopt};
+  ExpectGpuMatchesCpu(op, {-164.819f, -121.486f, -62.4462f, -44.2633f, -200.0f, -300.0f,
+                           -1.5f, -0.1f, 2.0f, -285.167f, -33.9363f, -58.4581f});
+  op.activation = {-1e-5f, std::nullopt};
+  ExpectGpuMatchesCpu(op, {-0.000356437f, -0.00081f, -0.0004264f, -0.0001f, -0.00066f, 1.0f});
+}
+
 TEST_F(GpuVsCpuRegressionTest, ScaledTanhWithInfiniteAlphaAndUnderflowingProduct) {
   OperatorDesc op;
   op.type = static_cast<uint32_t>(OperatorType::kActivationScaledTanh);
