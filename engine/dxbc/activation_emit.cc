@@ -330,8 +330,17 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Mov(nq, q.Neg());
       ExactMad(q_lo, nq, p.p0, v);
       b_.Div(q_lo, q_lo, p.p0);
+      // Above q = 80, expm1(q) = exp(q) to float precision, and exp(q) may
+      // overflow float32 while Alpha*exp(q) does not (|Alpha| < 1): use
+      // (Alpha * (exp(q)*2^-64)) * 2^64 there.
+      Operand big = Tmp(), scaled = Tmp();
+      b_.Lt(big, F(80.0f), q);
+      ExpImpl(scaled, q, &q_lo, -64);
+      b_.Mul(scaled, scaled, p.p0);
+      b_.Mul(scaled, scaled, F(0x1p64f));
       Expm1Impl(q, q, &q_lo);
       b_.Mul(q, q, p.p0);
+      b_.Movc(q, big, scaled, q);
       MinNum(q, q, F(0.0f));
       MaxNum(pos, v, F(0.0f));
       b_.Add(v, pos, q);
