@@ -337,6 +337,7 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Lt(big, F(80.0f), q);
       ExpImpl(scaled, q, &q_lo, -64);
       b_.Mul(scaled, scaled, p.p0);
+      Launder(scaled);  // keeps the compiler from applying 2^64 before Alpha
       b_.Mul(scaled, scaled, F(0x1p64f));
       Expm1Impl(q, q, &q_lo);
       b_.Mul(q, q, p.p0);
@@ -434,6 +435,7 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Lt(tail, y, F(-80.0f));
       ExpScaled(scaled, y, 64);
       b_.Mul(scaled, scaled, p.p0);
+      Launder(scaled);  // keeps the compiler from applying 2^-64 before Alpha
       b_.Mul(scaled, scaled, F(0x1p-64f));
       Softplus(y, y);
       b_.Mul(y, y, p.p0);

@@ -180,10 +180,11 @@ TEST_F(GpuVsCpuRegressionTest, CeluWithNegativeAlphaAndLargeQuotient) {
   op.activation = {-4.41491556f, std::nullopt};
   ExpectGpuMatchesCpu(op, {-164.819f, -121.486f, -62.4462f, -44.2633f, -200.0f, -300.0f,
                            -1.5f, -0.1f, 2.0f, -285.167f, -33.9363f, -58.4581f});
-  // exp(x/Alpha) = 3.6e38 overflows float32; Alpha times it is -1.09e38.
   op.activation = {-0.3f, std::nullopt};
   ExpectGpuMatchesCpu(op, {-26.61f, -26.0f, -27.0f, -30.0f, -20.0f});
   op.activation = {-1e-5f, std::nullopt};
+  // x/Alpha = 99: exp overflows float32, Alpha times it is -1.09e38.
+  ExpectGpuMatchesCpu(op, {-0.000991f, -0.00099f, -0.00085f, -0.00079f});
   ExpectGpuMatchesCpu(op, {-0.000356437f, -0.00081f, -0.0004264f, -0.0001f, -0.00066f, 1.0f});
 }
 
