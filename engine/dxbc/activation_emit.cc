@@ -262,7 +262,8 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   // when a*b + c is truly beyond the float32 range. It is not when only the
   // product a*b overflowed (found by tests/robustness): a finite true
   // value (4e38 - 3e38) or, with c = +-inf, c itself (2*3.4e38 - inf is
-  // -inf, not NaN). Those cases are redone as 4*((a/4)*b + c/4): when even
+  // -inf, not NaN). Those cases (and a non-finite exact path, below) are
+  // redone as 4*((a/4)*b + c/4): when even
   // (a/4)*b overflows, |a*b + c| >= 3*FLT_MAX and inf is right again.
   auto is_finite = [&](Operand f, Operand x) {
     b_.And(f, x, U(0x7fffffffu));
@@ -286,7 +287,13 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   Operand alt = Tmp();
   b_.Movc(alt, fc, sc, c);      // a*b finite: rescaled, or c when c is inf/NaN
   b_.Movc(alt, fa, alt, plain);  // an operand inf/NaN: IEEE plain result
-  b_.Movc(d, fp, s, alt);
+  // The exact path itself overflows inside TwoSum when a*b + c is near
+  // FLT_MAX even though the result is finite (FLT_MAX*0.138 - FLT_MAX gave
+  // NaN; found by tests/robustness): the rescaled path covers that too.
+  Operand fs = Tmp();
+  is_finite(fs, s);
+  b_.And(fs, fs, fp);
+  b_.Movc(d, fs, s, alt);
 }
 
 void MathEmitter::CopySign(Operand d, Operand magnitude, Operand sign) {

@@ -216,6 +216,8 @@ TEST_F(GpuVsCpuRegressionTest, LinearWhoseProductAloneOverflows) {
   ExpectGpuMatchesCpu(op, x);
   op.activation = {kMax, kMax};  // truly beyond the range: inf
   ExpectGpuMatchesCpu(op, x);
+  op.activation = {kMax, -kMax};
+  ExpectGpuMatchesCpu(op, {0.138f, 0.00117009f, 0.932954f, 1.0f, 0.5f, -0.25f});
 }
 
 TEST_F(GpuVsCpuRegressionTest, ThresholdScaleBiasWhoseProductAloneOverflows) {
