@@ -30,6 +30,8 @@ python3 bench/torch_anchors.py --json "$OUT/torch.json" 2>&1 | tee "$OUT/torch.l
 ours .gpu/bin/dmls_bench --device=gpu 2>&1 | tee "$OUT/bench.log"
 ours .gpu/bin/dmls_bench --device=gpu --ops=mvn1 --sizes=134217216 --mvn_rows=512 \
   --no_dispatch_cost --engine_requests=0 2>&1 | tee "$OUT/bench_mvn1.log"
+ours .gpu/bin/dmls_bench --device=gpu --ops=elu,gelu,identity --sizes=128M \
+  --no_dispatch_cost --engine_requests=0 2>&1 | tee "$OUT/bench_more.log"
 python3 bench/torch_anchors.py 2>&1 | tee "$OUT/torch_after.log"
 # 3. The oracle corpus through the D3D12 engine on the GPU, outputs poisoned.
 DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
