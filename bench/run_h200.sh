@@ -23,7 +23,7 @@ ours() { LD_LIBRARY_PATH=$rt "$@"; }
 } 2>&1 | tee "$OUT/machine.log"
 
 # 1. Anchors: PyTorch copy, CELU, clamp_min, sigmoid, GELU, layer_norm.
-python3 bench/torch_anchors.py --json "$OUT/torch.json" 2>&1 | tee "$OUT/torch.log"
+python3 bench/torch_anchors.py 2>&1 | tee "$OUT/torch.log"
 # 2. dmls_bench: elementwise and MVN1 at 1M/16M/128M with the D3D12 copy
 #    anchor, per-dispatch and submit cost, engine throughput; then MVN1 at
 #    the 512 x 262143 bar shape; then the anchors again (drift check).
@@ -38,9 +38,9 @@ DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
   ours .gpu/bin/dxbc_kernels_gpu_test 2>&1 | tail -30 | tee "$OUT/gpu_conformance.log"
 # 4. The server on the GPU: capabilities, three operators, SIGTERM -> exit 0.
 {
-  LD_LIBRARY_PATH=$rt .gpu/bin/dmlserve --device=gpu --port=50199 > "$OUT/server.out" 2>&1 &
+  LD_LIBRARY_PATH=$rt .gpu/bin/dmlserve --device=gpu --port=50199 > /tmp/server.out 2>&1 &
   pid=$!
-  for _ in $(seq 50); do grep -q listening "$OUT/server.out" && break; sleep 0.2; done
+  for _ in $(seq 50); do grep -q listening /tmp/server.out && break; sleep 0.2; done
   ours .gpu/bin/dmlctl --server=127.0.0.1:50199 caps | head -8
   python3 -c "import numpy as n; n.save('/tmp/x.npy', n.linspace(-4, 4, 4096, dtype=n.float32).reshape(4, 1024))"
   for op in celu threshold; do
@@ -51,4 +51,5 @@ DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
   ours .gpu/bin/dmlctl --server=127.0.0.1:50199 run client/examples/mvn1_fused_celu.json \
     --random=7 --output=/tmp/mvn1.npy --json
   kill -TERM $pid; wait $pid; echo "dmlserve exit status $?"
+  echo "--- server log"; cat /tmp/server.out
 } 2>&1 | tee "$OUT/server.log"
