@@ -109,8 +109,13 @@ void MathEmitter::Exp(Operand d, Operand x) { ExpImpl(d, x, nullptr, 0); }
 void MathEmitter::ExpScaled(Operand d, Operand x, int k) { ExpImpl(d, x, nullptr, k); }
 
 void MathEmitter::ExpImpl(Operand d, Operand x, const Operand* x_lo, int k) {
-  Operand xv = Tmp(), hi = Tmp(), lo = Tmp(), xh = Tmp(), xl = Tmp(), t = Tmp();
-  Operand e2 = Tmp(), ok = Tmp();
+  Operand hi = Tmp(), lo = Tmp();
+  ExpArgument(hi, lo, x, x_lo);
+  ExpFinish(d, hi, lo, k);
+}
+
+void MathEmitter::ExpArgument(Operand hi, Operand lo, Operand x, const Operand* x_lo) {
+  Operand xv = Tmp(), xh = Tmp(), xl = Tmp(), t = Tmp();
   b_.Mov(xv, x);  // resolves operand modifiers before the bit operations
   b_.Mul(hi, xv, F(kLog2e));
   // The exact rounding error of xv*log2e as a Dekker product of 12-bit
@@ -129,27 +134,39 @@ void MathEmitter::ExpImpl(Operand d, Operand x, const Operand* x_lo, int k) {
   b_.Add(lo, lo, t);
   b_.Mad(lo, xv, F(kLog2eLo), lo);
   if (x_lo != nullptr) b_.Mad(lo, *x_lo, F(kLog2e), lo);
-  // hi + k is exact for the |hi| < 256 where it matters (k is small).
-  if (k != 0) b_.Add(hi, hi, F(static_cast<float>(k)));
-  b_.Exp2(e2, hi);
-  // For |hi| >= 126 the result is 0 or inf (or hi is inf and lo NaN): no
-  // correction.
-  b_.Lt(ok, hi.Abs(), F(126.0f));
-  b_.Mul(lo, lo, F(kLn2));
-  b_.Mad(lo, e2, lo, e2);  // e2 * (1 + lo*ln2)
-  b_.Movc(d, ok, lo, e2);  // never inf*0 for infinite arguments
 }
 
-void MathEmitter::Expm1(Operand d, Operand x) { Expm1Impl(d, x, nullptr); }
+void MathEmitter::ExpFinish(Operand d, Operand hi, Operand lo, int k) {
+  Operand h = hi, e2 = Tmp(), ok = Tmp(), c = Tmp();
+  // hi + k loses the low bits of a small hi (-0.5 - 64 keeps 18 of its 24
+  // bits: tens of ulp), so callers scale only where |hi| is large enough
+  // for the sum to be exact (|hi| >= |k| / 2 suffices for |k| <= 64).
+  if (k != 0) {
+    h = Tmp();
+    b_.Add(h, hi, F(static_cast<float>(k)));
+  }
+  b_.Exp2(e2, h);
+  // For |h| >= 126 the result is 0 or inf (or hi is inf and lo NaN): no
+  // correction.
+  b_.Lt(ok, h.Abs(), F(126.0f));
+  b_.Mul(c, lo, F(kLn2));
+  b_.Mad(c, e2, c, e2);  // e2 * (1 + lo*ln2)
+  b_.Movc(d, ok, c, e2);  // never inf*0 for infinite arguments
+}
 
-void MathEmitter::Expm1Impl(Operand d, Operand x, const Operand* x_lo) {
-  Operand p = Tmp(), e = Tmp(), small = Tmp();
+void MathEmitter::Expm1Series(Operand d, Operand x) {
+  Operand p = Tmp();
   b_.Mov(p, F(1.0f / 40320.0f));
   const float coeffs[] = {1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
                           1.0f / 6.0f, 0.5f, 1.0f};
   for (float c : coeffs) b_.Mad(p, p, x, F(c));
-  b_.Mul(p, p, x);
-  ExpImpl(e, x, x_lo, 0);
+  b_.Mul(d, p, x);
+}
+
+void MathEmitter::Expm1(Operand d, Operand x) {
+  Operand p = Tmp(), e = Tmp(), small = Tmp();
+  Expm1Series(p, x);
+  ExpImpl(e, x, nullptr, 0);
   b_.Add(e, e, F(-1.0f));
   b_.Lt(small, x.Abs(), F(0.35f));
   b_.Movc(d, small, p, e);
@@ -331,24 +348,37 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       // x/Alpha as q + q_lo (the residual x - q*Alpha is exact): with a
       // negative Alpha, q can be large and positive, where the division's
       // rounding alone made exp(q) tens of ulp off (found by
-      // tests/robustness).
-      Operand q = Tmp(), pos = Tmp(), nq = Tmp(), q_lo = Tmp();
+      // tests/robustness). The residual is scaled by 1/Alpha, which is
+      // uniform, so the shader compiler computes it once per thread rather
+      // than dividing per element (a flushed 1/Alpha only drops the
+      // correction).
+      Operand q = Tmp(), nq = Tmp(), q_lo = Tmp(), r = Tmp(), pos = Tmp();
       b_.Div(q, v, p.p0);
+      b_.Div(r, F(1.0f), p.p0);
       b_.Mov(nq, q.Neg());
       ExactMad(q_lo, nq, p.p0, v);
-      b_.Div(q_lo, q_lo, p.p0);
-      // Above q = 80, expm1(q) = exp(q) to float precision, and exp(q) may
-      // overflow float32 while Alpha*exp(q) does not (|Alpha| < 1): use
-      // (Alpha * (exp(q)*2^-64)) * 2^64 there.
-      Operand big = Tmp(), scaled = Tmp();
-      b_.Lt(big, F(80.0f), q);
-      ExpImpl(scaled, q, &q_lo, -64);
+      b_.Mul(q_lo, q_lo, r);
+      // One reduced argument serves both ranges (the Dekker part is the
+      // expensive one). Above q = 80, expm1(q) = exp(q) to float precision,
+      // and exp(q) may overflow float32 while Alpha*exp(q) does not
+      // (|Alpha| < 1): use (Alpha * exp(q)*2^-64) * 2^64 there, where
+      // hi - 64 is exact. Below, exp(q) - 1, or the series for |q| < 0.35.
+      Operand hi = Tmp(), lo = Tmp(), big = Tmp(), scaled = Tmp(), em1 = Tmp();
+      ExpArgument(hi, lo, q, &q_lo);
+      ExpFinish(scaled, hi, lo, -64);
       b_.Mul(scaled, scaled, p.p0);
       Launder(scaled);  // keeps the compiler from applying 2^64 before Alpha
       b_.Mul(scaled, scaled, F(0x1p64f));
-      Expm1Impl(q, q, &q_lo);
-      b_.Mul(q, q, p.p0);
-      b_.Movc(q, big, scaled, q);
+      ExpFinish(em1, hi, lo, 0);
+      b_.Add(em1, em1, F(-1.0f));
+      Operand qs = Tmp(), small = Tmp();
+      b_.Add(qs, q, q_lo);
+      Expm1Series(q, qs);
+      b_.Lt(small, qs.Abs(), F(0.35f));
+      b_.Movc(em1, small, q, em1);
+      b_.Mul(em1, em1, p.p0);
+      b_.Lt(big, F(80.0f), qs);
+      b_.Movc(q, big, scaled, em1);
       MinNum(q, q, F(0.0f));
       MaxNum(pos, v, F(0.0f));
       b_.Add(v, pos, q);

@@ -52,8 +52,8 @@ class MathEmitter {
   void ExpScaled(Operand d, Operand x, int k);
   // d = e^x - 1, accurate near 0 (Taylor series for |x| < 0.35).
   void Expm1(Operand d, Operand x);
-  // Expm1 of x + x_lo (x_lo may be null: then Expm1 of x).
-  void Expm1Impl(Operand d, Operand x, const Operand* x_lo);
+  // d = e^x - 1 by its Taylor series: accurate for |x| < 0.35 only.
+  void Expm1Series(Operand d, Operand x);
   // d = ln(1 + z) for z >= 0, accurate near 0 (atanh series for z < 0.5).
   void Log1p(Operand d, Operand z);
   // d = ln(1 + e^y), stable: max(y,0) + log1p(e^-|y|).
@@ -89,6 +89,10 @@ class MathEmitter {
  private:
   // exp(x + x_lo) * 2^k; x_lo (a small correction of x) may be null.
   void ExpImpl(Operand d, Operand x, const Operand* x_lo, int k);
+  // (x + x_lo) * log2(e) as hi + lo, lo carrying hi's rounding error.
+  void ExpArgument(Operand hi, Operand lo, Operand x, const Operand* x_lo);
+  // d = 2^(hi + k) * (1 + lo*ln2); leaves hi and lo unchanged.
+  void ExpFinish(Operand d, Operand hi, Operand lo, int k);
   ShaderBuilder& b_;
   std::string comps_;
   Operand zero_;

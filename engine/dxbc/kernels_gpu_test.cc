@@ -25,6 +25,14 @@
 namespace dmls::gpu {
 namespace {
 
+// The adapter every test here runs on: lavapipe unless
+// DMLS_KERNELS_TEST_ADAPTER=gpu (the H200 run, bench/run_h200.sh).
+d3d12::DeviceOptions::Kind TestAdapterKind() {
+  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
+  return adapter && std::string(adapter) == "gpu" ? d3d12::DeviceOptions::Kind::kGpu
+                                                  : d3d12::DeviceOptions::Kind::kSoftware;
+}
+
 TEST(KernelsGpuTest, CorpusPassesOnSoftwareAdapter) {
   const char* dir = std::getenv("DMLS_CONFORMANCE_DATA_DIR");
   absl::StatusOr<conformance::CaseSet> corpus =
@@ -32,9 +40,7 @@ TEST(KernelsGpuTest, CorpusPassesOnSoftwareAdapter) {
   ASSERT_TRUE(corpus.ok()) << corpus.status();
   ASSERT_GT(corpus->cases_size(), 0);
   d3d12::GpuEngineOptions o;
-  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
-  o.device.kind = adapter && std::string(adapter) == "gpu" ? d3d12::DeviceOptions::Kind::kGpu
-                                                           : d3d12::DeviceOptions::Kind::kSoftware;
+  o.device.kind = TestAdapterKind();
   absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = d3d12::CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();
   conformance::RunOptions options;
@@ -46,13 +52,13 @@ TEST(KernelsGpuTest, CorpusPassesOnSoftwareAdapter) {
 
 // Regressions found by tests/robustness (mutated corpus requests): valid
 // descriptors on which the Direct3D 12 engine disagreed with the CPU
-// reference beyond the §8 tolerance. Each runs on the software adapter and
+// reference beyond the §8 tolerance. Each runs on the test adapter and
 // is compared element by element with CpuEngine::Run.
 class GpuVsCpuRegressionTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     d3d12::GpuEngineOptions o;
-    o.device.kind = d3d12::DeviceOptions::Kind::kSoftware;
+    o.device.kind = TestAdapterKind();
     o.poison_outputs = true;
     absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> e = d3d12::CreateGpuEngine(std::move(o));
     ASSERT_TRUE(e.ok()) << e.status();
@@ -233,7 +239,7 @@ TEST_F(GpuVsCpuRegressionTest, ThresholdScaleBiasWhoseProductAloneOverflows) {
 // Integer ScaleBias: the reference computes x*Scale + Bias in double.
 TEST(GpuIntScaleBiasRegressionTest, InfiniteBiasAndDoubleRounding) {
   d3d12::GpuEngineOptions o;
-  o.device.kind = d3d12::DeviceOptions::Kind::kSoftware;
+  o.device.kind = TestAdapterKind();
   o.poison_outputs = true;
   absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = d3d12::CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();
