@@ -345,40 +345,52 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       return;
     }
     case OperatorType::kActivationCelu: {
-      // x/Alpha as q + q_lo (the residual x - q*Alpha is exact): with a
-      // negative Alpha, q can be large and positive, where the division's
-      // rounding alone made exp(q) tens of ulp off (found by
-      // tests/robustness). The residual is scaled by 1/Alpha, which is
-      // uniform, so the shader compiler computes it once per thread rather
-      // than dividing per element (a flushed 1/Alpha only drops the
-      // correction).
-      Operand q = Tmp(), nq = Tmp(), q_lo = Tmp(), r = Tmp(), pos = Tmp();
+      Operand q = Tmp(), pos = Tmp(), neg_alpha = Tmp();
       b_.Div(q, v, p.p0);
-      b_.Div(r, F(1.0f), p.p0);
-      b_.Mov(nq, q.Neg());
-      ExactMad(q_lo, nq, p.p0, v);
-      b_.Mul(q_lo, q_lo, r);
-      // One reduced argument serves both ranges (the Dekker part is the
-      // expensive one). Above q = 80, expm1(q) = exp(q) to float precision,
-      // and exp(q) may overflow float32 while Alpha*exp(q) does not
-      // (|Alpha| < 1): use (Alpha * exp(q)*2^-64) * 2^64 there, where
-      // hi - 64 is exact. Below, exp(q) - 1, or the series for |q| < 0.35.
-      Operand hi = Tmp(), lo = Tmp(), big = Tmp(), scaled = Tmp(), em1 = Tmp();
-      ExpArgument(hi, lo, q, &q_lo);
-      ExpFinish(scaled, hi, lo, -64);
-      b_.Mul(scaled, scaled, p.p0);
-      Launder(scaled);  // keeps the compiler from applying 2^64 before Alpha
-      b_.Mul(scaled, scaled, F(0x1p64f));
-      ExpFinish(em1, hi, lo, 0);
-      b_.Add(em1, em1, F(-1.0f));
-      Operand qs = Tmp(), small = Tmp();
-      b_.Add(qs, q, q_lo);
-      Expm1Series(q, qs);
-      b_.Lt(small, qs.Abs(), F(0.35f));
-      b_.Movc(em1, small, q, em1);
-      b_.Mul(em1, em1, p.p0);
-      b_.Lt(big, F(80.0f), qs);
-      b_.Movc(q, big, scaled, em1);
+      // Alpha is uniform, so this branch never diverges. With Alpha > 0 only
+      // x < 0 matters, where q = x/Alpha <= 0 and exp(q) <= 1: the
+      // quotient's rounding costs under an ulp and nothing overflows that
+      // min(0, .) keeps. Only a negative Alpha needs the costly path below
+      // (it made CELU ALU-bound on the H200 when taken for every Alpha).
+      b_.Lt(neg_alpha, p.p0, F(0.0f));
+      b_.IfZ(neg_alpha);
+      {
+        Operand em1 = Tmp();
+        Expm1(em1, q);
+        b_.Mul(q, em1, p.p0);
+      }
+      b_.Else();
+      {
+        // x/Alpha as q + q_lo (the residual x - q*Alpha is exact): q can be
+        // large and positive, where the division's rounding alone made
+        // exp(q) tens of ulp off (found by tests/robustness).
+        Operand nq = Tmp(), q_lo = Tmp();
+        b_.Mov(nq, q.Neg());
+        ExactMad(q_lo, nq, p.p0, v);
+        b_.Div(q_lo, q_lo, p.p0);
+        // One reduced argument serves both ranges. Above q = 80, expm1(q) =
+        // exp(q) to float precision, and exp(q) may overflow float32 while
+        // Alpha*exp(q) does not (|Alpha| < 1): use
+        // (Alpha * exp(q)*2^-64) * 2^64 there, where hi - 64 is exact.
+        // Below, exp(q) - 1, or the series for |q| < 0.35.
+        Operand hi = Tmp(), lo = Tmp(), big = Tmp(), scaled = Tmp(), em1 = Tmp();
+        ExpArgument(hi, lo, q, &q_lo);
+        ExpFinish(scaled, hi, lo, -64);
+        b_.Mul(scaled, scaled, p.p0);
+        Launder(scaled);  // keeps the compiler from applying 2^64 before Alpha
+        b_.Mul(scaled, scaled, F(0x1p64f));
+        ExpFinish(em1, hi, lo, 0);
+        b_.Add(em1, em1, F(-1.0f));
+        Operand qs = Tmp(), small = Tmp(), series = Tmp();
+        b_.Add(qs, q, q_lo);
+        Expm1Series(series, qs);
+        b_.Lt(small, qs.Abs(), F(0.35f));
+        b_.Movc(em1, small, series, em1);
+        b_.Mul(em1, em1, p.p0);
+        b_.Lt(big, F(80.0f), qs);
+        b_.Movc(q, big, scaled, em1);
+      }
+      b_.EndIf();
       MinNum(q, q, F(0.0f));
       MaxNum(pos, v, F(0.0f));
       b_.Add(v, pos, q);
