@@ -8,21 +8,17 @@
 #include "gtest/gtest.h"
 #include "server/fake_engine.h"
 #include "server/test_requests.h"
-#include "spdlog/sinks/null_sink.h"
 
 namespace dmls::server {
 namespace {
 
 namespace v1 = dmlserve::v1;
 using testing::Mvn1Request;
+using testing::NullLogger;
 using testing::Payload;
 using testing::ReluRequest;
 using ::testing::StartsWith;
 
-std::shared_ptr<spdlog::logger> NullLogger() {
-  return std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::null_sink_mt>());
-}
 
 // Runs one request through `p` and waits for its outcome.
 ExecuteOutcome RunOne(RequestProcessor& p, v1::ExecuteRequest request,

@@ -18,21 +18,17 @@
 #include "server/dml_server.h"
 #include "server/fake_engine.h"
 #include "server/test_requests.h"
-#include "spdlog/sinks/null_sink.h"
 
 namespace dmls::server {
 namespace {
 
 namespace v1 = dmlserve::v1;
 using testing::Mvn1Request;
+using testing::NullLogger;
 using testing::Payload;
 using testing::ReluRequest;
 using ::testing::StartsWith;
 
-std::shared_ptr<spdlog::logger> NullLogger() {
-  return std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::null_sink_mt>());
-}
 
 class ServiceTest : public ::testing::Test {
  protected:

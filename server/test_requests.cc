@@ -1,6 +1,13 @@
 #include "server/test_requests.h"
 
+#include "spdlog/sinks/null_sink.h"
+
 namespace dmls::server::testing {
+
+std::shared_ptr<spdlog::logger> NullLogger() {
+  return std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
 
 namespace v1 = dmlserve::v1;
 

@@ -4,12 +4,17 @@
 #define DMLSERVE_SERVER_TEST_REQUESTS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "dmlserve/v1/dmlserve.pb.h"
+#include "spdlog/logger.h"
 
 namespace dmls::server::testing {
+
+// A logger that drops everything.
+std::shared_ptr<spdlog::logger> NullLogger();
 
 // A packed FLOAT32 tensor.
 dmlserve::v1::TensorDesc Float32Tensor(const std::vector<uint64_t>& sizes);
