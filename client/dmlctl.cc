@@ -247,20 +247,32 @@ int Caps(DmlClient& client) {
   return 0;
 }
 
+// The descriptor file (positional[1]) and --feature-level shared by validate
+// and run; prints the error and returns false when either is unusable.
+bool ReadOperatorAndLevel(const Args& args, OperatorDesc* op, int* fl) {
+  absl::StatusOr<OperatorDesc> read = ReadOperator(args.positional[1]);
+  absl::StatusOr<int> level = ParseFeatureLevel(args.Get("feature-level"));
+  if (!read.ok() || !level.ok()) {
+    std::cerr << "error: " << (read.ok() ? level.status() : read.status())
+              << "\n";
+    return false;
+  }
+  *op = *std::move(read);
+  *fl = *level;
+  return true;
+}
+
 int ValidateCommand(DmlClient& client, const Args& args) {
   if (args.positional.size() != 2) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  absl::StatusOr<OperatorDesc> op = ReadOperator(args.positional[1]);
-  absl::StatusOr<int> fl = ParseFeatureLevel(args.Get("feature-level"));
-  if (!op.ok() || !fl.ok()) {
-    std::cerr << "error: " << (op.ok() ? fl.status() : op.status()) << "\n";
-    return kExitUsage;
-  }
+  OperatorDesc op;
+  int fl = 0;
+  if (!ReadOperatorAndLevel(args, &op, &fl)) return kExitUsage;
   dmlserve::v1::ValidateRequest request;
-  *request.mutable_operator_() = *op;
-  request.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(*fl));
+  *request.mutable_operator_() = op;
+  request.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(fl));
   request.set_in_place(args.Has("in-place"));
   absl::StatusOr<dmlserve::v1::ValidateResponse> response =
       client.Validate(request);
@@ -353,17 +365,14 @@ int RunCommand(DmlClient& client, const Args& args) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  absl::StatusOr<OperatorDesc> op = ReadOperator(args.positional[1]);
-  absl::StatusOr<int> fl = ParseFeatureLevel(args.Get("feature-level"));
-  if (!op.ok() || !fl.ok()) {
-    std::cerr << "error: " << (op.ok() ? fl.status() : op.status()) << "\n";
-    return kExitUsage;
-  }
+  OperatorDesc op;
+  int fl = 0;
+  if (!ReadOperatorAndLevel(args, &op, &fl)) return kExitUsage;
   dmlserve::v1::ExecuteRequest request;
   request.set_request_id(1);
-  request.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(*fl));
+  request.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(fl));
   request.set_in_place(args.Has("in-place"));
-  google::protobuf::Message* body = OperatorBody(&*op);
+  google::protobuf::Message* body = OperatorBody(&op);
   if (body == nullptr) {
     std::cerr << "error: the descriptor names no operator\n";
     return kExitUsage;
@@ -409,7 +418,7 @@ int RunCommand(DmlClient& client, const Args& args) {
     std::cerr << "error: " << bound << "\n";
     return kExitUsage;
   }
-  *request.mutable_operator_() = *op;
+  *request.mutable_operator_() = std::move(op);
 
   uint64_t repeat = 1;
   if (args.Has("repeat") &&
