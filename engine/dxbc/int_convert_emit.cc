@@ -52,6 +52,22 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   Operand sh = t(), sl = t();
   b.And(sh, scale, U(0xfffff000u));
   b.Add(sl, scale, sh.Neg());
+  // With |Scale| >= 2^64 a piece product such as xa*2^24*sh can overflow
+  // float32 although x*Scale + Bias is small (Scale = Bias = -FLT_MAX, x = -1
+  // gave -2 instead of 0; found by tests/robustness). Scale and Bias are
+  // then taken times 2^-64 (exact: powers of two, no underflow that could
+  // matter) and the sum scaled back by 2^64 before truncation; an overflow
+  // there means |v| >= FLT_MAX, which the |g| test below saturates anyway.
+  // These four temps are reused below once dead: an 8-bit kernel emits this
+  // sequence for 16 elements and must stay under 4096 temps.
+  Operand huge = t(), down = t(), up = t(), bias_s = t();
+  b.And(huge, scale, U(0x7fffffffu));
+  b.UGe(huge, huge, U(0x5f800000u));  // |Scale| >= 2^64 (inf, NaN too)
+  b.Movc(down, huge, F(0x1p-64f), F(1.0f));
+  b.Movc(up, huge, F(0x1p64f), F(1.0f));
+  b.Mul(sh, sh, down);
+  b.Mul(sl, sl, down);
+  b.Mul(bias_s, bias, down);
   // Far outside the range (or NaN/inf) the rounded value decides alone.
   // In double, x*Scale (|x| < 2^32) never overflows, so an infinite Bias
   // with a finite Scale gives g = Bias; in float32 the product can
@@ -83,12 +99,13 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
       two_sum(s, e, term);
     }
   }
-  two_sum(s, e, bias);
+  two_sum(s, e, bias_s);
   // Renormalise: s + e with |e| <= ulp(s)/2.
   Operand e0 = t();
   b.Mov(e0, F(0.0f));
   two_sum(s, e0, e);
-  b.Mov(e, e0);
+  b.Mul(s, s, up);
+  b.Mul(e, e0, up);
   // trunc(s + e). If s is not an integer (|s| < 2^23), e cannot move s
   // across an integer: trunc(v) = trunc(s). If s is an integer, v = s + e
   // and trunc(v) = s + floor(e) for s > 0, s + ceil(e) for s < 0, and 0 for
@@ -106,7 +123,7 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   // The reference rounds v to double first: when |e| < 2^-53*|s|, v rounds
   // to the integer s itself, so trunc gives s (found by tests/robustness:
   // -1 + 1e-31 is -1 in double, not -0.99...).
-  Operand tiny = t();
+  Operand tiny = huge;  // reused (dead)
   b.Mul(tiny, s.Abs(), F(0x1p-53f));
   b.Lt(tiny, e.Abs(), tiny);
   b.Movc(adj, tiny, F(0.0f), adj);
@@ -153,7 +170,7 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
     b.And(c2, c2, c3);
     b.Or(c1, c1, c2);
   }
-  Operand sat = t();
+  Operand sat = down;  // reused (dead)
   b.Movc(sat, wpos, U(hi32), U(lo32));
   b.Movc(r, c1, sat, r);
   b.Ge(far, w.Abs(), F(16777216.0f));
@@ -170,7 +187,7 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   }
   b.Mov(iv, r);
   // Magnitudes >= 2^33 (incl. inf): saturate by the sign of g.
-  Operand big = t(), gpos = t();
+  Operand big = bias_s, gpos = up;  // reused (dead)
   b.And(big, g, U(0x7fffffffu));
   b.UGe(big, big, U(0x50000000u));  // |g| >= 2^33, inf included, as integers
   b.Lt(gpos, F(0.0f), g);

@@ -246,10 +246,14 @@ TEST(GpuIntScaleBiasRegressionTest, InfiniteBiasAndDoubleRounding) {
   const std::vector<int32_t> x = {-2147483647 - 1, -5, -1, 0, 1, 7, 1 << 30, 2147483647};
   struct Params { float scale, bias; };
   const float kInf = std::numeric_limits<float>::infinity();
+  const float kMax = std::numeric_limits<float>::max();
   // Scale*x overflows float32 (not double) before the infinite Bias; a
-  // tiny Scale*x vanishes next to Bias in double.
+  // tiny Scale*x vanishes next to Bias in double; Scale*x and Bias near
+  // FLT_MAX cancel (x = -1 gives exactly 0; the float32 pieces of the exact
+  // sum used to overflow and gave -2).
   for (Params p : {Params{-3.4028235e38f, kInf}, Params{1e30f, kInf}, Params{1e30f, -kInf},
-                   Params{1e-40f, -1.0f}, Params{1e-30f, 3.0f}, Params{0.5f, 1e-40f}}) {
+                   Params{1e-40f, -1.0f}, Params{1e-30f, 3.0f}, Params{0.5f, 1e-40f},
+                   Params{-kMax, -kMax}, Params{kMax, kMax}, Params{1e20f, 1e20f}}) {
     for (OperatorType type : {OperatorType::kElementWiseThreshold, OperatorType::kElementWiseClip}) {
       OperatorDesc op;
       op.type = static_cast<uint32_t>(type);
