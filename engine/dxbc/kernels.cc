@@ -4,58 +4,39 @@
 #include "engine/dxbc/activation_emit.h"
 #include "engine/dxbc/elementwise_kernel.h"
 #include "engine/dxbc/mvn_kernel.h"
+#include "engine/ops/schema.h"
 
 namespace dmls::gpu {
 namespace {
 
-constexpr DataType kFloats[] = {DataType::kFloat32, DataType::kFloat16};
-constexpr DataType kAllInts[] = {DataType::kInt32, DataType::kInt16, DataType::kInt8,
-                                 DataType::kUint32, DataType::kUint16, DataType::kUint8};
-constexpr DataType kSignedInts[] = {DataType::kInt32, DataType::kInt16, DataType::kInt8};
-
-// The element-wise operators this engine runs.
-constexpr OperatorType kElementwiseOps[] = {
-    OperatorType::kElementWiseThreshold,   OperatorType::kElementWiseClip,
-    OperatorType::kActivationIdentity,     OperatorType::kActivationRelu,
-    OperatorType::kActivationLeakyRelu,    OperatorType::kActivationLinear,
-    OperatorType::kActivationElu,          OperatorType::kActivationCelu,
-    OperatorType::kActivationScaledElu,    OperatorType::kActivationHardSigmoid,
-    OperatorType::kActivationSigmoid,      OperatorType::kActivationTanh,
-    OperatorType::kActivationScaledTanh,   OperatorType::kActivationSoftplus,
-    OperatorType::kActivationParametricSoftplus, OperatorType::kActivationSoftsign,
-    OperatorType::kActivationThresholdedRelu,    OperatorType::kActivationShrink,
-    OperatorType::kActivationGelu,
-};
+// The element-wise operators and their data types come from the operator
+// schema (engine/ops/schema.h): the last support tier of an operator is the
+// union of all its tiers (feature levels are strict supersets).
+const ops::OperatorSchema* ElementwiseSchema(OperatorType op) {
+  const ops::OperatorSchema* s = ops::FindOperator(static_cast<uint32_t>(op));
+  if (s == nullptr || (s->kind != ops::OpKind::kActivation &&
+                       s->kind != ops::OpKind::kUnaryScaleBias)) {
+    return nullptr;
+  }
+  return s;
+}
 
 }  // namespace
 
 std::vector<DataType> ElementwiseTypes(OperatorType op) {
   std::vector<DataType> types;
-  bool known = false;
-  for (OperatorType o : kElementwiseOps) known |= o == op;
-  if (!known) return types;
-  types.assign(std::begin(kFloats), std::end(kFloats));
-  switch (op) {
-    case OperatorType::kElementWiseThreshold:
-    case OperatorType::kActivationShrink:
-      types.insert(types.end(), std::begin(kAllInts), std::end(kAllInts));
-      break;
-    case OperatorType::kElementWiseClip:  // + 64-bit ints from FL 5_0
-      types.insert(types.end(), std::begin(kAllInts), std::end(kAllInts));
-      types.push_back(DataType::kInt64);
-      types.push_back(DataType::kUint64);
-      break;
-    case OperatorType::kActivationRelu:
-      types.insert(types.end(), std::begin(kSignedInts), std::end(kSignedInts));
-      break;
-    default:
-      break;
+  const ops::OperatorSchema* s = ElementwiseSchema(op);
+  if (s == nullptr) return types;
+  const ops::DataTypeMask mask = s->tiers.back().types;
+  for (uint32_t t = 0; t < kDataTypeCount; ++t) {
+    if (mask & ops::Bit(static_cast<DataType>(t))) types.push_back(static_cast<DataType>(t));
   }
   return types;
 }
 
 bool TakesScaleBias(OperatorType op) {
-  return op == OperatorType::kElementWiseThreshold || op == OperatorType::kElementWiseClip;
+  const ops::OperatorSchema* s = ElementwiseSchema(op);
+  return s != nullptr && s->kind == ops::OpKind::kUnaryScaleBias;
 }
 
 absl::StatusOr<KernelInfo> Finish(const ShaderBuilder& b, uint32_t threads_per_group) {
@@ -85,7 +66,8 @@ absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
 
 std::vector<KernelKey> AllKernelKeys() {
   std::vector<KernelKey> keys;
-  for (OperatorType op : kElementwiseOps) {
+  for (const ops::OperatorSchema& schema : ops::AllOperators()) {
+    const OperatorType op = schema.type;
     for (DataType t : ElementwiseTypes(op)) {
       for (bool sb : {false, true}) {
         if (sb && (!TakesScaleBias(op) || ElementBits(t) == 64)) continue;

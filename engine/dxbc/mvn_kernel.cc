@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dxbc/activation_emit.h"
 #include "engine/dxbc/shader_builder.h"
+#include "engine/ops/schema.h"
 
 namespace dmls::gpu {
 namespace {
@@ -362,16 +363,11 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
 }
 
 void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
-  static const OperatorType kFused[] = {
-      OperatorType::kInvalid,          OperatorType::kActivationIdentity,
-      OperatorType::kActivationRelu,   OperatorType::kActivationLeakyRelu,
-      OperatorType::kActivationLinear, OperatorType::kActivationElu,
-      OperatorType::kActivationCelu,   OperatorType::kActivationScaledElu,
-      OperatorType::kActivationHardSigmoid, OperatorType::kActivationSigmoid,
-      OperatorType::kActivationTanh,   OperatorType::kActivationScaledTanh,
-      OperatorType::kActivationSoftplus, OperatorType::kActivationParametricSoftplus,
-      OperatorType::kActivationSoftsign, OperatorType::kActivationThresholdedRelu,
-      OperatorType::kActivationShrink, OperatorType::kActivationGelu};
+  // No fused activation, then every activation the schema lets MVN fuse.
+  std::vector<OperatorType> fused = {OperatorType::kInvalid};
+  for (const ops::OperatorSchema& s : ops::AllOperators()) {
+    if (s.fusable_from.has_value()) fused.push_back(s.type);
+  }
   for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
     for (uint8_t r = 1; r <= kMaxRank; ++r) {
       KernelKey k;
@@ -385,7 +381,7 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       for (bool nv : {false, true}) {
         for (bool hs : {false, true}) {
           for (bool hb : {false, true}) {
-            for (OperatorType f : kFused) {
+            for (OperatorType f : fused) {
               k.normalize_variance = nv;
               k.has_scale = hs;
               k.has_bias = hb;
