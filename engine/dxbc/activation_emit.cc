@@ -57,20 +57,21 @@ void MathEmitter::IsInf(Operand d, Operand x) {
   b_.IEq(d, d, U(kPosInf));
 }
 
-void MathEmitter::MaxNum(Operand d, Operand a, Operand b) {
-  Operand na = Tmp(), nb = Tmp(), r = Tmp();
-  IsNan(na, a);
-  IsNan(nb, b);
-  b_.Max(r, a, b);
-  b_.Movc(r, na, b, r);
-  b_.Movc(d, nb, a, r);
-}
+void MathEmitter::MaxNum(Operand d, Operand a, Operand b) { MinMaxNum(d, a, b, true); }
 
-void MathEmitter::MinNum(Operand d, Operand a, Operand b) {
+void MathEmitter::MinNum(Operand d, Operand a, Operand b) { MinMaxNum(d, a, b, false); }
+
+void MathEmitter::MinMaxNum(Operand d, Operand a, Operand b, bool max) {
+  // The driver's min/max may propagate NaN: pick the other operand
+  // explicitly (IEEE-754R minNum/maxNum, OPERATORS.md §7.3).
   Operand na = Tmp(), nb = Tmp(), r = Tmp();
   IsNan(na, a);
   IsNan(nb, b);
-  b_.Min(r, a, b);
+  if (max) {
+    b_.Max(r, a, b);
+  } else {
+    b_.Min(r, a, b);
+  }
   b_.Movc(r, na, b, r);
   b_.Movc(d, nb, a, r);
 }

@@ -87,6 +87,7 @@ class MathEmitter {
   void Activation(OperatorType op, Operand v, const ActivationParams& p);
 
  private:
+  void MinMaxNum(Operand d, Operand a, Operand b, bool max);
   // exp(x + x_lo) * 2^k; x_lo (a small correction of x) may be null.
   void ExpImpl(Operand d, Operand x, const Operand* x_lo, int k);
   // (x + x_lo) * log2(e) as hi + lo, lo carrying hi's rounding error.
