@@ -11,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "engine/dxbc/kernel_cache.h"
 #include "engine/dxbc/testing/vkd3d_compile.h"
 #include "gtest/gtest.h"
 
@@ -57,21 +56,6 @@ TEST(KernelsTest, RejectsKeysOutsideTheSet) {
   k.op = OperatorType::kActivationSoftmax;
   k.variant = 0;
   EXPECT_FALSE(BuildKernel(k).ok());
-}
-
-TEST(KernelCacheTest, BuildsOnceAndShares) {
-  KernelCache cache;
-  KernelKey k;
-  k.op = OperatorType::kActivationRelu;
-  auto a = cache.Get(k);
-  auto b = cache.Get(k);
-  ASSERT_TRUE(a.ok());
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(a->get(), b->get());
-  EXPECT_EQ(cache.size(), 1u);
-  k.op = OperatorType::kActivationSoftmax;
-  EXPECT_FALSE(cache.Get(k).ok());
-  EXPECT_EQ(cache.size(), 1u);
 }
 
 // Runs the trace tool on `key`'s blob and returns vkd3d's trace output.
