@@ -1,0 +1,78 @@
+// Batcher: the queue side of dynamic batching. Holds admitted jobs in one
+// queue per batch key, each ordered earliest deadline first (then by
+// admission order), and decides when a batch is due under a BatchPolicy.
+//
+// It has no thread and reads no clock: the caller passes `now`, so the
+// policy is tested deterministically (batcher_test.cc). The Scheduler owns
+// one and guards it with its mutex. Thread-compatible.
+#ifndef DMLSERVE_ENGINE_SCHED_BATCHER_H_
+#define DMLSERVE_ENGINE_SCHED_BATCHER_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "engine/sched/batch_policy.h"
+#include "engine/sched/job.h"
+
+namespace dmls::sched {
+
+class Batcher {
+ public:
+  explicit Batcher(BatchPolicy policy) : policy_(policy) {}
+
+  // Queues `job` (its `enqueued` and `seq` must be set). When the queue is
+  // at max_queue_depth it returns RESOURCE_EXHAUSTED (rule QUEUE_FULL) and
+  // `job` is left with the caller, untouched.
+  absl::Status Enqueue(Job& job);
+
+  // Whether a batch is due at `now` (see BatchPolicy).
+  bool Due(absl::Time now) const;
+
+  // Removes and returns the next batch: groups taken in order of their
+  // first job's deadline until max_batch_requests or max_batch_bytes is
+  // reached (a first job above max_batch_bytes is taken alone). Jobs that
+  // are cancelled or past their deadline at `now` are not batched: they are
+  // moved to `*dropped` for the caller to fail. Empty when nothing is queued.
+  Batch TakeBatch(absl::Time now, std::vector<Job>* dropped);
+
+  // Removes jobs past their deadline at `now` (cheap: deadlines are queue
+  // order) and, when `scan_cancelled`, every cancelled job (a full scan).
+  std::vector<Job> TakeExpired(absl::Time now, bool scan_cancelled);
+
+  // Everything queued, for shutdown.
+  std::vector<Job> TakeAll();
+
+  // When Due() turns true without a new job: the oldest job's enqueue time
+  // plus max_queue_delay. InfiniteFuture() when empty.
+  absl::Time NextDue() const;
+  // The earliest deadline of a queued job; InfiniteFuture() when none.
+  absl::Time NextDeadline() const;
+
+  size_t size() const { return size_; }
+  uint64_t bytes() const { return bytes_; }
+  size_t keys() const { return queues_.size(); }
+  const BatchPolicy& policy() const { return policy_; }
+
+ private:
+  using Order = std::pair<absl::Time, uint64_t>;  // (deadline, seq)
+
+  void Remove(std::map<std::string, std::map<Order, Job>>::iterator q,
+              std::map<Order, Job>::iterator it);
+
+  const BatchPolicy policy_;
+  std::map<std::string, std::map<Order, Job>> queues_;
+  // (enqueued, seq) of every queued job: the oldest decides max_queue_delay.
+  std::set<std::pair<absl::Time, uint64_t>> arrivals_;
+  size_t size_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace dmls::sched
+
+#endif  // DMLSERVE_ENGINE_SCHED_BATCHER_H_

@@ -1,0 +1,195 @@
+#include "engine/sched/batcher.h"
+
+#include <atomic>
+#include <memory>
+
+#include "engine/ops/rule_status.h"
+#include "gtest/gtest.h"
+
+namespace dmls::sched {
+namespace {
+
+const absl::Time kT0 = absl::UnixEpoch() + absl::Hours(1);
+
+Job MakeJob(std::string key, uint64_t seq, absl::Time enqueued,
+            uint64_t bytes = 1024,
+            absl::Time deadline = absl::InfiniteFuture()) {
+  Job j;
+  j.key = std::move(key);
+  j.seq = seq;
+  j.enqueued = enqueued;
+  j.bytes = bytes;
+  j.request.deadline = deadline;
+  return j;
+}
+
+BatchPolicy Policy(uint32_t requests, uint64_t bytes, absl::Duration delay,
+                   uint32_t depth = 1000) {
+  BatchPolicy p;
+  p.max_batch_requests = requests;
+  p.max_batch_bytes = bytes;
+  p.max_queue_delay = delay;
+  p.max_queue_depth = depth;
+  return p;
+}
+
+TEST(BatcherTest, ZeroDelayIsDueAtOnce) {
+  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration()));
+  EXPECT_FALSE(b.Due(kT0));
+  Job j = MakeJob("a", 1, kT0);
+  ASSERT_TRUE(b.Enqueue(j).ok());
+  EXPECT_TRUE(b.Due(kT0));
+}
+
+TEST(BatcherTest, WaitsForTheDelayUnlessTheBatchIsFull) {
+  Batcher b(Policy(3, 1 << 20, absl::Microseconds(500)));
+  for (uint64_t i = 1; i <= 2; ++i) {
+    Job j = MakeJob("a", i, kT0 + absl::Microseconds(100 * i));
+    ASSERT_TRUE(b.Enqueue(j).ok());
+  }
+  EXPECT_FALSE(b.Due(kT0 + absl::Microseconds(599)));
+  EXPECT_EQ(b.NextDue(), kT0 + absl::Microseconds(600));
+  EXPECT_TRUE(b.Due(kT0 + absl::Microseconds(600)));
+  // A third request fills the batch: due before the delay.
+  Job j = MakeJob("a", 3, kT0 + absl::Microseconds(300));
+  ASSERT_TRUE(b.Enqueue(j).ok());
+  EXPECT_TRUE(b.Due(kT0 + absl::Microseconds(300)));
+}
+
+TEST(BatcherTest, BytesMakeABatchDueAndBoundIt) {
+  Batcher b(Policy(100, 4096, absl::Seconds(1)));
+  for (uint64_t i = 1; i <= 3; ++i) {
+    Job j = MakeJob("a", i, kT0, 1500);
+    ASSERT_TRUE(b.Enqueue(j).ok());
+  }
+  EXPECT_TRUE(b.Due(kT0));  // 4500 >= 4096
+  std::vector<Job> dropped;
+  Batch batch = b.TakeBatch(kT0, &dropped);
+  EXPECT_EQ(batch.size(), 2u);  // a third would pass 4096 bytes
+  EXPECT_EQ(b.size(), 1u);
+  EXPECT_EQ(b.bytes(), 1500u);
+}
+
+TEST(BatcherTest, OversizedRequestRunsAlone) {
+  Batcher b(Policy(100, 4096, absl::ZeroDuration()));
+  Job big = MakeJob("a", 1, kT0, 1 << 20);
+  Job small = MakeJob("a", 2, kT0, 10);
+  ASSERT_TRUE(b.Enqueue(big).ok());
+  ASSERT_TRUE(b.Enqueue(small).ok());
+  std::vector<Job> dropped;
+  Batch first = b.TakeBatch(kT0, &dropped);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first.groups[0][0].seq, 1u);
+  EXPECT_EQ(b.TakeBatch(kT0, &dropped).size(), 1u);
+}
+
+TEST(BatcherTest, MaxRequestsOneTurnsBatchingOff) {
+  Batcher b(Policy(1, 1 << 20, absl::ZeroDuration()));
+  for (uint64_t i = 1; i <= 5; ++i) {
+    Job j = MakeJob("a", i, kT0);
+    ASSERT_TRUE(b.Enqueue(j).ok());
+  }
+  std::vector<Job> dropped;
+  for (uint64_t i = 1; i <= 5; ++i) {
+    Batch batch = b.TakeBatch(kT0, &dropped);
+    ASSERT_EQ(batch.size(), 1u);
+    EXPECT_EQ(batch.groups[0][0].seq, i);
+  }
+}
+
+TEST(BatcherTest, QueueDepthRejectsAndLeavesTheJob) {
+  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration(), /*depth=*/2));
+  for (uint64_t i = 1; i <= 2; ++i) {
+    Job j = MakeJob("a", i, kT0);
+    ASSERT_TRUE(b.Enqueue(j).ok());
+  }
+  Job third = MakeJob("a", 3, kT0);
+  absl::Status s = b.Enqueue(third);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  ASSERT_EQ(ops::ViolationsOf(s).size(), 1u);
+  EXPECT_EQ(ops::ViolationsOf(s)[0].rule, "QUEUE_FULL");
+  EXPECT_EQ(third.seq, 3u);
+  EXPECT_EQ(third.key, "a");
+  EXPECT_EQ(b.size(), 2u);
+}
+
+TEST(BatcherTest, GroupsByKeyEarliestDeadlineFirst) {
+  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration()));
+  const absl::Time late = kT0 + absl::Seconds(10);
+  const absl::Time soon = kT0 + absl::Seconds(1);
+  Job a1 = MakeJob("a", 1, kT0, 10, late);
+  Job b1 = MakeJob("b", 2, kT0, 10, soon);
+  Job a2 = MakeJob("a", 3, kT0, 10, soon + absl::Seconds(1));
+  Job b2 = MakeJob("b", 4, kT0, 10);  // no deadline: last within "b"
+  for (Job* j : {&a1, &b1, &a2, &b2}) ASSERT_TRUE(b.Enqueue(*j).ok());
+  EXPECT_EQ(b.keys(), 2u);
+  EXPECT_EQ(b.NextDue(), kT0);  // zero delay: due now
+  EXPECT_EQ(b.NextDeadline(), soon);
+  std::vector<Job> dropped;
+  Batch batch = b.TakeBatch(kT0, &dropped);
+  ASSERT_EQ(batch.groups.size(), 2u);
+  // "b" first: its head has the earliest deadline.
+  ASSERT_EQ(batch.groups[0].size(), 2u);
+  EXPECT_EQ(batch.groups[0][0].seq, 2u);
+  EXPECT_EQ(batch.groups[0][1].seq, 4u);
+  ASSERT_EQ(batch.groups[1].size(), 2u);
+  EXPECT_EQ(batch.groups[1][0].seq, 3u);  // earlier deadline than seq 1
+  EXPECT_EQ(batch.groups[1][1].seq, 1u);
+  EXPECT_TRUE(dropped.empty());
+  EXPECT_EQ(b.size(), 0u);
+}
+
+TEST(BatcherTest, ExpiredJobsAreDroppedNotBatched) {
+  Batcher b(Policy(64, 1 << 20, absl::Milliseconds(10)));
+  Job late = MakeJob("a", 1, kT0, 10, kT0 + absl::Milliseconds(2));
+  Job ok = MakeJob("a", 2, kT0, 10, kT0 + absl::Seconds(5));
+  ASSERT_TRUE(b.Enqueue(late).ok());
+  ASSERT_TRUE(b.Enqueue(ok).ok());
+  EXPECT_EQ(b.NextDue(), kT0 + absl::Milliseconds(10));
+  EXPECT_EQ(b.NextDeadline(), kT0 + absl::Milliseconds(2));
+  std::vector<Job> expired = b.TakeExpired(kT0 + absl::Milliseconds(3), false);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].seq, 1u);
+  EXPECT_EQ(b.size(), 1u);
+  EXPECT_EQ(b.bytes(), 10u);
+}
+
+TEST(BatcherTest, CancelledJobsAreFoundByAScanAndSkippedInBatches) {
+  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration()));
+  auto flag1 = std::make_shared<std::atomic<bool>>(false);
+  auto flag2 = std::make_shared<std::atomic<bool>>(false);
+  Job j1 = MakeJob("a", 1, kT0);
+  j1.request.cancelled = flag1;
+  Job j2 = MakeJob("a", 2, kT0);
+  j2.request.cancelled = flag2;
+  Job j3 = MakeJob("a", 3, kT0);
+  for (Job* j : {&j1, &j2, &j3}) ASSERT_TRUE(b.Enqueue(*j).ok());
+  flag1->store(true);
+  EXPECT_TRUE(b.TakeExpired(kT0, /*scan_cancelled=*/false).empty());
+  std::vector<Job> cancelled = b.TakeExpired(kT0, /*scan_cancelled=*/true);
+  ASSERT_EQ(cancelled.size(), 1u);
+  EXPECT_EQ(cancelled[0].seq, 1u);
+  flag2->store(true);
+  std::vector<Job> dropped;
+  Batch batch = b.TakeBatch(kT0, &dropped);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].seq, 2u);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch.groups[0][0].seq, 3u);
+}
+
+TEST(BatcherTest, TakeAllEmptiesEverything) {
+  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration()));
+  for (uint64_t i = 1; i <= 4; ++i) {
+    Job j = MakeJob(i % 2 ? "a" : "b", i, kT0);
+    ASSERT_TRUE(b.Enqueue(j).ok());
+  }
+  EXPECT_EQ(b.TakeAll().size(), 4u);
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.bytes(), 0u);
+  EXPECT_EQ(b.NextDue(), absl::InfiniteFuture());
+  EXPECT_EQ(b.NextDeadline(), absl::InfiniteFuture());
+}
+
+}  // namespace
+}  // namespace dmls::sched

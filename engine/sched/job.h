@@ -1,0 +1,59 @@
+// Job and Batch: an admitted request on its way through the scheduler.
+//
+// A Job owns its request, its completion callback and the runner's
+// per-request state (for the GPU: the dispatch plan and the staged upload).
+// Destroying a Job without calling `done` is a bug; destroying its state
+// releases whatever the runner reserved for it. Batches group jobs by batch
+// key: jobs of one group may be coalesced into one dispatch by the runner.
+// Plain move-only data; thread-compatible.
+#ifndef DMLSERVE_ENGINE_SCHED_JOB_H_
+#define DMLSERVE_ENGINE_SCHED_JOB_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "engine/core/engine.h"
+
+namespace dmls::sched {
+
+// What a runner keeps for one job between Prepare and Run (see runner.h).
+class JobState {
+ public:
+  virtual ~JobState() = default;
+};
+
+struct Job {
+  ExecuteRequest request;
+  ExecuteCallback done;
+  // Jobs with equal non-empty keys may run as one coalesced dispatch.
+  std::string key;
+  // Payload and output bytes (for max_batch_bytes).
+  uint64_t bytes = 0;
+  absl::Time enqueued;
+  uint64_t seq = 0;  // admission order, ties broken by it
+  std::unique_ptr<JobState> state;
+
+  bool Cancelled() const {
+    return request.cancelled && request.cancelled->load();
+  }
+};
+
+struct Batch {
+  // Each group holds jobs of one key, earliest deadline first; groups are
+  // in the order of their first job's deadline.
+  std::vector<std::vector<Job>> groups;
+
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& g : groups) n += g.size();
+    return n;
+  }
+  bool empty() const { return groups.empty(); }
+};
+
+}  // namespace dmls::sched
+
+#endif  // DMLSERVE_ENGINE_SCHED_JOB_H_

@@ -1,0 +1,54 @@
+// Runner: what executes batches for the scheduler (scheduler.h). The GPU
+// engine records a batch into one command list; the CPU engine spreads it
+// over its thread pool.
+//
+// Contract:
+//  - Prepare() runs on the caller's thread at admission, after validation:
+//    it plans the request and may stage its input (the GPU runner copies the
+//    payload into upload memory here, so large copies never run on the
+//    submission thread). It returns the batch key, the bytes and the state
+//    to carry. An error rejects the request; nothing stays reserved.
+//  - CanAccept() says whether Run() would start a batch now without
+//    blocking (a free command list, an idle worker). The scheduler calls it
+//    with its own lock held: it must be cheap and must not call back.
+//  - Run() owns the batch from the call on and calls every job's `done`
+//    exactly once, possibly on other threads, possibly before returning.
+//    It is only ever called from the scheduler's one dispatch thread.
+//  - Whenever capacity frees up, the runner calls the function given to
+//    SetCapacityListener (from any thread, with none of its locks held).
+// Implementations are thread-safe in the sense above.
+#ifndef DMLSERVE_ENGINE_SCHED_RUNNER_H_
+#define DMLSERVE_ENGINE_SCHED_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/core/engine.h"
+#include "engine/sched/job.h"
+
+namespace dmls::sched {
+
+struct Prepared {
+  std::string key;  // empty: never coalesced with others
+  uint64_t bytes = 0;
+  std::unique_ptr<JobState> state;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+
+  virtual absl::StatusOr<Prepared> Prepare(const ExecuteRequest& request) = 0;
+  virtual bool CanAccept() = 0;
+  virtual void Run(Batch batch) = 0;
+  virtual void SetCapacityListener(std::function<void()> listener) = 0;
+  // Waits until every batch handed to Run has completed.
+  virtual void Drain() = 0;
+};
+
+}  // namespace dmls::sched
+
+#endif  // DMLSERVE_ENGINE_SCHED_RUNNER_H_

@@ -1,0 +1,185 @@
+#include "engine/sched/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/rule_status.h"
+
+namespace dmls::sched {
+
+Scheduler::Scheduler(Runner* runner, SchedulerOptions options)
+    : runner_(runner),
+      options_(options),
+      clock_(options.clock ? options.clock : RealClock::Get()),
+      batcher_(options.policy) {
+  runner_->SetCapacityListener([this] { Poke(); });
+  thread_ = std::thread([this] { DispatchLoop(); });
+}
+
+Scheduler::~Scheduler() { Shutdown(); }
+
+ExecuteCallback Scheduler::Counted(ExecuteCallback done) {
+  return [this, done = std::move(done)](
+             absl::StatusOr<ExecuteResult> result) mutable {
+    done(std::move(result));
+    in_flight_.fetch_sub(1);
+  };
+}
+
+void Scheduler::Reject(ExecuteCallback& done, absl::Status status) {
+  {
+    absl::MutexLock lock(&mu_);
+    ++stats_.rejected;
+  }
+  done(std::move(status));
+}
+
+void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
+  if (absl::Status s = Admit(request, options_.admission); !s.ok()) {
+    return Reject(done, std::move(s));
+  }
+  if (request.cancelled && request.cancelled->load()) {
+    return Reject(done, absl::CancelledError(
+                            "the call was cancelled before execution"));
+  }
+  const absl::Time now = clock_->Now();
+  if (now >= request.deadline) {
+    return Reject(done, absl::DeadlineExceededError(
+                            "the deadline passed before execution"));
+  }
+  // Count first, then compare, so concurrent callers cannot all slip under
+  // the limit together.
+  const uint64_t limit = options_.max_in_flight;
+  if (in_flight_.fetch_add(1) >= limit && limit != 0) {
+    in_flight_.fetch_sub(1);
+    return Reject(done, ops::RuleStatus(
+                            absl::StatusCode::kResourceExhausted,
+                            "IN_FLIGHT_LIMIT", "",
+                            absl::StrCat("the server already has ", limit,
+                                         " requests in flight; retry later")));
+  }
+  ExecuteCallback counted = Counted(std::move(done));
+  absl::StatusOr<Prepared> prepared = runner_->Prepare(request);
+  if (!prepared.ok()) return Reject(counted, prepared.status());
+
+  Job job;
+  job.request = std::move(request);
+  job.key = std::move(prepared->key);
+  job.bytes = prepared->bytes;
+  job.state = std::move(prepared->state);
+  job.done = std::move(counted);
+  job.enqueued = now;
+  job.seq = next_seq_.fetch_add(1);
+  absl::Status queued;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      queued = absl::UnavailableError("the engine is shutting down");
+    } else {
+      queued = batcher_.Enqueue(job);
+      if (queued.ok()) {
+        ++stats_.admitted;
+        cv_.Signal();
+        return;
+      }
+    }
+  }
+  job.state.reset();  // release what Prepare reserved before answering
+  Reject(job.done, std::move(queued));
+}
+
+void Scheduler::Poke() {
+  absl::MutexLock lock(&mu_);
+  poked_ = true;
+  cv_.Signal();
+}
+
+void Scheduler::DispatchLoop() {
+  absl::Time next_cancel_scan = clock_->Now();
+  for (;;) {
+    Batch batch;
+    std::vector<Job> dropped;
+    bool done = false;
+    {
+      absl::MutexLock lock(&mu_);
+      for (;;) {
+        const absl::Time now = clock_->Now();
+        if (stopping_) {
+          // Everything still queued goes to the runner (Shutdown's drain).
+          if (batcher_.size() == 0) {
+            done = true;
+          } else if (runner_->CanAccept()) {
+            batch = batcher_.TakeBatch(now, &dropped);
+          }
+        } else {
+          const bool scan = now >= next_cancel_scan;
+          if (scan) next_cancel_scan = now + options_.cancel_scan_interval;
+          dropped = batcher_.TakeExpired(now, scan);
+          if (batcher_.Due(now) && runner_->CanAccept()) {
+            batch = batcher_.TakeBatch(now, &dropped);
+          }
+        }
+        if (done || !batch.empty() || !dropped.empty()) break;
+        poked_ = false;
+        // Sleep until something changes: a Submit, runner capacity (both
+        // signal), a queued deadline, the next cancellation scan, or the
+        // batching delay running out. A due batch that the runner cannot
+        // take waits for its capacity signal, not in a spin.
+        absl::Time wake = absl::InfiniteFuture();
+        if (batcher_.size() > 0) {
+          wake = std::min(batcher_.NextDeadline(), next_cancel_scan);
+          if (!batcher_.Due(now)) wake = std::min(wake, batcher_.NextDue());
+        }
+        if (clock_->IsReal() && wake != absl::InfiniteFuture()) {
+          cv_.WaitWithDeadline(&mu_, wake);
+        } else {
+          cv_.Wait(&mu_);
+        }
+      }
+      stats_.expired += dropped.size();
+      if (!batch.empty()) {
+        ++stats_.batches;
+        stats_.batched_requests += batch.size();
+        stats_.largest_batch =
+            std::max<uint64_t>(stats_.largest_batch, batch.size());
+      }
+    }
+    const absl::Time now = clock_->Now();
+    for (Job& job : dropped) {
+      job.state.reset();
+      if (job.Cancelled()) {
+        job.done(absl::CancelledError("the call was cancelled while queued"));
+      } else if (job.request.deadline <= now) {
+        job.done(absl::DeadlineExceededError(
+            "the deadline passed while the request was queued"));
+      } else {
+        job.done(absl::CancelledError("the request was dropped"));
+      }
+    }
+    if (!batch.empty()) runner_->Run(std::move(batch));
+    if (done) return;
+  }
+}
+
+void Scheduler::Shutdown() {
+  absl::MutexLock once(&shutdown_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    cv_.Signal();
+  }
+  if (thread_.joinable()) thread_.join();
+  runner_->Drain();
+}
+
+SchedulerStats Scheduler::stats() const {
+  absl::MutexLock lock(&mu_);
+  SchedulerStats s = stats_;
+  s.queued = batcher_.size();
+  s.in_flight = in_flight_.load();
+  return s;
+}
+
+}  // namespace dmls::sched

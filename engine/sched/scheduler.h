@@ -1,0 +1,115 @@
+// Scheduler: admission, dynamic batching and dispatch in front of a Runner
+// (runner.h). Both engines embed one: Engine::Execute is Submit().
+//
+// Submit(), on the caller's thread:
+//   1. admission (admission.h): validation, limits, payload sizes;
+//   2. cancellation and deadline, and the in-flight limit;
+//   3. Runner::Prepare: planning, so the batch key is known at enqueue, and
+//      the runner's staging (e.g. the GPU upload copy);
+//   4. Batcher::Enqueue (QUEUE_FULL beyond max_queue_depth).
+// A failure in any step calls `done` before Submit returns.
+//
+// Ownership after Submit: once Submit has returned, the scheduler owns the
+// request and its callback whatever happened; `done` is called exactly once
+// (on the caller's thread for a rejection, else on the dispatch thread for a
+// request that expired or was cancelled in the queue, else wherever the
+// runner completes it). In-flight counts a request from admission until its
+// `done` returns.
+//
+// One dispatch thread forms batches (batcher.h) whenever one is due and the
+// runner can accept it, fails queued requests whose deadline passes or that
+// are cancelled, and hands batches to Runner::Run.
+//
+// Thread-safety: Submit, stats and Shutdown may be called from any thread;
+// `done` callbacks may call Submit but not Shutdown.
+#ifndef DMLSERVE_ENGINE_SCHED_SCHEDULER_H_
+#define DMLSERVE_ENGINE_SCHED_SCHEDULER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "engine/core/engine.h"
+#include "engine/sched/admission.h"
+#include "engine/sched/batch_policy.h"
+#include "engine/sched/batcher.h"
+#include "engine/sched/clock.h"
+#include "engine/sched/runner.h"
+
+namespace dmls::sched {
+
+struct SchedulerOptions {
+  BatchPolicy policy;
+  AdmissionOptions admission;
+  // Requests admitted and not yet completed before RESOURCE_EXHAUSTED
+  // (IN_FLIGHT_LIMIT). 0: no limit.
+  uint32_t max_in_flight = 0;
+  // Null: RealClock. With a fake clock the dispatch thread only wakes on
+  // events (Submit, runner capacity, Poke), never on timeouts.
+  std::shared_ptr<Clock> clock;
+  // How often queued requests are scanned for cancellation.
+  absl::Duration cancel_scan_interval = absl::Milliseconds(5);
+};
+
+struct SchedulerStats {
+  uint64_t admitted = 0;    // requests that reached the queue
+  uint64_t rejected = 0;    // failed in Submit
+  uint64_t expired = 0;     // failed in the queue (deadline or cancelled)
+  uint64_t batches = 0;     // handed to the runner
+  uint64_t batched_requests = 0;
+  uint64_t largest_batch = 0;
+  uint64_t queued = 0;      // now
+  uint64_t in_flight = 0;   // now
+};
+
+class Scheduler {
+ public:
+  // `runner` must outlive the scheduler; it gets our capacity listener.
+  Scheduler(Runner* runner, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  void Submit(ExecuteRequest request, ExecuteCallback done);
+
+  // Stops admitting (UNAVAILABLE), hands every queued request to the
+  // runner, waits for it to finish them, joins the dispatch thread.
+  // Idempotent.
+  void Shutdown();
+
+  // Re-evaluates the policy now (tests with a fake clock call it after
+  // advancing time).
+  void Poke();
+
+  SchedulerStats stats() const;
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  void DispatchLoop();
+  // Wraps `done` so that the in-flight count drops when it has run.
+  ExecuteCallback Counted(ExecuteCallback done);
+  void Reject(ExecuteCallback& done, absl::Status status);
+
+  Runner* const runner_;
+  const SchedulerOptions options_;
+  const std::shared_ptr<Clock> clock_;
+  std::atomic<uint64_t> in_flight_{0};
+  std::atomic<uint64_t> next_seq_{1};
+
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  Batcher batcher_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool poked_ ABSL_GUARDED_BY(mu_) = false;
+  SchedulerStats stats_ ABSL_GUARDED_BY(mu_);
+
+  absl::Mutex shutdown_mu_;  // serialises Shutdown
+  std::thread thread_;
+};
+
+}  // namespace dmls::sched
+
+#endif  // DMLSERVE_ENGINE_SCHED_SCHEDULER_H_

@@ -1,0 +1,317 @@
+#include "engine/sched/scheduler.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "engine/core/tensor_desc.h"
+#include "engine/ops/rule_status.h"
+#include "gtest/gtest.h"
+
+namespace dmls::sched {
+namespace {
+
+// A valid RELU over `n` FLOAT32 elements.
+ExecuteRequest Relu(uint64_t n) {
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationRelu);
+  r.op.input = MakeTensorDesc(DataType::kFloat32, {n});
+  r.op.output = r.op.input;
+  r.input.assign(r.op.input->total_tensor_size_in_bytes, '\0');
+  return r;
+}
+
+class CountingState : public JobState {
+ public:
+  explicit CountingState(std::atomic<int>* live) : live_(live) { ++*live_; }
+  ~CountingState() override { --*live_; }
+
+ private:
+  std::atomic<int>* live_;
+};
+
+// Records batches; completes them when told to (or at once when `inline`).
+class FakeRunner : public Runner {
+ public:
+  absl::StatusOr<Prepared> Prepare(const ExecuteRequest& r) override {
+    if (fail_prepare) return absl::ResourceExhaustedError("no staging memory");
+    Prepared p;
+    p.key = absl::StrCat("op", r.op.type);
+    p.bytes = r.input.size();
+    p.state = std::make_unique<CountingState>(&live_states);
+    return p;
+  }
+  bool CanAccept() override { return capacity.load() > 0; }
+  void Run(Batch batch) override {
+    --capacity;
+    std::lock_guard<std::mutex> lock(mu);
+    sizes.push_back(batch.size());
+    groups.push_back(batch.groups.size());
+    if (complete_inline) {
+      Complete(batch);
+    } else {
+      held.push_back(std::move(batch));
+    }
+  }
+  void SetCapacityListener(std::function<void()> l) override { listener = l; }
+  void Drain() override { ReleaseAll(); }
+
+  void ReleaseAll() {
+    std::vector<Batch> batches;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      batches.swap(held);
+    }
+    for (Batch& b : batches) Complete(b);
+  }
+  void Complete(Batch& b) {
+    for (auto& g : b.groups) {
+      for (Job& j : g) {
+        j.state.reset();
+        j.done(ExecuteResult{});
+      }
+    }
+    ++capacity;
+    if (listener) listener();
+  }
+
+  std::atomic<int> capacity{1};
+  std::atomic<int> live_states{0};
+  bool complete_inline = false;
+  bool fail_prepare = false;
+  std::function<void()> listener;
+  std::mutex mu;
+  std::vector<size_t> sizes;
+  std::vector<size_t> groups;
+  std::vector<Batch> held;
+};
+
+struct Outcomes {
+  std::mutex mu;
+  std::vector<absl::Status> statuses;
+  std::atomic<int> count{0};
+  ExecuteCallback Callback() {
+    return [this](absl::StatusOr<ExecuteResult> r) {
+      std::lock_guard<std::mutex> lock(mu);
+      statuses.push_back(r.status());
+      ++count;
+    };
+  }
+};
+
+void WaitFor(const std::atomic<int>& n, int want) {
+  for (int i = 0; i < 5000 && n.load() < want; ++i) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_EQ(n.load(), want);
+}
+
+TEST(SchedulerTest, RequestsQueuedWhileBusyFormOneBatch) {
+  FakeRunner runner;
+  Scheduler s(&runner, SchedulerOptions{});
+  Outcomes out;
+  s.Submit(Relu(8), out.Callback());  // taken at once by the idle runner
+  for (int i = 0; i < 1000; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(runner.mu);
+      if (runner.sizes.size() == 1) break;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  for (int i = 0; i < 50; ++i) {
+    ExecuteRequest r = Relu(8);
+    if (i % 2) r.op.type = static_cast<uint32_t>(OperatorType::kActivationSigmoid);
+    s.Submit(std::move(r), out.Callback());
+  }
+  runner.ReleaseAll();  // frees capacity: the 50 queued go as one batch
+  WaitFor(out.count, 1);
+  for (int i = 0; i < 1000; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(runner.mu);
+      if (runner.sizes.size() == 2) break;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  runner.ReleaseAll();
+  WaitFor(out.count, 51);
+  std::lock_guard<std::mutex> lock(runner.mu);
+  ASSERT_EQ(runner.sizes.size(), 2u);
+  EXPECT_EQ(runner.sizes[1], 50u);
+  EXPECT_EQ(runner.groups[1], 2u);  // RELU and SIGMOID keys
+  EXPECT_EQ(s.stats().largest_batch, 50u);
+  EXPECT_EQ(runner.live_states.load(), 0);
+}
+
+TEST(SchedulerTest, AdmissionErrorsCarryRules) {
+  FakeRunner runner;
+  runner.complete_inline = true;
+  Scheduler s(&runner, SchedulerOptions{});
+  ExecuteRequest bad = Relu(8);
+  bad.input.resize(3);
+  absl::Status got;
+  s.Submit(std::move(bad), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
+  EXPECT_EQ(got.code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(ops::ViolationsOf(got).size(), 1u);
+  EXPECT_EQ(ops::ViolationsOf(got)[0].rule, "PAYLOAD_SIZE_MISMATCH");
+  EXPECT_EQ(ops::ViolationsOf(got)[0].field, "input");
+
+  ExecuteRequest invalid = Relu(8);
+  invalid.op.output->data_type = static_cast<uint32_t>(DataType::kFloat16);
+  s.Submit(std::move(invalid), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
+  EXPECT_EQ(got.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ops::ViolationsOf(got).empty());
+  EXPECT_EQ(s.stats().rejected, 2u);
+}
+
+TEST(SchedulerTest, DeadlineAndCancellationBeforeAdmission) {
+  FakeRunner runner;
+  runner.complete_inline = true;
+  Scheduler s(&runner, SchedulerOptions{});
+  absl::Status got;
+  ExecuteRequest late = Relu(8);
+  late.deadline = absl::Now() - absl::Seconds(1);
+  s.Submit(std::move(late), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
+  EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded);
+  ExecuteRequest gone = Relu(8);
+  gone.cancelled = std::make_shared<std::atomic<bool>>(true);
+  s.Submit(std::move(gone), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
+  EXPECT_EQ(got.code(), absl::StatusCode::kCancelled);
+}
+
+TEST(SchedulerTest, DelayHoldsRequestsOnAFakeClock) {
+  auto clock = std::make_shared<FakeClock>();
+  FakeRunner runner;
+  runner.complete_inline = true;
+  SchedulerOptions o;
+  o.clock = clock;
+  o.policy.max_queue_delay = absl::Microseconds(200);
+  o.policy.max_batch_requests = 4;
+  Scheduler s(&runner, o);
+  Outcomes out;
+  for (int i = 0; i < 3; ++i) s.Submit(Relu(8), out.Callback());
+  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_EQ(out.count.load(), 0);  // waiting for company
+  clock->Advance(absl::Microseconds(199));
+  s.Poke();
+  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_EQ(out.count.load(), 0);
+  clock->Advance(absl::Microseconds(1));
+  s.Poke();
+  WaitFor(out.count, 3);
+  // A fourth and fifth... the fourth fills a batch of 4 at once.
+  for (int i = 0; i < 4; ++i) s.Submit(Relu(8), out.Callback());
+  WaitFor(out.count, 7);
+  std::lock_guard<std::mutex> lock(runner.mu);
+  EXPECT_EQ(runner.sizes, (std::vector<size_t>{3, 4}));
+}
+
+TEST(SchedulerTest, DeadlineExpiresInTheQueue) {
+  auto clock = std::make_shared<FakeClock>();
+  FakeRunner runner;
+  runner.capacity = 0;  // busy: nothing leaves the queue
+  SchedulerOptions o;
+  o.clock = clock;
+  Scheduler s(&runner, o);
+  Outcomes out;
+  ExecuteRequest r = Relu(8);
+  r.deadline = clock->Now() + absl::Milliseconds(5);
+  s.Submit(std::move(r), out.Callback());
+  s.Submit(Relu(8), out.Callback());
+  clock->Advance(absl::Milliseconds(5));
+  s.Poke();
+  WaitFor(out.count, 1);
+  {
+    std::lock_guard<std::mutex> lock(out.mu);
+    EXPECT_EQ(out.statuses[0].code(), absl::StatusCode::kDeadlineExceeded);
+  }
+  EXPECT_EQ(s.stats().queued, 1u);
+  EXPECT_EQ(s.stats().expired, 1u);
+  EXPECT_EQ(runner.live_states.load(), 1);  // the dropped job's state is gone
+  runner.capacity = 1;
+  s.Poke();
+  WaitFor(out.count, 1);
+  s.Shutdown();
+  EXPECT_EQ(out.count.load(), 2);
+}
+
+TEST(SchedulerTest, CancelledInTheQueue) {
+  FakeRunner runner;
+  runner.capacity = 0;
+  SchedulerOptions o;
+  o.cancel_scan_interval = absl::Milliseconds(1);
+  Scheduler s(&runner, o);
+  Outcomes out;
+  auto flag = std::make_shared<std::atomic<bool>>(false);
+  ExecuteRequest r = Relu(8);
+  r.cancelled = flag;
+  s.Submit(std::move(r), out.Callback());
+  flag->store(true);
+  WaitFor(out.count, 1);
+  std::lock_guard<std::mutex> lock(out.mu);
+  EXPECT_EQ(out.statuses[0].code(), absl::StatusCode::kCancelled);
+}
+
+TEST(SchedulerTest, QueueDepthAndInFlightLimits) {
+  FakeRunner runner;
+  runner.capacity = 0;
+  SchedulerOptions o;
+  o.policy.max_queue_depth = 2;
+  Scheduler s(&runner, o);
+  Outcomes out;
+  for (int i = 0; i < 3; ++i) s.Submit(Relu(8), out.Callback());
+  WaitFor(out.count, 1);
+  {
+    std::lock_guard<std::mutex> lock(out.mu);
+    EXPECT_EQ(ops::ViolationsOf(out.statuses[0])[0].rule, "QUEUE_FULL");
+  }
+  EXPECT_EQ(runner.live_states.load(), 2);  // the rejected one released its state
+  runner.capacity = 1;
+  s.Shutdown();  // drains the two queued through the runner
+  EXPECT_EQ(out.count.load(), 3);
+
+  FakeRunner runner2;
+  runner2.capacity = 0;
+  SchedulerOptions o2;
+  o2.max_in_flight = 1;
+  Scheduler s2(&runner2, o2);
+  Outcomes out2;
+  s2.Submit(Relu(8), out2.Callback());
+  s2.Submit(Relu(8), out2.Callback());
+  WaitFor(out2.count, 1);
+  {
+    std::lock_guard<std::mutex> lock(out2.mu);
+    EXPECT_EQ(ops::ViolationsOf(out2.statuses[0])[0].rule, "IN_FLIGHT_LIMIT");
+  }
+  runner2.capacity = 1;
+  s2.Poke();
+  for (int i = 0; i < 1000; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(runner2.mu);
+      if (runner2.held.size() == 1) break;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  runner2.ReleaseAll();
+  WaitFor(out2.count, 2);
+  EXPECT_EQ(s2.stats().in_flight, 0u);
+}
+
+TEST(SchedulerTest, PrepareFailureAndShutdownRejections) {
+  FakeRunner runner;
+  runner.complete_inline = true;
+  runner.fail_prepare = true;
+  Scheduler s(&runner, SchedulerOptions{});
+  absl::Status got;
+  s.Submit(Relu(8), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
+  EXPECT_EQ(got.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(s.stats().in_flight, 0u);
+  runner.fail_prepare = false;
+  s.Shutdown();
+  s.Submit(Relu(8), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
+  EXPECT_EQ(got.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(runner.live_states.load(), 0);
+}
+
+}  // namespace
+}  // namespace dmls::sched
