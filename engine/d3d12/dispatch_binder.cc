@@ -70,7 +70,8 @@ DispatchBinder::DispatchBinder(ID3D12Device* device, PipelineCache* pipelines,
     : device_(device),
       pipelines_(pipelines),
       descriptor_ring_(options.descriptor_capacity),
-      constant_ring_(options.constant_blocks) {}
+      constant_ring_(options.constant_blocks),
+      persistent_capacity_(options.persistent_descriptors) {}
 
 absl::StatusOr<std::unique_ptr<DispatchBinder>> DispatchBinder::Create(
     ID3D12Device* device, PipelineCache* pipelines,
@@ -80,7 +81,7 @@ absl::StatusOr<std::unique_ptr<DispatchBinder>> DispatchBinder::Create(
 
   D3D12_DESCRIPTOR_HEAP_DESC hd = {};
   hd.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
-  hd.NumDescriptors = options.descriptor_capacity;
+  hd.NumDescriptors = options.descriptor_capacity + options.persistent_descriptors;
   hd.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
   DMLS_RETURN_IF_FAILED(
       device->CreateDescriptorHeap(
@@ -189,6 +190,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
       }
       D3D12_CPU_DESCRIPTOR_HANDLE h = {cpu_start_.ptr + (base + s) * descriptor_size_};
       device_->CreateShaderResourceView(r, &sd, h);
+      views_created_.fetch_add(1, std::memory_order_relaxed);
     }
     if (d.barrier_before) b.barrier_before = written;
     for (size_t u = 0; u < kUavSlots; ++u) {
@@ -208,7 +210,140 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
       D3D12_CPU_DESCRIPTOR_HANDLE h = {
           cpu_start_.ptr + (base + kSrvSlots + u) * descriptor_size_};
       device_->CreateUnorderedAccessView(r, nullptr, &ud, h);
+      views_created_.fetch_add(1, std::memory_order_relaxed);
     }
+  }
+  return out;
+}
+
+absl::StatusOr<ArenaTables> DispatchBinder::CreateArenaTables(
+    ID3D12Resource* buffer, uint64_t bytes) {
+  constexpr uint32_t kPerArena = 2 * kSrvSlots + 2 * kUavSlots;
+  if (bytes / 4 > gpu::kMaxViewTexels) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an arena of ", bytes, " bytes exceeds one R32 view"));
+  }
+  uint32_t first = 0;
+  {
+    std::lock_guard<std::mutex> lock(persistent_mu_);
+    if (!persistent_free_.empty()) {
+      first = persistent_free_.back();
+      persistent_free_.pop_back();
+    } else if (persistent_used_ + kPerArena <= persistent_capacity_) {
+      first = persistent_used_;
+      persistent_used_ += kPerArena;
+    } else {
+      return absl::ResourceExhaustedError("no descriptors left for arena tables");
+    }
+  }
+  const uint64_t heap_index = uint64_t{descriptor_ring_.capacity()} + first;
+  auto cpu = [&](uint64_t i) {
+    return D3D12_CPU_DESCRIPTOR_HANDLE{cpu_start_.ptr + (heap_index + i) * descriptor_size_};
+  };
+  auto gpu = [&](uint64_t i) {
+    return D3D12_GPU_DESCRIPTOR_HANDLE{gpu_start_.ptr + (heap_index + i) * descriptor_size_};
+  };
+  auto srv = [&](uint64_t i, gpu::ViewFormat f) {
+    D3D12_SHADER_RESOURCE_VIEW_DESC sd = {};
+    sd.ViewDimension = D3D12_SRV_DIMENSION_BUFFER;
+    sd.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
+    sd.Format = static_cast<DXGI_FORMAT>(f);
+    sd.Buffer.NumElements = static_cast<UINT>(bytes / TexelBytes(f));
+    device_->CreateShaderResourceView(buffer, &sd, cpu(i));
+    views_created_.fetch_add(1, std::memory_order_relaxed);
+  };
+  auto uav = [&](uint64_t i, gpu::ViewFormat f) {
+    D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
+    ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;
+    ud.Format = static_cast<DXGI_FORMAT>(f);
+    ud.Buffer.NumElements = static_cast<UINT>(bytes / TexelBytes(f));
+    device_->CreateUnorderedAccessView(buffer, nullptr, &ud, cpu(i));
+    views_created_.fetch_add(1, std::memory_order_relaxed);
+  };
+  using F = gpu::ViewFormat;
+  ArenaTables t;
+  t.resource = buffer;
+  const F t0[2] = {F::kR32G32B32A32Uint, F::kR32Uint};
+  for (uint64_t k = 0; k < 2; ++k) {
+    const uint64_t at = k * kSrvSlots;
+    srv(at + 0, t0[k]);
+    srv(at + 1, F::kR32Uint);
+    srv(at + 2, F::kR32Uint);
+    t.srv[k] = gpu(at);
+  }
+  for (uint64_t k = 0; k < 2; ++k) {
+    const uint64_t at = 2 * kSrvSlots + k * kUavSlots;
+    uav(at + 0, t0[k]);
+    uav(at + 1, F::kR32Float);
+    t.uav[k] = gpu(at);
+  }
+  return t;
+}
+
+void DispatchBinder::ReleaseArenaTables(const ArenaTables& tables) {
+  const uint64_t heap_index = (tables.srv[0].ptr - gpu_start_.ptr) / descriptor_size_;
+  std::lock_guard<std::mutex> lock(persistent_mu_);
+  persistent_free_.push_back(
+      static_cast<uint32_t>(heap_index - descriptor_ring_.capacity()));
+}
+
+absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
+    const gpu::DispatchPlan& plan, const ArenaTables& tables) {
+  using F = gpu::ViewFormat;
+  const size_t n = plan.dispatches.size();
+  std::vector<BoundDispatch> out(n);
+  // Check everything before allocating, so a failure leaves the ring as it was.
+  for (size_t i = 0; i < n; ++i) {
+    const gpu::Dispatch& d = plan.dispatches[i];
+    if (d.args.size() > gpu::kViewBasesOffset) {
+      return absl::InternalError(absl::StrCat(
+          "plan dispatch ", i, " has a ", d.args.size(), "-byte constant block"));
+    }
+    for (uint32_t g : d.groups) {
+      if (g > gpu::kMaxDispatchGroups) {
+        return absl::InternalError(absl::StrCat("plan dispatch ", i, " has ",
+                                                g, " groups in a dimension"));
+      }
+    }
+    auto is = [](const gpu::View& v, std::initializer_list<F> ok) {
+      if (v.buffer == gpu::BufferSlot::kNone) return true;
+      for (F f : ok) {
+        if (v.format == f) return true;
+      }
+      return false;
+    };
+    if (!is(d.srv[0], {F::kR32G32B32A32Uint, F::kR32Uint}) ||
+        !is(d.srv[1], {F::kR32Uint}) || !is(d.srv[2], {F::kR32Uint}) ||
+        !is(d.uav[0], {F::kR32G32B32A32Uint, F::kR32Uint}) ||
+        !is(d.uav[1], {F::kR32Float})) {
+      return absl::UnimplementedError(
+          absl::StrCat("plan dispatch ", i, " has views outside the arena tables"));
+    }
+    absl::StatusOr<ID3D12PipelineState*> pso = pipelines_->Get(d.key);
+    if (!pso.ok()) return pso.status();
+    out[i].pso = *pso;
+  }
+  if (n == 0) return out;
+  if (!constant_ring_.CanAllocate(n)) {
+    return absl::ResourceExhaustedError("constant ring full");
+  }
+  const uint64_t first_block = *constant_ring_.Allocate(n);
+  for (size_t i = 0; i < n; ++i) {
+    const gpu::Dispatch& d = plan.dispatches[i];
+    BoundDispatch& b = out[i];
+    b.groups = d.groups;
+    uint8_t* block = constants_mapped_ + (first_block + i) * kConstantBlockBytes;
+    std::memset(block, 0, kConstantBlockBytes);
+    if (!d.args.empty()) std::memcpy(block, d.args.data(), d.args.size());
+    std::memcpy(block + gpu::kViewBasesOffset, d.view_base.data(), sizeof(d.view_base));
+    b.cbv = constants_va_ + (first_block + i) * kConstantBlockBytes;
+    const bool vec4_in = d.srv[0].buffer != gpu::BufferSlot::kNone &&
+                         d.srv[0].format == F::kR32G32B32A32Uint;
+    const bool vec4_out = d.uav[0].buffer != gpu::BufferSlot::kNone &&
+                          d.uav[0].format == F::kR32G32B32A32Uint;
+    b.srv_table = tables.srv[vec4_in ? 0 : 1];
+    b.uav_table = tables.uav[vec4_out ? 0 : 1];
+    if (d.barrier_before) b.barrier_before = {tables.resource};
   }
   return out;
 }

@@ -16,10 +16,13 @@
 #define DMLSERVE_ENGINE_D3D12_DISPATCH_BINDER_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/d3d12/com_ptr.h"
@@ -54,9 +57,23 @@ struct BoundDispatch {
   std::vector<ID3D12Resource*> barrier_before;
 };
 
+// Descriptor tables over one whole arena buffer (arena.h), created once
+// when the arena is. Every kernel's views are one of these format sets
+// (kernel_abi.h), so an arena request binds a table instead of creating
+// views: srv[0] = t0 R32G32B32A32_UINT, srv[1] = t0 R32_UINT, with t1 and
+// t2 R32_UINT in both; uav[0] = u0 R32G32B32A32_UINT, uav[1] = u0 R32_UINT,
+// with u1 R32_FLOAT in both.
+struct ArenaTables {
+  D3D12_GPU_DESCRIPTOR_HANDLE srv[2] = {};
+  D3D12_GPU_DESCRIPTOR_HANDLE uav[2] = {};
+  ID3D12Resource* resource = nullptr;
+};
+
 struct DispatchBinderOptions {
   // Shader-visible CBV/SRV/UAV descriptors (5 per dispatch).
   uint32_t descriptor_capacity = 65536;
+  // Descriptors kept for arena tables (10 per arena), beyond the ring.
+  uint32_t persistent_descriptors = 1024;
   // 256-byte constant blocks (1 per dispatch).
   uint32_t constant_blocks = 8192;
 };
@@ -76,6 +93,26 @@ class DispatchBinder {
                                                   const SlotBuffers& buffers);
   // Whether a plan of `dispatches` dispatches fits in the rings now.
   bool CanBind(size_t dispatches) const;
+
+  // Creates the tables of an arena buffer of `bytes` bytes (at most
+  // kMaxViewTexels R32 texels). Thread-safe with respect to itself.
+  absl::StatusOr<ArenaTables> CreateArenaTables(ID3D12Resource* buffer,
+                                                uint64_t bytes);
+  // Gives an arena's table descriptors back for a later arena (the arena's
+  // buffer is going away). Thread-safe with respect to CreateArenaTables.
+  void ReleaseArenaTables(const ArenaTables& tables);
+  // Binds `plan` over an arena: every view refers to the arena, and each
+  // dispatch's view_base (set by the caller: the slot's range offset in
+  // texels plus the view's first element) tells the kernel where its
+  // tensors start. Creates no descriptor: only constant blocks are written.
+  // UNIMPLEMENTED when a view's format is outside the tables (the caller
+  // then binds per-request views with Bind); RESOURCE_EXHAUSTED when the
+  // constant ring is full.
+  absl::StatusOr<std::vector<BoundDispatch>> BindArena(
+      const gpu::DispatchPlan& plan, const ArenaTables& tables);
+
+  // Typed views created so far (Bind: 5 per dispatch; arenas: 10 each).
+  uint64_t views_created() const { return views_created_.load(); }
 
   // Sets the descriptor heap and root signature; once per command list,
   // before the first Record().
@@ -104,6 +141,12 @@ class DispatchBinder {
   D3D12_GPU_VIRTUAL_ADDRESS constants_va_ = 0;
   FenceRing descriptor_ring_;
   FenceRing constant_ring_;
+  const uint32_t persistent_capacity_;
+  std::mutex persistent_mu_;
+  uint32_t persistent_used_ ABSL_GUARDED_BY(persistent_mu_) = 0;
+  // First descriptors of released 10-descriptor blocks.
+  std::vector<uint32_t> persistent_free_ ABSL_GUARDED_BY(persistent_mu_);
+  std::atomic<uint64_t> views_created_{0};
 };
 
 // Bytes per texel of a view format (0 for kUnknown).

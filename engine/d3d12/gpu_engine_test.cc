@@ -108,22 +108,21 @@ TEST(GpuEngineTest, PoisonedOutputShowsUnwrittenElements) {
   EXPECT_EQ(res->output, expected);
 }
 
-TEST(GpuEngineTest, SteadyStateCreatesNoResources) {
+TEST(GpuEngineTest, SteadyStateCreatesNoResourcesAndNoViews) {
   auto engine = MakeEngine(Options());
   ASSERT_TRUE(engine);
-  // One request at a time, two sizes: the first request of each size creates
-  // its upload, GPU and readback buffers; every later one reuses them.
+  // The first request creates one device, one upload and one readback arena
+  // (and the device arena's 10 views); every later request sub-allocates.
   for (int i = 0; i < 20; ++i) {
     ExecuteRequest r = Request(i % 2 ? 20000 : 70000, true, i);
     const std::string expected = r.input;
     absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected);
-    EXPECT_EQ(engine->stats().pool.resources_created, i == 0 ? 3u : 6u) << i;
+    EXPECT_EQ(engine->stats().pool.resources_created, 3u) << i;
+    EXPECT_EQ(engine->stats().views_created, 10u) << i;
   }
-  // Bursts of 8 concurrent requests: the pool grows to what the requests in
-  // flight at once need (at most 8 x 3 buffers) and never beyond, however
-  // many bursts follow.
+  // Bursts of 8 concurrent requests: still nothing new.
   for (int round = 0; round < 12; ++round) {
     std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
     std::vector<std::string> expected;
@@ -141,12 +140,34 @@ TEST(GpuEngineTest, SteadyStateCreatesNoResources) {
       ASSERT_TRUE(res.ok()) << res.status();
       EXPECT_EQ(res->output, expected[i]);
     }
-    EXPECT_LE(engine->stats().pool.resources_created, 24u);
+    EXPECT_EQ(engine->stats().pool.resources_created, 3u);
+    EXPECT_EQ(engine->stats().views_created, 10u);
   }
   GpuEngineStats s = engine->stats();
   EXPECT_EQ(s.requests, 116u);
-  EXPECT_GE(s.pool.reuses, s.pool.acquires - 24);
-  EXPECT_EQ(s.pool.bytes_in_use, 0u);
+  EXPECT_EQ(s.dedicated_requests, 0u);
+  EXPECT_EQ(s.device_arenas.arenas, 1u);
+  // Everything given back once the work completed.
+  EXPECT_EQ(s.device_arenas.used, 0u);
+  EXPECT_EQ(s.upload_arenas.used, 0u);
+  EXPECT_EQ(s.readback_arenas.used, 0u);
+}
+
+TEST(GpuEngineTest, RequestsAboveHalfAnArenaGetDedicatedBuffers) {
+  GpuEngineOptions o = Options();
+  o.arena_bytes = 1 << 20;
+  auto engine = MakeEngine(std::move(o));
+  ASSERT_TRUE(engine);
+  for (uint64_t n : {1000ull, 200000ull, 1000ull, 200000ull}) {
+    ExecuteRequest r = Request(n, true, static_cast<uint32_t>(n));
+    const std::string expected = r.input;
+    absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
+    ASSERT_TRUE(res.ok()) << res.status();
+    EXPECT_EQ(res->output, expected) << n;
+  }
+  GpuEngineStats s = engine->stats();
+  EXPECT_EQ(s.dedicated_requests, 2u);
+  EXPECT_EQ(s.pool.bytes_in_use, 3u << 20);  // the three arenas, nothing else
 }
 
 TEST(GpuEngineTest, BatchesManyRequestsIntoOneCommandList) {
@@ -227,8 +248,12 @@ TEST(GpuEngineTest, RejectsBadPayloadsAndBadPlans) {
             absl::StatusCode::kUnimplemented);
   absl::StatusOr<ExecuteResult> bad = RunSync(*engine, Request(10, false, 1));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal) << bad.status();
-  // Nothing leaked: every buffer is back in the pool.
-  EXPECT_EQ(engine->stats().pool.bytes_in_use, 0u);
+  // Nothing leaked: the pool holds the arenas and nothing else, and the
+  // arenas have nothing allocated.
+  GpuEngineStats s = engine->stats();
+  EXPECT_EQ(s.pool.bytes_in_use,
+            s.device_arenas.bytes + s.upload_arenas.bytes + s.readback_arenas.bytes);
+  EXPECT_EQ(s.device_arenas.used + s.upload_arenas.used + s.readback_arenas.used, 0u);
 }
 
 TEST(GpuEngineTest, CallbacksMayExecuteAgain) {

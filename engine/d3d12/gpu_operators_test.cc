@@ -313,6 +313,7 @@ TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
   o.device.kind = DeviceOptions::Kind::kSoftware;
   o.binder.descriptor_capacity = 15;
   o.binder.constant_blocks = 3;
+  o.coalesce = false;  // one constant block per request, to fill the ring
   absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();
   // A slow first request (milliseconds on lavapipe) lets the burst behind

@@ -41,7 +41,7 @@ class Runner {
  public:
   virtual ~Runner() = default;
 
-  virtual absl::StatusOr<Prepared> Prepare(const ExecuteRequest& request) = 0;
+  virtual absl::StatusOr<Prepared> Prepare(ExecuteRequest& request) = 0;
   virtual bool CanAccept() = 0;
   virtual void Run(Batch batch) = 0;
   virtual void SetCapacityListener(std::function<void()> listener) = 0;

@@ -36,7 +36,7 @@ class CountingState : public JobState {
 // Records batches; completes them when told to (or at once when `inline`).
 class FakeRunner : public Runner {
  public:
-  absl::StatusOr<Prepared> Prepare(const ExecuteRequest& r) override {
+  absl::StatusOr<Prepared> Prepare(ExecuteRequest& r) override {
     if (fail_prepare) return absl::ResourceExhaustedError("no staging memory");
     Prepared p;
     p.key = absl::StrCat("op", r.op.type);

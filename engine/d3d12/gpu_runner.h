@@ -1,0 +1,195 @@
+// GpuRunner: the Direct3D 12 sched::Runner (engine/sched/runner.h). The
+// scheduler in front of it does admission and batching; GpuEngine
+// (gpu_engine.h) puts the two together.
+//
+// Prepare (caller's thread): plans the request, decides its batch key
+// (element-wise requests on packed buffers coalesce: planner.h) and stages
+// the payload into upload memory, so no tensor copy runs on the submission
+// thread.
+//
+// Run (the scheduler's dispatch thread): places each request's tensors in
+// persistent device arenas (arena.h: views made once, kernels get offsets as
+// constants), records one command list for the batch -- upload copies,
+// kernels level by level with UAV barriers between dependent levels,
+// readback copies -- and submits it with the next fence value. A coalesced
+// group becomes one dispatch over its requests' concatenated ranges.
+// Requests too large for an arena get dedicated pool buffers and views of
+// their own (BufferPool), as before arenas.
+//
+// A completion thread waits for each command list's fence and hands
+// outputs back: small ones inline, large ones copied out of readback
+// memory on a copy pool, so a 64 MiB result never holds up the 1 KiB
+// results behind it.
+//
+// When device memory (the cap) or ring space runs out, Run waits for the
+// work in flight to finish and retries once; a request that still does not
+// fit fails with RESOURCE_EXHAUSTED and the runner carries on.
+//
+// Ownership: owns the device and everything created on it. Thread-safety:
+// as sched::Runner; stats() and device_info() from any thread.
+#ifndef DMLSERVE_ENGINE_D3D12_GPU_RUNNER_H_
+#define DMLSERVE_ENGINE_D3D12_GPU_RUNNER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "engine/d3d12/arena.h"
+#include "engine/d3d12/buffer_pool.h"
+#include "engine/d3d12/device.h"
+#include "engine/d3d12/dispatch_binder.h"
+#include "engine/d3d12/fence.h"
+#include "engine/d3d12/pipeline_cache.h"
+#include "engine/dxbc/plan.h"
+#include "engine/sched/runner.h"
+#include "engine/sched/thread_pool.h"
+#include "spdlog/logger.h"
+
+namespace dmls::d3d12 {
+
+// Builds the DispatchPlan of a validated operator (engine/dxbc's
+// PlanExecution in production; injectable for tests).
+using Planner =
+    std::function<absl::StatusOr<gpu::DispatchPlan>(const OperatorDesc&, bool)>;
+
+struct GpuRunnerOptions {
+  DeviceOptions device;
+  // Bytes of pooled buffers and arenas (GPU, upload and readback together).
+  // 0: half of the adapter's device-local memory, or no cap when that is
+  // unknown.
+  uint64_t memory_cap_bytes = 0;
+  // Size of one arena (device, upload or readback). At most 512 MiB (one
+  // R32 view); clamped to an eighth of the cap so small caps still work.
+  uint64_t arena_bytes = uint64_t{256} << 20;
+  // Command lists that may be in flight at once.
+  uint32_t frames_in_flight = 3;
+  // Threads that copy large outputs out of readback memory.
+  int copy_threads = 4;
+  // Outputs of at least this many bytes are copied out on the copy pool.
+  uint64_t parallel_copy_bytes = 256 << 10;
+  DispatchBinderOptions binder;
+  // Testing aid: fill each output buffer with 0xFF before the kernels run
+  // and check afterwards that the 256 bytes past the output's DWORD-rounded
+  // end are still 0xFF (INTERNAL otherwise). Costs an extra upload and
+  // turns coalescing off.
+  bool poison_outputs = false;
+  // Testing aid: never coalesce.
+  bool coalesce = true;
+  // Required: where kernels and plans come from.
+  PipelineCache::DxbcSource kernel_source;
+  Planner planner;
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+struct GpuRunnerStats {
+  BufferPoolStats pool;
+  ArenaSetStats device_arenas;
+  ArenaSetStats upload_arenas;
+  ArenaSetStats readback_arenas;
+  uint64_t batches = 0;             // command lists submitted
+  uint64_t requests = 0;            // requests recorded into command lists
+  uint64_t dispatches = 0;
+  uint64_t largest_batch = 0;       // most requests in one command list
+  uint64_t coalesced_groups = 0;    // groups run as one dispatch span
+  uint64_t coalesced_requests = 0;  // requests in those groups
+  uint64_t dedicated_requests = 0;  // too large for an arena
+  uint64_t views_created = 0;       // typed views created so far
+  // Times a request did not fit and the runner drained the work in flight
+  // before retrying it.
+  uint64_t drains = 0;
+  uint64_t pipelines = 0;           // PSOs in the cache
+};
+
+class GpuRunner : public sched::Runner {
+ public:
+  static absl::StatusOr<std::unique_ptr<GpuRunner>> Create(
+      GpuRunnerOptions options);
+  ~GpuRunner() override;
+
+  absl::StatusOr<sched::Prepared> Prepare(ExecuteRequest& request) override;
+  bool CanAccept() override;
+  void Run(sched::Batch batch) override;
+  void SetCapacityListener(std::function<void()> listener) override;
+  void Drain() override;
+  // Drains, then stops the completion thread. Idempotent.
+  void Shutdown();
+
+  DeviceInfo device_info() const { return device_->device_info(); }
+  GpuRunnerStats stats() const;
+  uint64_t memory_cap_bytes() const { return pool_->memory_cap_bytes(); }
+
+ private:
+  struct Frame;
+  struct Job;
+  struct Recording;
+  struct Completion;
+  struct InFlight;
+
+  explicit GpuRunner(GpuRunnerOptions options);
+  absl::Status Init();
+
+  // Records one coalesced group; false when it could not be placed (the
+  // caller then records its jobs one by one).
+  bool RecordGroup(std::vector<sched::Job>& group, Recording& rec);
+  // Records one job, or fails it.
+  void RecordJob(sched::Job& job, Recording& rec, Frame*& frame);
+  absl::Status PlaceJob(sched::Job& job, Recording& rec);
+  absl::Status PlaceDedicated(sched::Job& job, Recording& rec);
+  // Records `rec` into `frame` and submits it. Consumes `rec`.
+  void Submit(Frame* frame, Recording& rec);
+  void FailRecording(Frame* frame, Recording& rec, const absl::Status& status);
+  Frame* AcquireFrame();
+  void ReleaseFrame(Frame* frame);
+  void WaitIdle();
+  bool AnyInFlight();
+  void Reclaim();
+  void CompletionLoop();
+  static void Complete(Completion& c);
+
+  GpuRunnerOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::unique_ptr<Device> device_;
+  ComPtr<ID3D12CommandQueue> queue_;
+  std::unique_ptr<Fence> fence_;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::unique_ptr<DispatchBinder> binder_;
+  std::unique_ptr<ArenaSet> device_arenas_;
+  std::unique_ptr<ArenaSet> upload_arenas_;
+  std::unique_ptr<ArenaSet> readback_arenas_;
+  std::vector<std::unique_ptr<Frame>> frames_;
+  std::unique_ptr<sched::ThreadPool> copy_pool_;
+  uint64_t arena_bytes_ = 0;
+
+  // Submitted command lists (dispatch thread -> completion thread) and free
+  // frames (completion thread -> dispatch thread).
+  std::mutex flight_mu_;
+  std::condition_variable flight_cv_;
+  std::deque<InFlight> in_flight_ ABSL_GUARDED_BY(flight_mu_);
+  std::vector<Frame*> free_frames_ ABSL_GUARDED_BY(flight_mu_);
+  size_t batches_in_flight_ ABSL_GUARDED_BY(flight_mu_) = 0;
+  bool completion_stopping_ ABSL_GUARDED_BY(flight_mu_) = false;
+  std::atomic<size_t> free_frame_count_{0};
+
+  std::mutex listener_mu_;
+  std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);
+
+  mutable std::mutex stats_mu_;
+  GpuRunnerStats stats_ ABSL_GUARDED_BY(stats_mu_);
+
+  std::mutex shutdown_mu_;
+  bool shut_down_ = false;
+  std::thread completion_thread_;
+};
+
+}  // namespace dmls::d3d12
+
+#endif  // DMLSERVE_ENGINE_D3D12_GPU_RUNNER_H_
