@@ -10,7 +10,6 @@
 namespace dmls::gpu {
 namespace {
 
-constexpr uint32_t kArgsRegs = sizeof(ElementwiseArgs) / 16;
 constexpr uint32_t kRegFloat = 1;  // c1, c2: f[0..7]
 constexpr uint32_t kRegInt = 3;    // c3
 constexpr uint32_t kRegSizes = 4;
@@ -21,6 +20,11 @@ const char* kLetters[] = {"x", "y", "z", "w"};
 
 // Word `k` of a cb array starting at register `reg`.
 Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
+
+// Where the tensors start in their views (ViewBases, kernel_abi.h), in
+// texels: t0 = input, u0 = output.
+Operand InBase() { return CbWord(kRegViewBases, ViewBaseWordSrv(0)); }
+Operand OutBase() { return CbWord(kRegViewBases, ViewBaseWordUav(0)); }
 
 bool IsSignedInt(DataType t) {
   return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32;
@@ -148,7 +152,7 @@ Operand FlatThreadIndex(ShaderBuilder& b, uint32_t items_per_group) {
 
 absl::StatusOr<KernelInfo> Contiguous(const KernelKey& key) {
   ShaderBuilder b(kElementwiseThreads);
-  b.DclConstantBuffer(kArgsRegs);
+  b.DclConstantBuffer(kConstantBlockRegs);
   b.DclBufferSrv(0, ReturnType::kUint);
   b.DclTypedUav(0, ReturnType::kUint);
   const std::string comps = key.variant == kVariantVec4 ? "xyzw" : "x";
@@ -159,22 +163,25 @@ absl::StatusOr<KernelInfo> Contiguous(const KernelKey& key) {
   b.IAdd(last, CB0(0).x(), I(-1));
   Operand addr[kTexelsPerThread];
   Operand val[kTexelsPerThread];
-  // All loads first (addresses clamped into the view), then the math, then
-  // guarded stores: keeps several loads in flight per thread.
+  // All loads first (addresses clamped into the tensor, then moved to where
+  // it starts in the view), then the math, then guarded stores: keeps
+  // several loads in flight per thread.
   for (uint32_t j = 0; j < kTexelsPerThread; ++j) {
     addr[j] = b.NewTemp().x();
     b.IAdd(addr[j], base, U(j * kElementwiseThreads));
     Operand clamped = b.NewTemp().x();
     b.UMin(clamped, addr[j], last);
+    b.IAdd(clamped, clamped, InBase());
     val[j] = m.Tmp();
     b.Ld(val[j], clamped, Operand::Resource(0));
   }
   for (uint32_t j = 0; j < kTexelsPerThread; ++j) EmitWords(m, key, val[j]);
   for (uint32_t j = 0; j < kTexelsPerThread; ++j) {
-    Operand in = b.NewTemp().x();
+    Operand in = b.NewTemp().x(), at = b.NewTemp().x();
     b.ULt(in, addr[j], CB0(0).x());
     b.IfNz(in);
-    b.StoreUavTyped(Operand::Uav(0), addr[j], val[j]);
+    b.IAdd(at, addr[j], OutBase());
+    b.StoreUavTyped(Operand::Uav(0), at, val[j]);
     b.EndIf();
   }
   return Finish(b, kElementwiseThreads);
@@ -182,7 +189,7 @@ absl::StatusOr<KernelInfo> Contiguous(const KernelKey& key) {
 
 absl::StatusOr<KernelInfo> Strided(const KernelKey& key) {
   ShaderBuilder b(kElementwiseThreads);
-  b.DclConstantBuffer(kArgsRegs);
+  b.DclConstantBuffer(kConstantBlockRegs);
   b.DclBufferSrv(0, ReturnType::kUint);
   b.DclTypedUav(0, ReturnType::kUint);
   MathEmitter m(b, "x", CbWord(kRegInt, kArgIntZero));
@@ -211,6 +218,8 @@ absl::StatusOr<KernelInfo> Strided(const KernelKey& key) {
   if (bits == 64) {
     // 64-bit: the planner gives strides and biases in words.
     Operand hi = b.NewTemp().x(), in_hi = b.NewTemp().x(), out_hi = b.NewTemp().x();
+    b.IAdd(in_off, in_off, InBase());
+    b.IAdd(out_off, out_off, OutBase());
     b.IAdd(in_hi, in_off, U(1));
     b.IAdd(out_hi, out_off, U(1));
     b.Ld(v, in_off, Operand::Resource(0));
@@ -219,11 +228,14 @@ absl::StatusOr<KernelInfo> Strided(const KernelKey& key) {
     b.StoreUavTyped(Operand::Uav(0), out_off, v);
     b.StoreUavTyped(Operand::Uav(0), out_hi, hi);
   } else if (bits == 32) {
+    b.IAdd(in_off, in_off, InBase());
+    b.IAdd(out_off, out_off, OutBase());
     b.Ld(v, in_off, Operand::Resource(0));
     EmitOp(m, key, v);
     b.StoreUavTyped(Operand::Uav(0), out_off, v);
   } else {
-    // Sub-word elements: word = off / per_word, bit shift = (off % per_word) * bits.
+    // Sub-word elements: word = off / per_word, bit shift = (off % per_word) * bits;
+    // the base applies to the word (a texel of the R32 view).
     const uint32_t per_word = 32 / bits;
     const uint32_t log_per_word = per_word == 2 ? 1 : 2;
     const uint32_t log_bits = bits == 16 ? 4 : 3;
@@ -234,6 +246,7 @@ absl::StatusOr<KernelInfo> Strided(const KernelKey& key) {
     };
     Operand word = b.NewTemp().x(), shift = b.NewTemp().x();
     locate(in_off, word, shift);
+    b.IAdd(word, word, InBase());
     b.Ld(v, word, Operand::Resource(0));
     if (key.data_type == DataType::kFloat16) {
       b.UShr(v, v, shift);
@@ -247,6 +260,7 @@ absl::StatusOr<KernelInfo> Strided(const KernelKey& key) {
     if (key.data_type == DataType::kFloat16) b.F32ToF16(v, v);
     const uint32_t lane_mask = (1u << bits) - 1;
     locate(out_off, word, shift);
+    b.IAdd(word, word, OutBase());
     Operand clear = b.NewTemp().x();
     b.And(v, v, U(lane_mask));
     b.IShl(v, v, shift);

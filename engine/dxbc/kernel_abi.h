@@ -13,15 +13,18 @@
 // limit, DESIGN.md §3), and no dispatch dimension exceeds 65535 groups: the
 // planner (planner.h) already splits large work into several dispatches,
 // each with its own views and constant block, so the runtime binds exactly
-// what a Dispatch names.
+// what a Dispatch names. A view may begin before its tensor (a whole-arena
+// view): the constant block's ViewBases tail (below) says where in the view
+// each slot's tensor starts.
 //   Element-wise kernels: t0 = input, u0 = output.
 //   MVN partial: t0 = input, u1 = scratch (R32_FLOAT, written).
 //   MVN apply:   t0 = input, t1 = scale, t2 = bias (when the key has them),
 //                u0 = output, u1 = scratch (R32_FLOAT, read with typed UAV
 //                loads, which vkd3d 1.2 supports for R32 formats only).
-// Kernels may read a view's texels anywhere inside it and write only their
-// own elements (for sub-32-bit strided outputs with atomic and/or on the
-// containing word).
+// Kernels read only texels of their own tensor's range (from its view base:
+// a view over a whole arena holds other requests' tensors too) and write
+// only their own elements (for sub-32-bit strided outputs with atomic
+// and/or on the containing word).
 #ifndef DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
 #define DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
 
@@ -128,6 +131,32 @@ struct MvnArgs {
   uint32_t bias_strides[kMaxRank] = {};   // c12, c13
 };
 static_assert(sizeof(MvnArgs) == 224, "cb layout");
+
+// ---- View bases (the fixed tail of every constant block) ----
+// Views may cover a whole buffer arena shared by many requests (created
+// once, one per format); a request's tensor then starts `base` texels into
+// the view. Every kernel adds its slot's base to every typed load, store,
+// atomic and typed UAV load address on that slot, after the clamping it
+// does within [0, count). All bases 0 = the view starts at the tensor.
+// c14.xyzw = base of t0, t1, t2, u0; c15.x = base of u1; in texels of that
+// slot's view format.
+struct ViewBases {
+  uint32_t t[3] = {};
+  uint32_t u0 = 0;
+  uint32_t u1 = 0;
+  uint32_t pad[3] = {};
+};
+inline constexpr uint32_t kViewBasesOffset = 224;  // bytes
+// Kernels declare the whole 256-byte block (cb0[16]), whatever their args
+// struct, so that the bases are inside the declared size.
+inline constexpr uint32_t kConstantBlockRegs = 16;
+static_assert(kViewBasesOffset + sizeof(ViewBases) == kConstantBlockRegs * 16, "cb layout");
+static_assert(sizeof(ElementwiseArgs) <= kViewBasesOffset && sizeof(MvnArgs) <= kViewBasesOffset,
+              "args structs end before the view bases");
+// Word k of ViewBases is register c(kRegViewBases + k / 4), component k % 4.
+inline constexpr uint32_t kRegViewBases = kViewBasesOffset / 16;
+inline constexpr uint32_t ViewBaseWordSrv(uint32_t t) { return t; }      // t0..t2
+inline constexpr uint32_t ViewBaseWordUav(uint32_t u) { return 3 + u; }  // u0..u1
 
 // Threads per group and work per thread of the generated kernels.
 inline constexpr uint32_t kElementwiseThreads = 128;

@@ -11,7 +11,6 @@
 namespace dmls::gpu {
 namespace {
 
-constexpr uint32_t kArgsRegs = sizeof(MvnArgs) / 16;
 constexpr uint32_t kRegSizes = 4;
 // Stride arrays of MvnArgs by tensor: input, output, scale, bias.
 enum Tensor { kIn = 0, kOut = 1, kScale = 2, kBias = 3 };
@@ -20,6 +19,11 @@ constexpr uint32_t kGroupSharedBytes = kMvnThreads * 12;  // (n, mean, M2)
 
 const char* kLetters[] = {"x", "y", "z", "w"};
 Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
+
+// Where a slot's tensor starts in its view (ViewBases, kernel_abi.h), in
+// texels (words: every MVN view is R32).
+Operand SrvBase(uint32_t t) { return CbWord(kRegViewBases, ViewBaseWordSrv(t)); }
+Operand UavBase(uint32_t u) { return CbWord(kRegViewBases, ViewBaseWordUav(u)); }
 
 class MvnEmitter {
  public:
@@ -93,12 +97,15 @@ class MvnEmitter {
 
   // dst = element at element offset `off` of SRV t#`res` as float32.
   void Load(Operand dst, uint32_t res, Operand off) {
+    Operand word = T();
     if (key_.data_type == DataType::kFloat32) {
-      b_.Ld(dst, off, Operand::Resource(res));
+      b_.IAdd(word, off, SrvBase(res));
+      b_.Ld(dst, word, Operand::Resource(res));
       return;
     }
-    Operand word = T(), shift = T();
+    Operand shift = T();
     b_.UShr(word, off, U(1));
+    b_.IAdd(word, word, SrvBase(res));
     b_.And(shift, off, U(1));
     b_.IShl(shift, shift, U(4));
     b_.Ld(dst, word, Operand::Resource(res));
@@ -108,13 +115,16 @@ class MvnEmitter {
 
   // Stores float32 `v` as the output element at element offset `off`.
   void Store(Operand v, Operand off) {
+    Operand word = T();
     if (key_.data_type == DataType::kFloat32) {
-      b_.StoreUavTyped(Operand::Uav(0), off, v);
+      b_.IAdd(word, off, UavBase(0));
+      b_.StoreUavTyped(Operand::Uav(0), word, v);
       return;
     }
     // FLOAT16: the other half of the word belongs to another thread.
-    Operand word = T(), shift = T(), h = T(), clear = T();
+    Operand shift = T(), h = T(), clear = T();
     b_.UShr(word, off, U(1));
+    b_.IAdd(word, word, UavBase(0));
     b_.And(shift, off, U(1));
     b_.IShl(shift, shift, U(4));
     b_.F32ToF16(h, v);
@@ -192,7 +202,7 @@ class MvnEmitter {
   }
 
   absl::StatusOr<KernelInfo> Partial() {
-    b_.DclConstantBuffer(kArgsRegs);
+    b_.DclConstantBuffer(kConstantBlockRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
     b_.DclTypedUav(1, ReturnType::kFloat);
     b_.DclGroupSharedRaw(0, kGroupSharedBytes);
@@ -233,6 +243,7 @@ class MvnEmitter {
     b_.And(first, first, valid_);
     b_.IfNz(first);
     b_.IShl(addr, w_, U(2));
+    b_.IAdd(addr, addr, UavBase(1));
     b_.StoreUavTyped(Operand::Uav(1), addr, cnt);
     b_.IAdd(addr, addr, U(1));
     b_.StoreUavTyped(Operand::Uav(1), addr, mean);
@@ -243,7 +254,7 @@ class MvnEmitter {
   }
 
   absl::StatusOr<KernelInfo> Apply() {
-    b_.DclConstantBuffer(kArgsRegs);
+    b_.DclConstantBuffer(kConstantBlockRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
     if (key_.has_scale) b_.DclBufferSrv(1, ReturnType::kUint);
     if (key_.has_bias) b_.DclBufferSrv(2, ReturnType::kUint);
@@ -263,6 +274,7 @@ class MvnEmitter {
     b_.BreakcNz(stop);
     b_.IMad(p, g_, CB0(0).w(), i);
     b_.IShl(p, p, U(2));
+    b_.IAdd(p, p, UavBase(1));
     b_.LdUavTyped(pn, p, Operand::Uav(1));
     b_.IAdd(p, p, U(1));
     b_.LdUavTyped(pm, p, Operand::Uav(1));

@@ -31,10 +31,16 @@ struct View {
 
 struct Dispatch {
   KernelKey key;
-  // The constant block bound at b0 (root CBV), at most 256 bytes.
+  // The constant block bound at b0 (root CBV), at most kViewBasesOffset
+  // bytes (the binder appends view_base).
   std::vector<uint8_t> args;
   std::array<View, 3> srv;  // t0..t2
   std::array<View, 2> uav;  // u0..u1
+  // Where each slot's tensor starts inside its view, in texels of the
+  // view's format: t0, t1, t2, u0, u1 (kernel_abi.h ViewBases). The planner
+  // leaves them 0; a runtime that binds views over whole arenas sets them.
+  // The binder writes them at kViewBasesOffset of the constant block.
+  std::array<uint32_t, 5> view_base = {};
   std::array<uint32_t, 3> groups = {1, 1, 1};  // each <= kMaxDispatchGroups
   // A UAV barrier is needed before this dispatch (it reads what an earlier
   // dispatch of the plan wrote).
