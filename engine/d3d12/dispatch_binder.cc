@@ -26,6 +26,9 @@ uint32_t TexelBytes(gpu::ViewFormat format) {
 namespace {
 
 constexpr uint32_t kDescriptorsPerDispatch = kSrvSlots + kUavSlots;
+static_assert(sizeof(gpu::ElementwiseArgs) <= gpu::kViewBasesOffset &&
+                  sizeof(gpu::MvnArgs) <= gpu::kViewBasesOffset,
+              "every args struct ends before the view bases (kernel_abi.h)");
 
 DXGI_FORMAT NullFormat(gpu::ViewFormat f) {
   // A null descriptor still needs a typed format; R32_FLOAT matches what
@@ -126,7 +129,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
   std::vector<ID3D12PipelineState*> psos(n);
   for (size_t i = 0; i < n; ++i) {
     const gpu::Dispatch& d = plan.dispatches[i];
-    if (d.args.size() > kConstantBlockBytes) {
+    if (d.args.size() > gpu::kViewBasesOffset) {
       return absl::InternalError(absl::StrCat(
           "plan dispatch ", i, " has a ", d.args.size(), "-byte constant block"));
     }
@@ -166,6 +169,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
     uint8_t* block = constants_mapped_ + (first_block + i) * kConstantBlockBytes;
     std::memset(block, 0, kConstantBlockBytes);
     if (!d.args.empty()) std::memcpy(block, d.args.data(), d.args.size());
+    std::memcpy(block + gpu::kViewBasesOffset, d.view_base.data(), sizeof(d.view_base));
     b.cbv = constants_va_ + (first_block + i) * kConstantBlockBytes;
 
     const uint64_t base = first_desc + i * kDescriptorsPerDispatch;
