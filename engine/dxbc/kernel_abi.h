@@ -21,9 +21,10 @@
 //   MVN apply:   t0 = input, t1 = scale, t2 = bias (when the key has them),
 //                u0 = output, u1 = scratch (R32_FLOAT, read with typed UAV
 //                loads, which vkd3d 1.2 supports for R32 formats only).
-// Kernels may read a view's texels anywhere inside it and write only their
-// own elements (for sub-32-bit strided outputs with atomic and/or on the
-// containing word).
+// Kernels read only texels of their own tensor's range (from its view base:
+// a view over a whole arena holds other requests' tensors too) and write
+// only their own elements (for sub-32-bit strided outputs with atomic
+// and/or on the containing word).
 #ifndef DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
 #define DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
 

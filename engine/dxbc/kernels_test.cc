@@ -136,6 +136,24 @@ TEST(DisassemblyTest, MvnApplyReducesInGroupSharedMemory) {
                                   "sqrt ", "udiv ", "t1", "exp "});
 }
 
+// Every kernel declares the whole 256-byte block and adds its slots' view
+// bases (kernel_abi.h ViewBases: c14.xyzw = t0, t1, t2, u0; c15.x = u1).
+TEST(DisassemblyTest, KernelsReadTheirViewBases) {
+  KernelKey k;
+  k.op = OperatorType::kActivationCelu;
+  const std::string contiguous = Disassemble(k);
+  ExpectContains(contiguous, {"cb0[16]", "cb0[14].x", "cb0[14].w"});
+  k.stage = KernelStage::kMvnApply;
+  k.op = OperatorType::kMeanVarianceNormalization1;
+  k.layout = LayoutClass::kStrided;
+  k.variant = 1;
+  k.has_scale = true;
+  k.has_bias = true;
+  const std::string apply = Disassemble(k);
+  ExpectContains(apply, {"cb0[16]", "cb0[14].x", "cb0[14].y", "cb0[14].z", "cb0[14].w",
+                         "cb0[15].x"});
+}
+
 TEST(DisassemblyTest, Int64ClipComparesWordPairs) {
   KernelKey k;
   k.op = OperatorType::kElementWiseClip;
