@@ -78,6 +78,10 @@ v1::GetCapabilitiesResponse BuildCapabilities(const DeviceInfo& device,
   limits->set_max_tensor_bytes(options.max_tensor_bytes);
   limits->set_max_in_flight(options.max_in_flight);
   limits->set_device_memory_cap_bytes(options.gpu_memory_cap_bytes);
+  limits->set_max_batch_requests(options.max_batch_requests);
+  limits->set_max_batch_bytes(options.max_batch_bytes);
+  limits->set_max_queue_delay_us(options.max_queue_delay_us);
+  limits->set_max_queue_depth(options.max_queue_depth);
   return response;
 }
 

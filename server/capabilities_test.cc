@@ -32,6 +32,8 @@ TEST(Capabilities, DeviceVersionAndLimits) {
   EXPECT_EQ(c.feature_levels_size(), 15);
   EXPECT_EQ(c.feature_levels(0), v1::FEATURE_LEVEL_1_0);
   EXPECT_EQ(c.limits().max_in_flight(), 17u);
+  EXPECT_EQ(c.limits().max_batch_requests(), 256u);
+  EXPECT_EQ(c.limits().max_queue_depth(), 4096u);
   EXPECT_EQ(c.limits().max_tensor_bytes(), 1234u);
   EXPECT_EQ(c.limits().max_message_bytes(), 256u << 20);
   EXPECT_EQ(c.limits().device_memory_cap_bytes(), 99u);

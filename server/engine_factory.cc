@@ -15,6 +15,7 @@ namespace {
 std::unique_ptr<Engine> CreateCpuEngine(const ServerOptions& options) {
   CpuEngineOptions cpu;
   cpu.threads = options.worker_threads;
+  cpu.scheduler = EngineSchedulerOptions(options);
   return std::make_unique<CpuEngine>(cpu);
 }
 
@@ -52,6 +53,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     gpu.device.adapter_index = *index;
   }
   gpu.memory_cap_bytes = options.gpu_memory_cap_bytes;
+  gpu.scheduler = EngineSchedulerOptions(options);
   gpu.logger = logger;
   absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine =
       d3d12::CreateGpuEngine(std::move(gpu));

@@ -12,6 +12,7 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "server/dml_server.h"
 #include "server/engine_factory.h"
@@ -51,6 +52,21 @@ ABSL_FLAG(int, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds,
           "On SIGTERM/SIGINT, seconds calls in flight get before they are "
           "cancelled.");
 
+ABSL_FLAG(uint32_t, max_batch_requests, kDefaults.max_batch_requests,
+          "Most requests in one batch (one GPU command list; same-kernel "
+          "element-wise requests coalesce into one dispatch). 1 turns "
+          "batching off.");
+ABSL_FLAG(uint64_t, max_batch_bytes, kDefaults.max_batch_bytes,
+          "Most payload bytes (inputs plus outputs) in one batch; a larger "
+          "request runs alone.");
+ABSL_FLAG(uint64_t, max_queue_delay_us, kDefaults.max_queue_delay_us,
+          "Longest a request waits for a fuller batch once the device could "
+          "take it, in microseconds; 0 never waits (batches still form "
+          "while the device is busy).");
+ABSL_FLAG(uint32_t, max_queue_depth, kDefaults.max_queue_depth,
+          "Requests queued for the engine beyond which new ones get "
+          "RESOURCE_EXHAUSTED (QUEUE_FULL).");
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "DirectML operator validation and execution over gRPC.\n"
@@ -87,6 +103,10 @@ int main(int argc, char** argv) {
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  options.max_batch_requests = absl::GetFlag(FLAGS_max_batch_requests);
+  options.max_batch_bytes = absl::GetFlag(FLAGS_max_batch_bytes);
+  options.max_queue_delay_us = absl::GetFlag(FLAGS_max_queue_delay_us);
+  options.max_queue_depth = absl::GetFlag(FLAGS_max_queue_depth);
 
   if (absl::Status status = dmls::server::ValidateOptions(options);
       !status.ok()) {
@@ -121,10 +141,13 @@ int main(int argc, char** argv) {
   log->info(
       "dmlserve {} on {}: device \"{}\" ({}, {}), max_message_bytes={}, "
       "max_tensor_bytes={}, max_in_flight={}, stream_window={}, "
-      "worker_threads={}",
+      "worker_threads={}, max_batch_requests={}, max_batch_bytes={}, "
+      "max_queue_delay_us={}, max_queue_depth={}",
       DMLSERVE_VERSION, (*server)->address(), device.name, device.kind,
       device.backend, options.max_message_bytes, options.max_tensor_bytes,
-      options.max_in_flight, options.stream_window, options.worker_threads);
+      options.max_in_flight, options.stream_window, options.worker_threads,
+      options.max_batch_requests, options.max_batch_bytes,
+      options.max_queue_delay_us, options.max_queue_depth);
   // The readiness line scripts and tests wait for, on stdout.
   std::printf("dmlserve listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
@@ -134,6 +157,11 @@ int main(int argc, char** argv) {
   log->info("received {}", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   (*server)->Shutdown(absl::Seconds(options.shutdown_grace_seconds));
   server->reset();
+  std::string counters;
+  for (const auto& [name, value] : (*engine)->Counters()) {
+    absl::StrAppend(&counters, counters.empty() ? "" : " ", name, "=", value);
+  }
+  log->info("engine counters: {}", counters);
   engine->reset();
   return 0;
 }

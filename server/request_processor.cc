@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/schema.h"
 #include "engine/ops/validator.h"
+#include "engine/sched/admission.h"
 #include "server/proto_mapping.h"
 
 namespace dmls::server {
@@ -24,13 +25,6 @@ std::string EngineName(const Engine& engine) {
   return info.backend.empty() ? info.kind : info.backend;
 }
 
-// One payload of a request beside the tensor it fills.
-struct PayloadSlot {
-  const char* name;  // request field and OperatorDesc member: "input", ...
-  const std::optional<TensorDesc>* tensor;
-  const std::string* payload;
-};
-
 }  // namespace
 
 RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
@@ -38,7 +32,8 @@ RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
     : engine_(engine),
       options_(options),
       logger_(std::move(logger)),
-      engine_name_(EngineName(*engine)) {}
+      engine_name_(EngineName(*engine)),
+      admission_(Admission()) {}
 
 v1::ValidateResponse RequestProcessor::Validate(
     const v1::ValidateRequest& request) const {
@@ -56,81 +51,16 @@ v1::ValidateResponse RequestProcessor::Validate(
   return response;
 }
 
-RequestError RequestProcessor::Check(const v1::ExecuteRequest& request,
-                                     const OperatorDesc& op,
-                                     uint32_t feature_level) const {
-  std::vector<ops::Violation> violations =
-      ops::ValidateAll(op, feature_level, request.in_place());
-  if (!violations.empty()) {
-    return RequestError::FromViolations(std::move(violations));
+sched::AdmissionOptions RequestProcessor::Admission() const {
+  sched::AdmissionOptions a;
+  a.max_tensor_bytes = options_.max_tensor_bytes;
+  // The response carries the output range plus a few small fields.
+  if (options_.max_message_bytes != 0) {
+    a.max_output_bytes = options_.max_message_bytes > kResponseOverheadBytes
+                             ? options_.max_message_bytes - kResponseOverheadBytes
+                             : 1;
   }
-  // A valid descriptor names a served operator.
-  const ops::OperatorSchema* schema = ops::FindOperator(op.type);
-  std::string op_path = absl::StrCat(
-      "operator.", schema ? std::string(schema->field) : "unknown");
-
-  const std::pair<const char*, const std::optional<TensorDesc>*> tensors[] = {
-      {"input", &op.input},
-      {"scale", &op.scale},
-      {"bias", &op.bias},
-      {"output", &op.output}};
-  for (const auto& [name, tensor] : tensors) {
-    if (!tensor->has_value()) continue;
-    uint64_t bytes = (*tensor)->total_tensor_size_in_bytes;
-    if (bytes > options_.max_tensor_bytes) {
-      return RequestError::Rule(
-          absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT",
-          absl::StrCat(op_path, ".", name, ".total_tensor_size_in_bytes"),
-          absl::StrCat("the ", name, " tensor has ", bytes,
-                       " bytes, above the server limit of ",
-                       options_.max_tensor_bytes, " bytes"));
-    }
-  }
-
-  // The response carries the output buffer (for in-place the aliased one,
-  // max(input, output) bytes) plus a few small fields.
-  if (options_.max_message_bytes != 0 && op.output.has_value()) {
-    uint64_t output_bytes = op.output->total_tensor_size_in_bytes;
-    if (request.in_place() && op.input.has_value()) {
-      output_bytes =
-          std::max(output_bytes, op.input->total_tensor_size_in_bytes);
-    }
-    if (output_bytes + kResponseOverheadBytes > options_.max_message_bytes) {
-      return RequestError::Rule(
-          absl::StatusCode::kResourceExhausted, "MESSAGE_BYTES_LIMIT",
-          absl::StrCat(op_path, ".output.total_tensor_size_in_bytes"),
-          absl::StrCat("the response would carry ", output_bytes,
-                       " output bytes, above the server's message limit of ",
-                       options_.max_message_bytes, " bytes"));
-    }
-  }
-
-  const PayloadSlot payloads[] = {{"input", &op.input, &request.input()},
-                                  {"scale", &op.scale, &request.scale()},
-                                  {"bias", &op.bias, &request.bias()}};
-  for (const PayloadSlot& slot : payloads) {
-    if (!slot.tensor->has_value()) {
-      if (!slot.payload->empty()) {
-        return RequestError::Rule(
-            absl::StatusCode::kInvalidArgument, "PAYLOAD_SIZE_MISMATCH",
-            slot.name,
-            absl::StrCat(slot.payload->size(), " bytes of ", slot.name,
-                         " payload were sent but the operator has no ",
-                         slot.name, " tensor"));
-      }
-      continue;
-    }
-    uint64_t expected = (*slot.tensor)->total_tensor_size_in_bytes;
-    if (slot.payload->size() != expected) {
-      return RequestError::Rule(
-          absl::StatusCode::kInvalidArgument, "PAYLOAD_SIZE_MISMATCH",
-          slot.name,
-          absl::StrCat("the ", slot.name, " payload has ", slot.payload->size(),
-                       " bytes but ", op_path, ".", slot.name,
-                       ".total_tensor_size_in_bytes is ", expected));
-    }
-  }
-  return RequestError{};
+  return a;
 }
 
 void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
@@ -151,10 +81,18 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
     return outcome;
   };
 
-  OperatorDesc op = OperatorFromProto(request.operator_());
-  uint32_t level = FeatureLevelFromProto(request.feature_level(),
-                                         options_.highest_feature_level);
-  if (RequestError error = Check(request, op, level); !error.ok()) {
+  ExecuteRequest engine_request;
+  engine_request.op = OperatorFromProto(request.operator_());
+  engine_request.feature_level = static_cast<FeatureLevel>(FeatureLevelFromProto(
+      request.feature_level(), options_.highest_feature_level));
+  engine_request.in_place = request.in_place();
+  engine_request.input = std::move(*request.mutable_input());
+  engine_request.scale = std::move(*request.mutable_scale());
+  engine_request.bias = std::move(*request.mutable_bias());
+  // Validation, limits and payload sizes: engine/sched's admission, once
+  // (the engine's scheduler is configured not to validate again).
+  if (absl::Status s = sched::Admit(engine_request, admission_); !s.ok()) {
+    RequestError error = RequestError::FromStatus(s);
     logger_->debug("request {} rejected: {}", request_id, error.message);
     done(finish(std::move(error), {}));
     return;
@@ -184,13 +122,6 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
     return;
   }
 
-  ExecuteRequest engine_request;
-  engine_request.op = std::move(op);
-  engine_request.feature_level = static_cast<FeatureLevel>(level);
-  engine_request.in_place = request.in_place();
-  engine_request.input = std::move(*request.mutable_input());
-  engine_request.scale = std::move(*request.mutable_scale());
-  engine_request.bias = std::move(*request.mutable_bias());
   engine_request.deadline = context.deadline;
   engine_request.cancelled = std::move(context.cancelled);
   engine_->Execute(
@@ -199,9 +130,15 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
        done = std::move(done)](absl::StatusOr<ExecuteResult> result) mutable {
         in_flight_.fetch_sub(1);
         if (!result.ok()) {
-          logger_->debug("request {} failed in the engine: {}", request_id,
-                         result.status().ToString());
-          done(finish(RequestError::FromStatus(result.status()), {}));
+          RequestError error = RequestError::FromEngine(result.status());
+          if (error.code == absl::StatusCode::kInternal) {
+            logger_->error("request {} failed in the engine: {}", request_id,
+                           result.status().ToString());
+          } else {
+            logger_->debug("request {} failed in the engine: {}", request_id,
+                           result.status().ToString());
+          }
+          done(finish(std::move(error), {}));
           return;
         }
         ExecuteOutcome outcome =

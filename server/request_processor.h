@@ -1,9 +1,11 @@
 // RequestProcessor: the path of one request from wire message to engine and
 // back, shared by Execute and ExecuteStream (and Validate's dry run). It maps
-// the proto to an OperatorDesc, validates it at the requested feature level,
-// checks payload sizes and server limits, moves the payloads into an
-// engine::ExecuteRequest and builds the ExecuteResponse when the engine
-// completes. It reports errors as RequestError values; how they reach the
+// the proto to an engine ExecuteRequest (moving the payloads), admits it
+// with engine/sched's admission (validation at the requested feature level,
+// limits, payload sizes: the one implementation of those checks), checks
+// the call's deadline, cancellation and the in-flight limit, hands it to the
+// engine (whose scheduler batches it) and builds the ExecuteResponse when
+// the engine completes. It reports errors as RequestError values; how they reach the
 // client is the caller's business.
 //
 // Ownership: borrows the engine (which must outlive it and have drained
@@ -22,6 +24,7 @@
 #include "dmlserve/v1/dmlserve.pb.h"
 #include "engine/core/engine.h"
 #include "engine/core/operator_desc.h"
+#include "engine/sched/admission.h"
 #include "server/status_mapping.h"
 #include "spdlog/logger.h"
 
@@ -76,14 +79,14 @@ class RequestProcessor {
   const ProcessorOptions& options() const { return options_; }
 
  private:
-  // Validation, limits and payload sizes; ok() when the request may run.
-  RequestError Check(const dmlserve::v1::ExecuteRequest& request,
-                     const OperatorDesc& op, uint32_t feature_level) const;
+  // The admission checks (engine/sched/admission.h) these options ask for.
+  sched::AdmissionOptions Admission() const;
 
   Engine* const engine_;
   const ProcessorOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
   const std::string engine_name_;
+  const sched::AdmissionOptions admission_;
   std::atomic<uint32_t> in_flight_{0};
 };
 

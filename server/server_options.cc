@@ -7,6 +7,19 @@
 
 namespace dmls::server {
 
+sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& o) {
+  sched::SchedulerOptions s;
+  s.policy.max_batch_requests = o.max_batch_requests;
+  s.policy.max_batch_bytes = o.max_batch_bytes;
+  s.policy.max_queue_delay =
+      absl::Microseconds(static_cast<int64_t>(o.max_queue_delay_us));
+  s.policy.max_queue_depth = o.max_queue_depth;
+  s.admission.validate = false;  // RequestProcessor admitted it already
+  s.admission.max_tensor_bytes = o.max_tensor_bytes;
+  s.max_in_flight = 0;  // RequestProcessor counts calls in flight
+  return s;
+}
+
 absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.address.empty()) {
     return absl::InvalidArgumentError("--address must not be empty");
@@ -33,6 +46,21 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   }
   if (o.max_tensor_bytes == 0) {
     return absl::InvalidArgumentError("--max_tensor_bytes must be at least 1");
+  }
+  if (o.max_batch_requests == 0 || o.max_batch_requests > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_batch_requests must be in [1, 4096], got ", o.max_batch_requests));
+  }
+  if (o.max_batch_bytes == 0) {
+    return absl::InvalidArgumentError("--max_batch_bytes must be at least 1");
+  }
+  if (o.max_queue_delay_us > 1000000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_queue_delay_us must be at most 1000000 (1 s), got ",
+        o.max_queue_delay_us));
+  }
+  if (o.max_queue_depth == 0) {
+    return absl::InvalidArgumentError("--max_queue_depth must be at least 1");
   }
   if (o.device != "auto" && o.device != "gpu" && o.device != "software" &&
       o.device != "cpu") {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "engine/sched/scheduler.h"
 
 namespace dmls::server {
 
@@ -50,7 +51,21 @@ struct ServerOptions {
   // On SIGTERM/SIGINT, calls in flight get this long to finish before they
   // are cancelled.
   int shutdown_grace_seconds = 10;
+  // The dynamic batcher (engine/sched/batch_policy.h): most requests and
+  // payload bytes per batch (one GPU command list), longest wait for a
+  // fuller batch, and queued requests beyond which new ones get
+  // RESOURCE_EXHAUSTED (QUEUE_FULL). max_batch_requests = 1 turns batching
+  // and coalescing off.
+  uint32_t max_batch_requests = 256;
+  uint64_t max_batch_bytes = 256 * kMiB;
+  uint64_t max_queue_delay_us = 0;
+  uint32_t max_queue_depth = 4096;
 };
+
+// The engine scheduler's options: the batching policy above. The server's
+// RequestProcessor validates every request and counts calls in flight, so
+// the engine neither validates again nor limits in-flight work itself.
+sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& options);
 
 // INVALID_ARGUMENT naming the first bad option; OK otherwise.
 absl::Status ValidateOptions(const ServerOptions& options);

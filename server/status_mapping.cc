@@ -33,12 +33,20 @@ RequestError RequestError::FromStatus(const absl::Status& status) {
   RequestError e;
   e.code = status.code();
   e.message = std::string(status.message());
+  e.violations = ops::ViolationsOf(status);
   return e;
 }
 
-std::string Summary(const ops::Violation& v) {
-  if (v.field.empty()) return v.Description();
-  return absl::StrCat(v.Description(), " (", v.field, ")");
+RequestError RequestError::FromEngine(const absl::Status& status) {
+  RequestError e = FromStatus(status);
+  const bool ours = (e.code == absl::StatusCode::kInvalidArgument &&
+                     e.violations.empty()) ||
+                    e.code == absl::StatusCode::kUnknown;
+  if (ours) {
+    e.code = absl::StatusCode::kInternal;
+    e.message = "internal error in the execution engine (details in the server log)";
+  }
+  return e;
 }
 
 void ToProto(const ops::Violation& v, v1::FieldViolation* out) {

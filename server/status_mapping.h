@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "dmlserve/v1/dmlserve.pb.h"
+#include "engine/ops/rule_status.h"
 #include "engine/ops/validator.h"
 #include "grpcpp/support/status.h"
 
@@ -32,12 +33,18 @@ struct RequestError {
   // One rule broken: `code` with a single violation.
   static RequestError Rule(absl::StatusCode code, std::string rule,
                            std::string field, std::string message);
-  // An engine (or other) status; OK maps to an ok() error.
+  // A status; OK maps to an ok() error. Rule violations carried by the
+  // status (engine/ops/rule_status.h) become `violations`.
   static RequestError FromStatus(const absl::Status& status);
+  // An engine's completion status. INVALID_ARGUMENT without rule
+  // violations is the server's own fault (admission checks every client
+  // error first) and becomes INTERNAL, like UNKNOWN; the caller logs the
+  // detail.
+  static RequestError FromEngine(const absl::Status& status);
 };
 
 // "RULE: message (field)": the one-line summary of a violation.
-std::string Summary(const ops::Violation& v);
+using ops::Summary;
 
 void ToProto(const ops::Violation& v, dmlserve::v1::FieldViolation* out);
 

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -68,6 +70,12 @@ class Engine {
 
   // Stops accepting work and waits for work in flight. Idempotent.
   virtual void Shutdown() {}
+
+  // Named counters for logs and metrics (requests, batches, dispatches,
+  // coalesced requests, ...); names are stable snake_case. Thread-safe.
+  virtual std::vector<std::pair<std::string, uint64_t>> Counters() const {
+    return {};
+  }
 };
 
 }  // namespace dmls

@@ -15,43 +15,35 @@
 namespace dmls {
 
 CpuEngine::CpuEngine(CpuEngineOptions options)
-    : options_(options), pool_(sched::ThreadPoolOptions{options.threads}) {}
+    : options_(options), runner_(options), scheduler_(&runner_, options.scheduler) {}
 
 CpuEngine::~CpuEngine() { Shutdown(); }
 
 DeviceInfo CpuEngine::device_info() const {
   DeviceInfo info;
   info.name =
-      absl::StrCat("CPU reference (", pool_.thread_count(), " threads)");
+      absl::StrCat("CPU reference (", runner_.thread_count(), " threads)");
   info.kind = "cpu";
   info.backend = "cpu-reference";
   return info;
 }
 
 void CpuEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
-  // The task owns the request and the callback; if the pool refuses it, the
-  // task object (and with it `done`) is still ours through `task`.
-  auto task = std::make_shared<std::pair<ExecuteRequest, ExecuteCallback>>(
-      std::move(request), std::move(done));
-  const bool queued = pool_.Schedule([this, task] {
-    ExecuteRequest& req = task->first;
-    ExecuteCallback& cb = task->second;
-    if (req.cancelled && req.cancelled->load()) {
-      cb(absl::CancelledError("request cancelled before execution"));
-      return;
-    }
-    if (absl::Now() > req.deadline) {
-      cb(absl::DeadlineExceededError("deadline passed before execution"));
-      return;
-    }
-    cb(Run(req, options_));
-  });
-  if (!queued) {
-    task->second(absl::UnavailableError("CPU engine is shut down"));
-  }
+  scheduler_.Submit(std::move(request), std::move(done));
 }
 
-void CpuEngine::Shutdown() { pool_.Shutdown(); }
+std::vector<std::pair<std::string, uint64_t>> CpuEngine::Counters() const {
+  const sched::SchedulerStats s = scheduler_.stats();
+  return {{"requests", s.batched_requests},
+          {"batches", s.batches},
+          {"largest_batch", s.largest_batch},
+          {"queue_expired", s.expired}};
+}
+
+void CpuEngine::Shutdown() {
+  scheduler_.Shutdown();
+  runner_.Shutdown();
+}
 
 absl::StatusOr<ExecuteResult> CpuEngine::Run(const ExecuteRequest& request,
                                              const CpuEngineOptions& options) {

@@ -5,26 +5,22 @@
 // the Direct3D 12 engine is checked against and the fallback backend of the
 // server.
 //
-// Ownership: owns its thread pool. Thread-safe: Execute may be called from
-// any number of threads; each request runs on one pool thread.
+// Requests go through engine/sched's scheduler (admission, queueing,
+// deadlines) to a CpuRunner (cpu_runner.h) that runs each on a pool thread.
+//
+// Ownership: owns its runner and scheduler. Thread-safe: Execute may be
+// called from any number of threads; each request runs on one pool thread.
 #ifndef DMLSERVE_ENGINE_CPU_CPU_ENGINE_H_
 #define DMLSERVE_ENGINE_CPU_CPU_ENGINE_H_
 
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
-#include "engine/sched/thread_pool.h"
+#include "engine/cpu/cpu_engine_options.h"
+#include "engine/cpu/cpu_runner.h"
+#include "engine/sched/scheduler.h"
 
 namespace dmls {
 
-struct CpuEngineOptions {
-  // Worker threads; 0 means std::thread::hardware_concurrency().
-  int threads = 0;
-  // Largest output buffer (TotalTensorSizeInBytes, or the aliased range
-  // in-place) one request may produce; above it RESOURCE_EXHAUSTED. The
-  // engine also holds per-element bookkeeping (about 3x8 bytes per element
-  // for MVN), so this bounds its memory per request.
-  uint64_t max_buffer_bytes = uint64_t{1} << 30;
-};
 
 class CpuEngine : public Engine {
  public:
@@ -33,14 +29,16 @@ class CpuEngine : public Engine {
 
   DeviceInfo device_info() const override;
 
-  // Queues the request on the pool. Before starting work it fails the
-  // request with CANCELLED (request.cancelled set) or DEADLINE_EXCEEDED
-  // (deadline passed); after Shutdown it fails with UNAVAILABLE. `done` is
-  // called exactly once, on a pool thread (or inline after Shutdown).
+  // Admits and queues the request (sched::Scheduler::Submit). Before
+  // starting work it fails the request with CANCELLED (request.cancelled
+  // set) or DEADLINE_EXCEEDED (deadline passed); after Shutdown it fails
+  // with UNAVAILABLE. `done` is called exactly once.
   void Execute(ExecuteRequest request, ExecuteCallback done) override;
 
   // Stops accepting work and finishes the queued requests. Idempotent.
   void Shutdown() override;
+
+  std::vector<std::pair<std::string, uint64_t>> Counters() const override;
 
   // Runs `request` synchronously on the calling thread (no deadline or
   // cancellation checks). The request must have passed ops::Validate;
@@ -51,7 +49,8 @@ class CpuEngine : public Engine {
 
  private:
   const CpuEngineOptions options_;
-  sched::ThreadPool pool_;
+  CpuRunner runner_;
+  sched::Scheduler scheduler_;
 };
 
 }  // namespace dmls

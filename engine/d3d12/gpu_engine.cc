@@ -28,6 +28,24 @@ void GpuEngine::Shutdown() {
   runner_->Shutdown();
 }
 
+std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
+  const GpuEngineStats s = stats();
+  return {{"requests", s.requests},
+          {"batches", s.batches},
+          {"dispatches", s.dispatches},
+          {"largest_batch", s.largest_batch},
+          {"coalesced_groups", s.coalesced_groups},
+          {"coalesced_requests", s.coalesced_requests},
+          {"dedicated_requests", s.dedicated_requests},
+          {"drains", s.drains},
+          {"resources_created", s.pool.resources_created},
+          {"views_created", s.views_created},
+          {"arena_bytes", s.device_arenas.bytes + s.upload_arenas.bytes +
+                              s.readback_arenas.bytes},
+          {"queue_expired", s.scheduler.expired},
+          {"pipelines", s.pipelines}};
+}
+
 GpuEngineStats GpuEngine::stats() const {
   GpuEngineStats s;
   static_cast<GpuRunnerStats&>(s) = runner_->stats();

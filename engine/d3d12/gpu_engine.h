@@ -44,6 +44,7 @@ class GpuEngine : public Engine {
   void Shutdown() override;
 
   GpuEngineStats stats() const;
+  std::vector<std::pair<std::string, uint64_t>> Counters() const override;
   uint64_t memory_cap_bytes() const { return runner_->memory_cap_bytes(); }
   const sched::SchedulerOptions& scheduler_options() const {
     return scheduler_->options();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cpu/cpu_engine.h"
 #include "engine/d3d12/dxbc_engine.h"
 #include "engine/dxbc/planner.h"
 #include "engine/ops/validator.h"
@@ -350,6 +351,81 @@ TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
   EXPECT_EQ(s.requests, 41u);
   EXPECT_GT(s.drains, 0u);
   EXPECT_LE(s.largest_batch, 3u);
+}
+
+// Many concurrent small element-wise requests behind a slow one: the
+// scheduler batches them and the runner coalesces each kernel's group into
+// one dispatch over concatenated ranges. Every result must equal the CPU
+// reference bit for bit (RELU and THRESHOLD are exact), whatever its size,
+// data type or in-place flag.
+TEST(GpuCoalescingTest, ConcurrentSmallRequestsShareDispatchesAndStayExact) {
+  GpuEngineOptions o;
+  o.device.kind = DeviceOptions::Kind::kSoftware;
+  absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  OperatorDesc slow = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});
+  ExecuteRequest first;
+  first.op = slow;
+  first.input.assign(slow.input->total_tensor_size_in_bytes, '\0');
+  std::promise<absl::StatusOr<ExecuteResult>> first_done;
+  (*engine)->Execute(std::move(first), [&](absl::StatusOr<ExecuteResult> r) {
+    first_done.set_value(std::move(r));
+  });
+
+  struct Case {
+    ExecuteRequest request;
+    std::string expected;
+    uint64_t compare_bytes;
+  };
+  std::vector<Case> cases;
+  const int kRequests = 300;
+  for (int i = 0; i < kRequests; ++i) {
+    const uint64_t n = 1 + (i * 37) % 257;
+    ExecuteRequest r;
+    const bool half = i % 5 == 4;
+    const OperatorType type =
+        i % 3 == 0 ? OperatorType::kElementWiseThreshold : OperatorType::kActivationRelu;
+    r.op.type = static_cast<uint32_t>(type);
+    r.op.input = MakeTensorDesc(half ? DataType::kFloat16 : DataType::kFloat32, {1, n});
+    r.op.output = r.op.input;
+    if (type == OperatorType::kElementWiseThreshold) r.op.min = 0.25f;
+    r.in_place = i % 7 == 0;
+    std::string bytes(r.op.input->total_tensor_size_in_bytes, '\0');
+    uint32_t seed = 1234 + i;
+    for (size_t b = 0; b + 1 < bytes.size(); b += 2) {
+      seed = seed * 1664525u + 1013904223u;
+      // Finite values of either type: keep the exponent bits away from all ones.
+      bytes[b] = static_cast<char>(seed >> 8);
+      bytes[b + 1] = static_cast<char>((seed >> 24) & 0xBF);
+    }
+    r.input = bytes;
+    absl::StatusOr<ExecuteResult> want = CpuEngine::Run(r);
+    ASSERT_TRUE(want.ok()) << want.status();
+    const uint64_t elem = half ? 2 : 4;
+    cases.push_back({std::move(r), want->output, n * elem});
+  }
+  std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
+  for (Case& c : cases) {
+    auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
+    futures.push_back(p->get_future());
+    (*engine)->Execute(std::move(c.request), [p](absl::StatusOr<ExecuteResult> res) {
+      p->set_value(std::move(res));
+    });
+  }
+  for (size_t i = 0; i < futures.size(); ++i) {
+    absl::StatusOr<ExecuteResult> res = futures[i].get();
+    ASSERT_TRUE(res.ok()) << i << ": " << res.status();
+    ASSERT_EQ(res->output.substr(0, cases[i].compare_bytes),
+              cases[i].expected.substr(0, cases[i].compare_bytes))
+        << "request " << i;
+  }
+  EXPECT_TRUE(first_done.get_future().get().ok());
+  GpuEngineStats s = (*engine)->stats();
+  EXPECT_EQ(s.requests, kRequests + 1u);
+  EXPECT_GE(s.coalesced_requests, kRequests / 2u);
+  // Six keys (op x type x in-place) per batch at most: far fewer dispatches.
+  EXPECT_LT(s.dispatches, kRequests / 4u);
+  EXPECT_EQ(s.scheduler.expired, 0u);
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ struct AdmissionOptions {
   // request may produce; the server derives it from its message limit.
   // 0: no limit.
   uint64_t max_output_bytes = 0;
+  // Run the feature-level validator. A caller that has already validated
+  // the request with Admit (the server does, to answer on its own thread)
+  // turns it off in the engine so that no request is validated twice.
+  bool validate = true;
 };
 
 // OK, or the first problem found (validation first, in the validator's
