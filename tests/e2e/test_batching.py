@@ -33,7 +33,9 @@ class BatchingTest(unittest.TestCase):
         server = e2e_server.Server("--device=software", "--log_level=info")
         server.start()
         try:
-            channel = grpc.insecure_channel(server.target)
+            channel = grpc.insecure_channel(server.target, options=[
+                ("grpc.max_receive_message_length", 64 << 20),
+                ("grpc.max_send_message_length", 64 << 20)])
             stub = pb_grpc.DmlServiceStub(channel)
             # A slow request first (milliseconds on lavapipe), so that the
             # burst behind it queues up while the device is busy.
