@@ -11,7 +11,8 @@
 //              [--device=auto|gpu|software] [--adapter=N] [--mvn_rows=512]
 //              [--overlap] [--no_dispatch_cost] [--list_adapters] [--show_plan]
 //              [--engine_requests=2000] [--engine_elements=1K]
-//              [--engine_in_flight=64]
+//              [--engine_in_flight=64] [--engine_threads=4]
+//              [--engine_max_batch=256[,1]]
 //
 // The engine run pushes small CELU requests through GpuEngine end to end
 // (upload, batching, kernels, readback, callbacks) and reports requests/s:
@@ -20,6 +21,7 @@
 // MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -30,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -65,6 +68,10 @@ struct Flags {
   int engine_requests = 2000;
   uint64_t engine_elements = 1024;
   int engine_in_flight = 64;
+  // Threads submitting engine requests, and the max_batch_requests values to
+  // measure (each in its own engine).
+  int engine_threads = 4;
+  std::vector<uint32_t> engine_max_batch = {256};
 };
 
 bool ParseSize(std::string_view s, uint64_t* out) {
@@ -127,6 +134,15 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       if (!ParseSize(value, &f->engine_elements)) return false;
     } else if (key == "--engine_in_flight") {
       if (!absl::SimpleAtoi(value, &f->engine_in_flight) || f->engine_in_flight < 1) return false;
+    } else if (key == "--engine_threads") {
+      if (!absl::SimpleAtoi(value, &f->engine_threads) || f->engine_threads < 1) return false;
+    } else if (key == "--engine_max_batch") {
+      f->engine_max_batch.clear();
+      for (absl::string_view part : absl::StrSplit(value, ',')) {
+        uint32_t v = 0;
+        if (!absl::SimpleAtoi(part, &v) || v < 1) return false;
+        f->engine_max_batch.push_back(v);
+      }
     } else if (key == "--show_plan") {
       f->show_plan = true;
     } else if (key == "--list_adapters") {
@@ -138,7 +154,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
                    "[--iters=20] [--device=auto|gpu|software] [--adapter=N] "
                    "[--mvn_rows=512] [--overlap] [--no_dispatch_cost] "
                    "[--list_adapters] [--show_plan] [--engine_requests=2000] "
-                   "[--engine_elements=1K] [--engine_in_flight=64]\n");
+                   "[--engine_elements=1K] [--engine_in_flight=64] [--engine_threads=4] "
+                   "[--engine_max_batch=256[,1]]\n");
       return false;
     }
   }
@@ -552,63 +569,86 @@ void MeasureOverheads(Bench& bench) {
 }
 
 // Small requests through the whole GpuEngine, `in_flight` at a time.
+// Small CELU requests pushed through GpuEngine end to end (admission,
+// scheduler, runner, copies) by --engine_threads submitting threads, once
+// per --engine_max_batch value (1 = batching and coalescing off), each in a
+// fresh engine so that the runs are independent.
 void MeasureEngine(const Flags& f) {
-  GpuEngineOptions o;
-  o.device = f.device;
-  o.logger = nullptr;
-  absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
-  if (!engine.ok()) {
-    std::printf("engine: error: %s\n", std::string(engine.status().message()).c_str());
-    return;
-  }
-  absl::StatusOr<OperatorDesc> op = MakeOp("celu", f.engine_elements, 1);
-  if (!op.ok()) {
-    std::printf("engine: error: %s\n", std::string(op.status().message()).c_str());
-    return;
-  }
-  const std::string payload(op->input->total_tensor_size_in_bytes, '\0');
-  std::mutex mu;
-  std::condition_variable cv;
-  int outstanding = 0, failed = 0;
-  auto submit_all = [&](int count) {
-    for (int i = 0; i < count; ++i) {
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return outstanding < f.engine_in_flight; });
-        ++outstanding;
-      }
-      ExecuteRequest r;
-      r.op = *op;
-      r.input = payload;
-      (*engine)->Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
-        std::lock_guard<std::mutex> lock(mu);
-        failed += !res.ok();
-        --outstanding;
-        cv.notify_all();
-      });
+  for (uint32_t max_batch : f.engine_max_batch) {
+    GpuEngineOptions o;
+    o.device = f.device;
+    o.logger = nullptr;
+    o.scheduler.policy.max_batch_requests = max_batch;
+    absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
+    if (!engine.ok()) {
+      std::printf("engine: error: %s\n", std::string(engine.status().message()).c_str());
+      return;
     }
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return outstanding == 0; });
-  };
-  submit_all(std::min(200, f.engine_requests));  // warm-up: pipelines, pools
-  const GpuEngineStats before = (*engine)->stats();
-  const auto start = std::chrono::steady_clock::now();
-  submit_all(f.engine_requests);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const GpuEngineStats after = (*engine)->stats();
-  const uint64_t batches = after.batches - before.batches;
-  std::printf("engine: %d CELU requests of %llu elements, %d in flight: %.0f requests/s, "
-              "%.1f us per request, %.1f requests per command list, %llu resources "
-              "created while measuring, %d failed\n",
-              f.engine_requests, static_cast<unsigned long long>(f.engine_elements),
-              f.engine_in_flight, f.engine_requests / seconds,
-              seconds / f.engine_requests * 1e6,
-              batches ? static_cast<double>(after.requests - before.requests) / batches : 0.0,
-              static_cast<unsigned long long>(after.pool.resources_created -
-                                              before.pool.resources_created),
-              failed);
-  (*engine)->Shutdown();
+    absl::StatusOr<OperatorDesc> op = MakeOp("celu", f.engine_elements, 1);
+    if (!op.ok()) {
+      std::printf("engine: error: %s\n", std::string(op.status().message()).c_str());
+      return;
+    }
+    const std::string payload(op->input->total_tensor_size_in_bytes, '\0');
+    const int threads = std::max(1, f.engine_threads);
+    const int window = std::max(1, f.engine_in_flight / threads);
+    std::atomic<int> failed{0};
+    auto submit_all = [&](int count) {
+      std::vector<std::thread> submitters;
+      for (int t = 0; t < threads; ++t) {
+        const int mine = count / threads + (t < count % threads ? 1 : 0);
+        submitters.emplace_back([&, mine] {
+          std::mutex mu;
+          std::condition_variable cv;
+          int outstanding = 0;
+          for (int i = 0; i < mine; ++i) {
+            {
+              std::unique_lock<std::mutex> lock(mu);
+              cv.wait(lock, [&] { return outstanding < window; });
+              ++outstanding;
+            }
+            ExecuteRequest r;
+            r.op = *op;
+            r.input = payload;
+            (*engine)->Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
+              if (!res.ok()) failed.fetch_add(1);
+              std::lock_guard<std::mutex> lock(mu);
+              --outstanding;
+              cv.notify_all();
+            });
+          }
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return outstanding == 0; });
+        });
+      }
+      for (std::thread& t : submitters) t.join();
+    };
+    submit_all(std::min(2000, f.engine_requests));  // warm-up: pipelines, arenas
+    const GpuEngineStats before = (*engine)->stats();
+    const auto start = std::chrono::steady_clock::now();
+    submit_all(f.engine_requests);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const GpuEngineStats after = (*engine)->stats();
+    const uint64_t batches = after.batches - before.batches;
+    const uint64_t requests = after.requests - before.requests;
+    std::printf("engine: max_batch=%u: %d CELU requests of %llu elements, %d in flight "
+                "from %d threads: %.0f requests/s, %.2f us per request, %.1f requests "
+                "per command list, %.1f requests per dispatch, %llu resources and %llu "
+                "views created while measuring, %d failed\n",
+                max_batch, f.engine_requests,
+                static_cast<unsigned long long>(f.engine_elements), window * threads,
+                threads, f.engine_requests / seconds, seconds / f.engine_requests * 1e6,
+                batches ? static_cast<double>(requests) / batches : 0.0,
+                after.dispatches > before.dispatches
+                    ? static_cast<double>(requests) / (after.dispatches - before.dispatches)
+                    : 0.0,
+                static_cast<unsigned long long>(after.pool.resources_created -
+                                                before.pool.resources_created),
+                static_cast<unsigned long long>(after.views_created - before.views_created),
+                failed.load());
+    (*engine)->Shutdown();
+  }
 }
 
 int Main(int argc, char** argv) {
