@@ -1,5 +1,6 @@
 #include "bench/load/load_runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <utility>
@@ -73,6 +74,7 @@ class Runner {
     }
 
     Report report = Describe();
+    report.drain_s = std::max<int64_t>(0, NowNs() - end_ns) / 1e9;
     if (streams != nullptr) report.unmatched_responses = streams->unmatched_responses();
     driver_.reset();
     recorder_->Fill(&report);

@@ -58,6 +58,9 @@ class LoadRunnerTest : public testing::Test {
     EXPECT_GT(r.checked, 0u);
     EXPECT_EQ(r.check_failures, 0u);
     EXPECT_EQ(r.status_counts.at("OK"), r.ok);
+    for (const auto& [name, n] : r.late_status_counts) {
+      EXPECT_EQ(name, "OK") << n << " answered " << name << " in the drain";
+    }
     EXPECT_GT(r.p50_ms, 0.0);
     EXPECT_LE(r.p50_ms, r.p99_ms);
     EXPECT_LE(r.p99_ms, r.max_ms);

@@ -36,8 +36,12 @@ Recorder::Recorder(int64_t window_start_ns, int64_t window_end_ns)
     : window_start_ns_(window_start_ns), window_end_ns_(window_end_ns) {}
 
 void Recorder::Record(const Completion& c) {
-  if (c.done_ns < window_start_ns_ || c.done_ns >= window_end_ns_) return;
+  if (c.done_ns < window_start_ns_) return;
   absl::MutexLock lock(&mu_);
+  if (c.done_ns >= window_end_ns_) {
+    ++late_codes_[c.code];
+    return;
+  }
   ++requests_;
   ++codes_[c.code];
   if (c.code == 0) {
@@ -98,6 +102,10 @@ void Recorder::Fill(Report* r) {
   r->max_ms = ms(latency_.max());
   r->status_counts.clear();
   for (const auto& [code, n] : codes_) r->status_counts[StatusCodeName(code)] = n;
+  r->late_status_counts.clear();
+  for (const auto& [code, n] : late_codes_) {
+    r->late_status_counts[StatusCodeName(code)] = n;
+  }
   r->first_errors.clear();
   for (const auto& [code, messages] : messages_) {
     r->first_errors[StatusCodeName(code)] = messages;

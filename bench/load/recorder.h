@@ -1,6 +1,8 @@
 // Recorder: collects the completions of a run and the open loop's skipped
 // requests, counting only those that complete inside the measured window
 // [window_start_ns, window_end_ns), and fills the outcome part of a Report.
+// Completions after the window (the drain) are counted apart, by status: a
+// server that loses requests shows there as DEADLINE_EXCEEDED.
 // Latency is recorded for successful requests only (errors are often fast
 // rejections and would flatter the percentiles); every status is counted.
 //
@@ -58,6 +60,7 @@ class Recorder {
   uint64_t ok_bytes_out_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<int, uint64_t> codes_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::vector<std::string>> messages_ ABSL_GUARDED_BY(mu_);
+  std::map<int, uint64_t> late_codes_ ABSL_GUARDED_BY(mu_);
   uint64_t checks_started_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t checked_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t check_failures_ ABSL_GUARDED_BY(mu_) = 0;

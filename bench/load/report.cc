@@ -74,6 +74,14 @@ std::string FormatReportTable(const Report& r) {
       absl::StrAppend(&out, "error       ", name, ": ", m, "\n");
     }
   }
+  std::vector<std::string> late;
+  for (const auto& [name, n] : r.late_status_counts) {
+    late.push_back(absl::StrCat(name, " ", n));
+  }
+  absl::StrAppend(&out, "drain       ", absl::StrFormat("%.3g s", r.drain_s),
+                  late.empty() ? "" : absl::StrCat(", answered then: ",
+                                                   absl::StrJoin(late, ", ")),
+                  "\n");
   if (r.unmatched_responses > 0) {
     absl::StrAppend(&out, "unmatched   ", r.unmatched_responses,
                     " responses with an unknown request_id\n");
@@ -132,6 +140,12 @@ std::string ReportToJson(const Report& r) {
                                   absl::StrJoin(quoted, ", "), "]"));
   }
   add("first_errors", absl::StrCat("{", absl::StrJoin(errors, ", "), "}"));
+  std::vector<std::string> late;
+  for (const auto& [name, n] : r.late_status_counts) {
+    late.push_back(absl::StrCat(JsonQuote(name), ": ", n));
+  }
+  add("late_status_counts", absl::StrCat("{", absl::StrJoin(late, ", "), "}"));
+  add("drain_s", Num(r.drain_s));
   add("unmatched_responses", absl::StrCat(r.unmatched_responses));
   add("checked", absl::StrCat(r.checked));
   add("check_failures", absl::StrCat(r.check_failures));

@@ -45,6 +45,12 @@ struct Report {
   // Status name -> its first distinct error messages (a few).
   std::map<std::string, std::vector<std::string>> first_errors;
 
+  // Requests answered after the window, during the drain, by status, and
+  // how long the drain took (the end of the window to the last answer).
+  // DEADLINE_EXCEEDED here means the server never answered in --timeout.
+  std::map<std::string, uint64_t> late_status_counts;
+  double drain_s = 0;
+
   // Stream responses whose request_id matched no request.
   uint64_t unmatched_responses = 0;
   // --check: responses validated and those that failed, with messages.

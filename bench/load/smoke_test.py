@@ -71,6 +71,11 @@ def run_load(args, target, rpc, workdir):
         problems.append("checks: %d checked, %d failed %s" % (
             report["checked"], report["check_failures"],
             report["check_messages"]))
+    late_errors = {code: n for code, n in report["late_status_counts"].items()
+                   if code != "OK"}
+    if late_errors:
+        problems.append("requests failed or unanswered after the window: %s"
+                        % late_errors)
     if report["unmatched_responses"] != 0:
         problems.append("%d unmatched responses"
                         % report["unmatched_responses"])
