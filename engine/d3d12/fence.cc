@@ -1,5 +1,7 @@
 #include "engine/d3d12/fence.h"
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -7,28 +9,30 @@
 
 namespace dmls::d3d12 {
 
-#ifndef _WIN32
-namespace {
-
-// A one-shot event vkd3d signals through SignalFenceEvent. It lives on the
-// waiter's stack; the notify happens under the lock, so the waiter cannot
-// return (and destroy it) before the signaller is done with it.
-struct OneShotEvent {
+// A one-shot event vkd3d signals through SignalFenceEvent (on Windows a
+// kernel event is used instead). Heap-allocated: a wait that ends by
+// re-reading the fence leaves it with the fence until vkd3d fires it.
+struct Fence::Event {
   std::mutex mu;
   std::condition_variable cv;
   bool signaled = false;
 };
 
-}  // namespace
-
+#ifndef _WIN32
 HRESULT SignalFenceEvent(HANDLE event) {
-  auto* e = static_cast<OneShotEvent*>(event);
+  auto* e = static_cast<Fence::Event*>(event);
   std::lock_guard<std::mutex> lock(e->mu);
   e->signaled = true;
   e->cv.notify_all();
   return S_OK;
 }
 #endif
+
+Fence::~Fence() {
+  fence_.Reset();  // no event fires after this
+  std::lock_guard<std::mutex> lock(abandoned_mu_);
+  abandoned_.clear();
+}
 
 absl::StatusOr<std::unique_ptr<Fence>> Fence::Create(ID3D12Device* device) {
   std::unique_ptr<Fence> fence(new Fence());
@@ -59,11 +63,30 @@ absl::Status Fence::Wait(uint64_t value) const {
   CloseHandle(event);
   return HrToStatus(hr, "ID3D12Fence::SetEventOnCompletion");
 #else
-  OneShotEvent event;
-  DMLS_RETURN_IF_FAILED(fence_->SetEventOnCompletion(value, &event),
+  constexpr auto kRecheck = std::chrono::milliseconds(5);
+  auto event = std::make_unique<Event>();
+  DMLS_RETURN_IF_FAILED(fence_->SetEventOnCompletion(value, event.get()),
                         "ID3D12Fence::SetEventOnCompletion");
-  std::unique_lock<std::mutex> lock(event.mu);
-  event.cv.wait(lock, [&] { return event.signaled; });
+  bool fired = false;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(event->mu);
+      fired = event->cv.wait_for(lock, kRecheck, [&] { return event->signaled; });
+    }
+    if (fired || fence_->GetCompletedValue() >= value) break;
+  }
+  std::lock_guard<std::mutex> lock(abandoned_mu_);
+  // Events of earlier waits that have fired since can go now.
+  abandoned_.erase(std::remove_if(abandoned_.begin(), abandoned_.end(),
+                                  [](const std::unique_ptr<Event>& e) {
+                                    std::lock_guard<std::mutex> l(e->mu);
+                                    return e->signaled;
+                                  }),
+                   abandoned_.end());
+  if (!fired) {
+    lost_events_.fetch_add(1);
+    abandoned_.push_back(std::move(event));
+  }
   return absl::OkStatus();
 #endif
 }

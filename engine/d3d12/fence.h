@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/d3d12/com_ptr.h"
@@ -31,15 +33,31 @@ class Fence {
   uint64_t last_signaled() const { return last_signaled_.load(); }
   // Blocks until `value` has completed. No timeout: a hung device is the
   // driver's to report (device removal makes the fence complete with
-  // UINT64_MAX).
+  // UINT64_MAX). Besides the completion event it re-reads the completed
+  // value every few milliseconds: vkd3d 1.2 on lavapipe was seen to
+  // complete a value without ever firing its event, which wedged the engine
+  // (docs/perf/serving-local-2026-11-23/software-wedge.txt).
   absl::Status Wait(uint64_t value) const;
+  // Waits that ended by that re-read rather than by their event.
+  uint64_t lost_events() const { return lost_events_.load(); }
 
   ID3D12Fence* d3d() const { return fence_.get(); }
 
+  ~Fence();
+
+  // The completion event (fence.cc); public for SignalFenceEvent.
+  struct Event;
+
  private:
   Fence() = default;
+  // Events handed to SetEventOnCompletion that vkd3d may still fire: freed
+  // once fired or with the fence. Declared before fence_ so that they
+  // outlive it.
+  mutable std::mutex abandoned_mu_;
+  mutable std::vector<std::unique_ptr<Event>> abandoned_;
   ComPtr<ID3D12Fence> fence_;
   std::atomic<uint64_t> last_signaled_{0};
+  mutable std::atomic<uint64_t> lost_events_{0};
 };
 
 #ifndef _WIN32

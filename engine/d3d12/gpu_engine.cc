@@ -43,7 +43,8 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
           {"arena_bytes", s.device_arenas.bytes + s.upload_arenas.bytes +
                               s.readback_arenas.bytes},
           {"queue_expired", s.scheduler.expired},
-          {"pipelines", s.pipelines}};
+          {"pipelines", s.pipelines},
+          {"fence_lost_events", s.fence_lost_events}};
 }
 
 GpuEngineStats GpuEngine::stats() const {

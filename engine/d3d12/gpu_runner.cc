@@ -309,6 +309,7 @@ GpuRunnerStats GpuRunner::stats() const {
   s.readback_arenas = readback_arenas_->stats();
   s.views_created = binder_->views_created();
   s.pipelines = pipelines_->size();
+  s.fence_lost_events = fence_->lost_events();
   return s;
 }
 

@@ -106,6 +106,9 @@ struct GpuRunnerStats {
   // before retrying it.
   uint64_t drains = 0;
   uint64_t pipelines = 0;           // PSOs in the cache
+  // Fence waits that ended by re-reading the fence, the completion event
+  // never having fired (fence.h).
+  uint64_t fence_lost_events = 0;
 };
 
 class GpuRunner : public sched::Runner {
