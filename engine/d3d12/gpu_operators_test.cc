@@ -7,6 +7,7 @@
 // in-place aliasing, strided layouts, view/dispatch splitting, FP16 tails,
 // steady-state reuse with real kernels.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
@@ -21,6 +22,15 @@
 
 namespace dmls::d3d12 {
 namespace {
+
+// The software adapter, or the hardware GPU with
+// DMLS_KERNELS_TEST_ADAPTER=gpu (the GPU machine's run).
+DeviceOptions::Kind TestDeviceKind() {
+  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
+  return adapter != nullptr && std::string(adapter) == "gpu"
+             ? DeviceOptions::Kind::kGpu
+             : DeviceOptions::Kind::kSoftware;
+}
 
 std::string FloatBytes(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
@@ -70,7 +80,7 @@ class GpuOperatorsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     GpuEngineOptions o;
-    o.device.kind = DeviceOptions::Kind::kSoftware;
+    o.device.kind = TestDeviceKind();
     o.poison_outputs = true;
     absl::StatusOr<std::unique_ptr<GpuEngine>> e = CreateGpuEngine(std::move(o));
     ASSERT_TRUE(e.ok()) << e.status();
@@ -278,7 +288,7 @@ TEST_F(GpuOperatorsTest, Mvn1WithScaleBiasAndFusedRelu) {
 // many dispatches: the runtime must honour each view's first_element.
 TEST(GpuSplitTest, HonoursViewOffsetsAcrossManyDispatches) {
   GpuEngineOptions o;
-  o.device.kind = DeviceOptions::Kind::kSoftware;
+  o.device.kind = TestDeviceKind();
   o.poison_outputs = true;
   gpu::PlannerOptions small;
   small.max_view_texels = 256;
@@ -311,7 +321,7 @@ TEST(GpuSplitTest, HonoursViewOffsetsAcrossManyDispatches) {
 // instead of failing requests.
 TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
   GpuEngineOptions o;
-  o.device.kind = DeviceOptions::Kind::kSoftware;
+  o.device.kind = TestDeviceKind();
   o.binder.descriptor_capacity = 15;
   o.binder.constant_blocks = 3;
   o.coalesce = false;  // one constant block per request, to fill the ring
@@ -360,7 +370,7 @@ TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
 // data type or in-place flag.
 TEST(GpuCoalescingTest, ConcurrentSmallRequestsShareDispatchesAndStayExact) {
   GpuEngineOptions o;
-  o.device.kind = DeviceOptions::Kind::kSoftware;
+  o.device.kind = TestDeviceKind();
   absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();
   OperatorDesc slow = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});
