@@ -44,16 +44,20 @@ absl::StatusOr<std::unique_ptr<Fence>> Fence::Create(ID3D12Device* device) {
 }
 
 absl::StatusOr<uint64_t> Fence::Signal(ID3D12CommandQueue* queue) {
+  // Serialised so that values reach the queue in rising order even when
+  // Wait kicks the queue from another thread.
+  std::lock_guard<std::mutex> lock(signal_mu_);
   const uint64_t value = last_signaled_.load() + 1;
   DMLS_RETURN_IF_FAILED(queue->Signal(fence_.get(), value),
                         "ID3D12CommandQueue::Signal");
   last_signaled_.store(value);
+  queue_ = queue;
   return value;
 }
 
 uint64_t Fence::completed() const { return fence_->GetCompletedValue(); }
 
-absl::Status Fence::Wait(uint64_t value) const {
+absl::Status Fence::Wait(uint64_t value) {
   if (fence_->GetCompletedValue() >= value) return absl::OkStatus();
 #ifdef _WIN32
   HANDLE event = CreateEventW(nullptr, FALSE, FALSE, nullptr);
@@ -64,16 +68,36 @@ absl::Status Fence::Wait(uint64_t value) const {
   return HrToStatus(hr, "ID3D12Fence::SetEventOnCompletion");
 #else
   constexpr auto kRecheck = std::chrono::milliseconds(5);
+  constexpr uint64_t kKickAfterRechecks = 10;  // 50 ms without progress
   auto event = std::make_unique<Event>();
   DMLS_RETURN_IF_FAILED(fence_->SetEventOnCompletion(value, event.get()),
                         "ID3D12Fence::SetEventOnCompletion");
   bool fired = false;
+  uint64_t stalled = 0;
+  uint64_t seen = fence_->GetCompletedValue();
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(event->mu);
       fired = event->cv.wait_for(lock, kRecheck, [&] { return event->signaled; });
     }
-    if (fired || fence_->GetCompletedValue() >= value) break;
+    const uint64_t completed = fence_->GetCompletedValue();
+    if (fired || completed >= value) break;
+    // vkd3d 1.2's fence worker was seen (on lavapipe) to stop noticing
+    // signalled values: the completed value froze below values whose work
+    // had long finished. A new, higher signal on the same queue completes
+    // only after everything before it, and wakes the worker; so when the
+    // value has not moved for a while, kick.
+    stalled = completed == seen ? stalled + 1 : 0;
+    seen = completed;
+    if (stalled >= kKickAfterRechecks) {
+      stalled = 0;
+      ID3D12CommandQueue* queue = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(signal_mu_);
+        queue = queue_;
+      }
+      if (queue != nullptr && Signal(queue).ok()) kicks_.fetch_add(1);
+    }
   }
   std::lock_guard<std::mutex> lock(abandoned_mu_);
   // Events of earlier waits that have fired since can go now.

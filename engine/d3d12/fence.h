@@ -34,12 +34,18 @@ class Fence {
   // Blocks until `value` has completed. No timeout: a hung device is the
   // driver's to report (device removal makes the fence complete with
   // UINT64_MAX). Besides the completion event it re-reads the completed
-  // value every few milliseconds: vkd3d 1.2 on lavapipe was seen to
-  // complete a value without ever firing its event, which wedged the engine
-  // (docs/perf/serving-local-2026-11-23/software-wedge.txt).
-  absl::Status Wait(uint64_t value) const;
+  // value every 5 ms, and when that value has not moved for 50 ms it
+  // signals a new value on the last queue: vkd3d 1.2 on lavapipe was seen
+  // to stop advancing the fence (completed 1935 while 1936-1939 had been
+  // signalled and their work was done), which wedged the engine
+  // (docs/perf/serving-local-2026-11-23/software-wedge.txt). Not const:
+  // it may signal.
+  absl::Status Wait(uint64_t value);
   // Waits that ended by that re-read rather than by their event.
   uint64_t lost_events() const { return lost_events_.load(); }
+  // Extra signals Wait issued because the completed value stopped moving
+  // (see fence.cc).
+  uint64_t kicks() const { return kicks_.load(); }
 
   ID3D12Fence* d3d() const { return fence_.get(); }
 
@@ -58,6 +64,10 @@ class Fence {
   ComPtr<ID3D12Fence> fence_;
   std::atomic<uint64_t> last_signaled_{0};
   mutable std::atomic<uint64_t> lost_events_{0};
+  mutable std::atomic<uint64_t> kicks_{0};
+  // Serialises Signal; guards queue_ (the queue of the last Signal).
+  mutable std::mutex signal_mu_;
+  ID3D12CommandQueue* queue_ = nullptr;
 };
 
 #ifndef _WIN32

@@ -44,7 +44,11 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
                               s.readback_arenas.bytes},
           {"queue_expired", s.scheduler.expired},
           {"pipelines", s.pipelines},
-          {"fence_lost_events", s.fence_lost_events}};
+          {"fence_lost_events", s.fence_lost_events},
+          {"fence_kicks", s.fence_kicks},
+          {"stage_us", s.stage_us},
+          {"gpu_us", s.gpu_us},
+          {"copy_out_us", s.copy_out_us}};
 }
 
 GpuEngineStats GpuEngine::stats() const {

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/time/clock.h"
 #include "engine/d3d12/hresult.h"
 #include "engine/dxbc/planner.h"
 #include "engine/sched/admission.h"
@@ -161,6 +163,7 @@ struct GpuRunner::Recording {
 
 struct GpuRunner::InFlight {
   uint64_t fence_value = 0;
+  absl::Time submitted;
   Frame* frame = nullptr;
   std::vector<Completion> completions;
 };
@@ -249,6 +252,8 @@ absl::Status GpuRunner::Init() {
   if (options_.copy_threads > 0) {
     copy_pool_ = std::make_unique<sched::ThreadPool>(
         sched::ThreadPoolOptions{options_.copy_threads});
+    chunk_pool_ = std::make_unique<sched::ThreadPool>(
+        sched::ThreadPoolOptions{options_.copy_threads});
   }
 
   const AdapterInfo& a = device_->adapter();
@@ -275,6 +280,34 @@ void GpuRunner::Shutdown() {
   flight_cv_.notify_all();
   if (completion_thread_.joinable()) completion_thread_.join();
   if (copy_pool_) copy_pool_->Shutdown();
+  if (chunk_pool_) chunk_pool_->Shutdown();
+}
+
+void GpuRunner::Copy(void* dst, const void* src, uint64_t bytes) {
+  constexpr uint64_t kMinChunk = 2 << 20;
+  if (!chunk_pool_ || bytes < options_.split_copy_bytes) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const uint64_t parts = std::min<uint64_t>(
+      static_cast<uint64_t>(chunk_pool_->thread_count()) + 1, bytes / kMinChunk);
+  const uint64_t chunk = (bytes / parts + 63) / 64 * 64;
+  absl::BlockingCounter left(static_cast<int>(parts - 1));
+  auto* d = static_cast<uint8_t*>(dst);
+  const auto* s = static_cast<const uint8_t*>(src);
+  for (uint64_t p = 1; p < parts; ++p) {
+    const uint64_t at = p * chunk;
+    const uint64_t n = std::min(chunk, bytes - std::min(bytes, at));
+    if (!chunk_pool_->Schedule([d, s, at, n, &left] {
+          if (n > 0) std::memcpy(d + at, s + at, n);
+          left.DecrementCount();
+        })) {
+      if (n > 0) std::memcpy(d + at, s + at, n);
+      left.DecrementCount();
+    }
+  }
+  std::memcpy(d, s, std::min(chunk, bytes));
+  left.Wait();
 }
 
 void GpuRunner::SetCapacityListener(std::function<void()> listener) {
@@ -310,6 +343,10 @@ GpuRunnerStats GpuRunner::stats() const {
   s.views_created = binder_->views_created();
   s.pipelines = pipelines_->size();
   s.fence_lost_events = fence_->lost_events();
+  s.fence_kicks = fence_->kicks();
+  s.stage_us = stage_us_.load();
+  s.gpu_us = gpu_us_.load();
+  s.copy_out_us = copy_out_us_.load();
   return s;
 }
 
@@ -421,14 +458,17 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
     job->upload = *range;
   }
 
+  const absl::Time stage_start = absl::Now();
   uint8_t* up = job->upload_mapped();
-  std::memcpy(up + job->in_at, r.input.data(), in_bytes);
+  Copy(up + job->in_at, r.input.data(), in_bytes);
   if (job->in_upload > in_bytes) {
     std::memset(up + job->in_at + in_bytes, kPoison, job->in_upload - in_bytes);
   }
   if (job->scale_bytes) std::memcpy(up + job->scale_at, r.scale.data(), job->scale_bytes);
   if (job->bias_bytes) std::memcpy(up + job->bias_at, r.bias.data(), job->bias_bytes);
   if (job->poison_output) std::memset(up + job->poison_at, kPoison, job->out_alloc);
+  stage_us_.fetch_add(static_cast<uint64_t>(
+      absl::ToInt64Microseconds(absl::Now() - stage_start)));
   // The payloads live in upload memory now; the request need not keep them.
   std::string().swap(r.input);
   std::string().swap(r.scale);
@@ -834,7 +874,7 @@ void GpuRunner::Submit(Frame* frame, Recording& rec) {
   }
   {
     std::lock_guard<std::mutex> lock(flight_mu_);
-    in_flight_.push_back({*value, frame, std::move(rec.completions)});
+    in_flight_.push_back({*value, absl::Now(), frame, std::move(rec.completions)});
     ++batches_in_flight_;
   }
   flight_cv_.notify_all();
@@ -851,9 +891,13 @@ void GpuRunner::Complete(Completion& c) {
   if (!guard_ok) {
     result = absl::InternalError("a kernel wrote past the end of its output buffer");
   } else {
+    const absl::Time start = absl::Now();
     ExecuteResult r;
-    r.output.assign(reinterpret_cast<const char*>(data), c.result_bytes);
+    r.output.resize(c.result_bytes);
+    Copy(r.output.data(), data, c.result_bytes);
     result = std::move(r);
+    copy_out_us_.fetch_add(
+        static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - start)));
   }
   c.readback.reset();
   c.done(std::move(result));
@@ -870,20 +914,41 @@ void GpuRunner::CompletionLoop() {
       in_flight_.pop_front();
     }
     const absl::Status waited = fence_->Wait(b.fence_value);
+    gpu_us_.fetch_add(static_cast<uint64_t>(
+        absl::ToInt64Microseconds(absl::Now() - b.submitted)));
     readback_arenas_->Reclaim(b.fence_value);
-    for (Completion& c : b.completions) {
-      if (!waited.ok()) {
+    if (!waited.ok()) {
+      for (Completion& c : b.completions) {
         c.readback.reset();
         c.done(waited);
-        continue;
       }
-      if (copy_pool_ && c.result_bytes >= options_.parallel_copy_bytes) {
-        auto task = std::make_shared<Completion>(std::move(c));
-        if (copy_pool_->Schedule([task] { Complete(*task); })) continue;
-        Complete(*task);
-        continue;
+    } else {
+      // Large outputs one by one on the copy pool; small ones in chunks,
+      // the first chunk on this thread, so callbacks run in parallel.
+      std::vector<Completion> small;
+      for (Completion& c : b.completions) {
+        if (copy_pool_ && c.result_bytes >= options_.parallel_copy_bytes) {
+          auto task = std::make_shared<Completion>(std::move(c));
+          if (!copy_pool_->Schedule([this, task] { Complete(*task); })) Complete(*task);
+        } else {
+          small.push_back(std::move(c));
+        }
       }
-      Complete(c);
+      const size_t chunk = std::max<uint32_t>(1, options_.completion_chunk);
+      for (size_t at = chunk; copy_pool_ && at < small.size(); at += chunk) {
+        auto part = std::make_shared<std::vector<Completion>>();
+        for (size_t i = at; i < std::min(small.size(), at + chunk); ++i) {
+          part->push_back(std::move(small[i]));
+        }
+        if (!copy_pool_->Schedule([this, part] {
+              for (Completion& c : *part) Complete(c);
+            })) {
+          for (Completion& c : *part) Complete(c);
+        }
+      }
+      for (size_t i = 0; i < std::min(small.size(), copy_pool_ ? chunk : small.size()); ++i) {
+        Complete(small[i]);
+      }
     }
     {
       std::lock_guard<std::mutex> lock(flight_mu_);

@@ -75,6 +75,12 @@ struct GpuRunnerOptions {
   int copy_threads = 4;
   // Outputs of at least this many bytes are copied out on the copy pool.
   uint64_t parallel_copy_bytes = 256 << 10;
+  // Copies (staging and copy-out) of at least this many bytes are split
+  // into chunks copied by several threads at once.
+  uint64_t split_copy_bytes = 8 << 20;
+  // Small completions of one command list are delivered in chunks of this
+  // many, spread over the copy pool, so callbacks run in parallel.
+  uint32_t completion_chunk = 32;
   DispatchBinderOptions binder;
   // Testing aid: fill each output buffer with 0xFF before the kernels run
   // and check afterwards that the 256 bytes past the output's DWORD-rounded
@@ -109,6 +115,13 @@ struct GpuRunnerStats {
   // Fence waits that ended by re-reading the fence, the completion event
   // never having fired (fence.h).
   uint64_t fence_lost_events = 0;
+  uint64_t fence_kicks = 0;  // extra signals after a stall (fence.h)
+  // Time spent, summed over requests or command lists: staging payloads
+  // into upload memory, from submit to the completion thread seeing the
+  // fence, and copying outputs out of readback memory.
+  uint64_t stage_us = 0;
+  uint64_t gpu_us = 0;
+  uint64_t copy_out_us = 0;
 };
 
 class GpuRunner : public sched::Runner {
@@ -155,7 +168,9 @@ class GpuRunner : public sched::Runner {
   bool AnyInFlight();
   void Reclaim();
   void CompletionLoop();
-  static void Complete(Completion& c);
+  void Complete(Completion& c);
+  // memcpy, split over the chunk pool when large.
+  void Copy(void* dst, const void* src, uint64_t bytes);
 
   GpuRunnerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
@@ -170,6 +185,12 @@ class GpuRunner : public sched::Runner {
   std::unique_ptr<ArenaSet> readback_arenas_;
   std::vector<std::unique_ptr<Frame>> frames_;
   std::unique_ptr<sched::ThreadPool> copy_pool_;
+  // Leaf tasks only (chunks of one memcpy): never waits, so callers on any
+  // thread, copy_pool_'s included, may wait for it.
+  std::unique_ptr<sched::ThreadPool> chunk_pool_;
+  std::atomic<uint64_t> stage_us_{0};
+  std::atomic<uint64_t> gpu_us_{0};
+  std::atomic<uint64_t> copy_out_us_{0};
   uint64_t arena_bytes_ = 0;
 
   // Submitted command lists (dispatch thread -> completion thread) and free
