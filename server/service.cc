@@ -29,8 +29,8 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
 class ExecuteReactor final : public grpc::ServerUnaryReactor {
  public:
   ExecuteReactor(grpc::CallbackServerContext* context,
-                 v1::ExecuteResponse* response)
-      : context_(context), response_(response) {}
+                 v1::ExecuteResponse* response, spdlog::logger* logger)
+      : context_(context), response_(response), logger_(logger) {}
 
   void Start(RequestProcessor& processor, v1::ExecuteRequest& request) {
     processor.Execute(
@@ -59,7 +59,7 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
         if (outcome.error.ok()) {
           *response_ = std::move(outcome.response);
         } else {
-          status = ToGrpcStatus(outcome.error);
+          status = ToGrpcStatus(outcome.error, logger_);
         }
       }
     }
@@ -80,6 +80,7 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
 
   grpc::CallbackServerContext* const context_;
   v1::ExecuteResponse* const response_;
+  spdlog::logger* const logger_;
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
       std::make_shared<std::atomic<bool>>(false);
   // One for gRPC (dropped in OnDone), one for the engine's outcome.
@@ -183,7 +184,9 @@ class ExecuteStreamReactor final
   };
 
   void OnOutcome(ExecuteOutcome outcome) {
-    if (!outcome.error.ok()) FillResponse(outcome.error, &outcome.response);
+    if (!outcome.error.ok()) {
+      FillResponse(outcome.error, &outcome.response, logger_.get());
+    }
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
@@ -295,7 +298,7 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Validate(
 grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
     grpc::CallbackServerContext* context, const v1::ExecuteRequest* request,
     v1::ExecuteResponse* response) {
-  auto* reactor = new ExecuteReactor(context, response);
+  auto* reactor = new ExecuteReactor(context, response, logger_.get());
   // gRPC hands the request as const, but it is a non-const object it owns
   // and only destroys after the call; moving the payloads out of it saves a
   // copy of every tensor.
