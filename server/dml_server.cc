@@ -42,6 +42,9 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   // gRPC sets SO_REUSEPORT by default, which would let a second server
   // "bind" a port that is already serving; a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (const auto& [name, value] : ConnectionChannelArgs(options)) {
+    builder.AddChannelArgument(name, value);
+  }
   builder.RegisterService(server->service_.get());
   // ValidateOptions keeps the size within int.
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));

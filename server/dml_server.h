@@ -1,6 +1,7 @@
 // DmlServer: the running gRPC server: DmlService, the grpc.health.v1 health
 // service (SERVING once started, NOT_SERVING from shutdown on), server
-// reflection, message size limits. main.cc and the in-process tests both use
+// reflection, message size limits and the connection options (handshake
+// timeout, keepalive, max idle). main.cc and the in-process tests both use
 // it, so what the tests exercise is what the binary runs.
 //
 // Ownership: owns the grpc::Server and the service; borrows the engine,

@@ -50,6 +50,19 @@ ABSL_FLAG(std::string, log_format, kDefaults.log_format, "text or json.");
 ABSL_FLAG(int, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds,
           "On SIGTERM/SIGINT, seconds calls in flight get before they are "
           "cancelled.");
+ABSL_FLAG(int, handshake_timeout_seconds, kDefaults.handshake_timeout_seconds,
+          "Seconds a new connection has to send the HTTP/2 preface and "
+          "SETTINGS before it is closed.");
+ABSL_FLAG(int, keepalive_time_seconds, kDefaults.keepalive_time_seconds,
+          "Seconds without activity after which the server pings a "
+          "connection (with or without calls); 0 = no keepalive pings.");
+ABSL_FLAG(int, keepalive_timeout_seconds, kDefaults.keepalive_timeout_seconds,
+          "Seconds a keepalive ping may go unanswered before the connection "
+          "is closed.");
+ABSL_FLAG(int, max_connection_idle_seconds,
+          kDefaults.max_connection_idle_seconds,
+          "Seconds a connection may stay without calls before the server "
+          "closes it (GOAWAY); 0 = never.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -87,6 +100,13 @@ int main(int argc, char** argv) {
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  options.handshake_timeout_seconds =
+      absl::GetFlag(FLAGS_handshake_timeout_seconds);
+  options.keepalive_time_seconds = absl::GetFlag(FLAGS_keepalive_time_seconds);
+  options.keepalive_timeout_seconds =
+      absl::GetFlag(FLAGS_keepalive_timeout_seconds);
+  options.max_connection_idle_seconds =
+      absl::GetFlag(FLAGS_max_connection_idle_seconds);
 
   if (absl::Status status = dmls::server::ValidateOptions(options);
       !status.ok()) {

@@ -1,7 +1,11 @@
 """Server limits and call lifecycle: a message over --max_message_bytes, a
-tensor over --max_tensor_bytes, a cancelled call, exceeded deadlines, and a
-graceful SIGTERM while a stream is in flight."""
+tensor over --max_tensor_bytes, a cancelled call, exceeded deadlines, a
+graceful SIGTERM while a stream is in flight, and connection hygiene:
+half-open connections closed after the handshake timeout, dead peers
+reaped by keepalive."""
 
+import signal
+import socket
 import threading
 import time
 import unittest
@@ -12,6 +16,7 @@ import numpy as np
 import dmlserve_client as dc
 import reference as ref
 from dmlserve.v1 import dmlserve_pb2 as pb
+from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from e2e_server import Server, ServerTestCase, health_status
 
 MAX_MESSAGE = 64 * 1024
@@ -156,6 +161,59 @@ class GracefulShutdownTest(unittest.TestCase):
             with self.assertRaises(grpc.RpcError) as cm:
                 health_status(server.target, timeout=2)
             self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        finally:
+            server.kill()
+
+
+class HalfOpenConnectionTest(unittest.TestCase):
+    """A TCP connection that never sends the HTTP/2 preface (or only part of
+    it) is closed after --handshake_timeout_seconds, not gRPC's 120 s."""
+
+    def test_silent_connections_are_closed(self):
+        server = Server("--handshake_timeout_seconds=1").start()
+        try:
+            start = time.monotonic()
+            silent = socket.create_connection(("127.0.0.1", server.port))
+            partial = socket.create_connection(("127.0.0.1", server.port))
+            partial.sendall(b"PRI * HTTP/2.0\r\n")
+            for sock in (silent, partial):
+                with sock:
+                    sock.settimeout(10)
+                    try:
+                        while sock.recv(4096):
+                            pass  # the server's SETTINGS, if any
+                    except ConnectionResetError:
+                        pass
+                    closed = time.monotonic() - start
+                    self.assertGreater(closed, 0.5)
+                    self.assertLess(closed, 4.0)
+            # The server is unharmed; real clients handshake at once.
+            self.assertEqual(health_status(server.target), "SERVING")
+            self.assertEqual(server.stop(), 0, server.stderr())
+        finally:
+            server.kill()
+
+    def test_dead_peer_is_reaped_by_keepalive(self):
+        # A peer that completes the HTTP/2 handshake, then never answers
+        # again (as a vanished host would): the server's keepalive ping goes
+        # unacknowledged and the connection is closed.
+        server = Server("--keepalive_time_seconds=1",
+                        "--keepalive_timeout_seconds=1").start()
+        try:
+            start = time.monotonic()
+            with socket.create_connection(("127.0.0.1", server.port)) as sock:
+                sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                             b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+                sock.settimeout(15)
+                try:
+                    while sock.recv(4096):
+                        pass  # SETTINGS, PING, GOAWAY: never answered
+                except ConnectionResetError:
+                    pass
+                closed = time.monotonic() - start
+            self.assertGreater(closed, 1.5)
+            self.assertLess(closed, 8.0)
+            self.assertEqual(server.stop(), 0, server.stderr())
         finally:
             server.kill()
 
