@@ -71,13 +71,20 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
 
 DmlServer::~DmlServer() { Shutdown(absl::ZeroDuration()); }
 
-void DmlServer::Shutdown(absl::Duration grace) {
-  if (shut_down_) return;
-  shut_down_ = true;
+void DmlServer::StartDrain() {
+  if (shut_down_ || draining_) return;
+  draining_ = true;
   if (grpc::HealthCheckServiceInterface* health =
           server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
   }
+  logger_->info("draining: health NOT_SERVING, still serving calls");
+}
+
+void DmlServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  StartDrain();
+  shut_down_ = true;
   logger_->info(
       "shutting down: refusing new calls, {} grace for calls in "
       "flight",

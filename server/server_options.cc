@@ -57,6 +57,7 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   // Seconds become milliseconds in an int channel argument.
   constexpr int kMaxSeconds = 1000000;
   const std::pair<const char*, int> seconds[] = {
+      {"--drain_seconds", o.drain_seconds},
       {"--shutdown_grace_seconds", o.shutdown_grace_seconds},
       {"--keepalive_time_seconds", o.keepalive_time_seconds},
       {"--max_connection_idle_seconds", o.max_connection_idle_seconds}};

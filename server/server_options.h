@@ -49,8 +49,13 @@ struct ServerOptions {
   std::string log_level = "info";
   // "text" (human) or "json" (one object per line).
   std::string log_format = "text";
-  // On SIGTERM/SIGINT, calls in flight get this long to finish before they
-  // are cancelled.
+  // On SIGTERM/SIGINT, health goes NOT_SERVING at once but the server keeps
+  // accepting and serving calls for this long, so that load balancers move
+  // away before it stops accepting (a second signal ends the drain early).
+  // 0 = stop accepting at once.
+  int drain_seconds = 5;
+  // Once the server stops accepting, calls in flight get this long to
+  // finish before they are cancelled.
   int shutdown_grace_seconds = 10;
 
   // Connection hygiene (gRPC channel arguments, see ConnectionChannelArgs).

@@ -57,8 +57,8 @@ TEST(ServerOptions, TimeoutsAreChecked) {
     mutate(o);
     return std::string(ValidateOptions(o).message());
   };
-  EXPECT_NE(bad([](ServerOptions& o) { o.shutdown_grace_seconds = -1; })
-                .find("--shutdown_grace_seconds"),
+  EXPECT_NE(bad([](ServerOptions& o) { o.drain_seconds = -1; })
+                .find("--drain_seconds"),
             std::string::npos);
   EXPECT_NE(bad([](ServerOptions& o) { o.handshake_timeout_seconds = 0; })
                 .find("--handshake_timeout_seconds"),
@@ -67,6 +67,7 @@ TEST(ServerOptions, TimeoutsAreChecked) {
                 .find("--keepalive_time_seconds"),
             std::string::npos);
   ServerOptions zero;
+  zero.drain_seconds = 0;
   zero.keepalive_time_seconds = 0;
   zero.max_connection_idle_seconds = 0;
   EXPECT_TRUE(ValidateOptions(zero).ok());

@@ -442,6 +442,35 @@ TEST_F(ServiceTest, ShutdownLetsCallsInFlightFinish) {
   EXPECT_FALSE(stub_->Execute(&context, ReluRequest(6), &response).ok());
 }
 
+TEST_F(ServiceTest, DrainReportsNotServingAndKeepsServing) {
+  FakeEngineOptions engine_options;
+  engine_options.delay = absl::Milliseconds(300);
+  StartServer(engine_options);
+  grpc::Status slow_status;
+  std::thread slow([&] {
+    grpc::ClientContext context;
+    v1::ExecuteResponse response;
+    slow_status = stub_->Execute(&context, ReluRequest(1), &response);
+  });
+  ASSERT_TRUE(engine_->WaitForReceived(1));
+  server_->StartDrain();
+  int serving = 0;
+  ASSERT_TRUE(HealthCheck("", &serving).ok());
+  EXPECT_EQ(serving, 2);  // NOT_SERVING
+  ASSERT_TRUE(HealthCheck(kServiceName, &serving).ok());
+  EXPECT_EQ(serving, 2);
+  // New calls are still accepted and answered during the drain.
+  grpc::ClientContext context;
+  v1::ExecuteResponse response;
+  grpc::Status status = stub_->Execute(&context, ReluRequest(2), &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.request_id(), 2u);
+  server_->StartDrain();  // idempotent
+  server_->Shutdown(absl::Seconds(10));
+  slow.join();
+  EXPECT_TRUE(slow_status.ok()) << slow_status.error_message();
+}
+
 TEST_F(ServiceTest, ShutdownCancelsCallsPastTheGrace) {
   FakeEngineOptions engine_options;
   engine_options.delay = absl::Seconds(30);
