@@ -7,7 +7,8 @@
 // Ownership: owns the grpc::Server and the service; borrows the engine,
 // which must outlive this object. Shutdown drains the engine too (the
 // service's reactors need the engine's last callbacks). Start, StartDrain
-// and Shutdown are for one thread; the server itself serves from gRPC's threads.
+// and Shutdown are for one thread; the server itself serves from gRPC's
+// threads.
 #ifndef DMLSERVE_SERVER_DML_SERVER_H_
 #define DMLSERVE_SERVER_DML_SERVER_H_
 

@@ -171,7 +171,8 @@ int main(int argc, char** argv) {
   // Drain: NOT_SERVING but still serving, until the drain period is over or
   // a second signal comes; then stop accepting and give calls the grace.
   (*server)->StartDrain();
-  const absl::Time drain_end = absl::Now() + absl::Seconds(options.drain_seconds);
+  const absl::Time drain_end =
+      absl::Now() + absl::Seconds(options.drain_seconds);
   while (absl::Now() < drain_end) {
     const timespec wait = absl::ToTimespec(drain_end - absl::Now());
     if (sigtimedwait(&signals, nullptr, &wait) > 0) {

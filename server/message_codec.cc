@@ -90,12 +90,12 @@ class WireScanner {
         }
         case 4:
           if (group == number) return std::nullopt;  // the group ends
-          return Error(path, absl::StrCat("unexpected end-group tag of field ",
-                                          number),
-                       at);
+          return Error(
+              path, absl::StrCat("unexpected end-group tag of field ", number),
+              at);
         default:
-          return Error(field_path, absl::StrCat("invalid wire type ", wire_type),
-                       at);
+          return Error(field_path,
+                       absl::StrCat("invalid wire type ", wire_type), at);
       }
     }
     if (group != 0) return Error(path, "group is not closed", pos_);
@@ -106,8 +106,8 @@ class WireScanner {
   // started at `at`.
   std::optional<std::string> LengthDelimited(size_t end,
                                              const FieldDescriptor* field,
-                                             const std::string& path,
-                                             int depth, size_t at) {
+                                             const std::string& path, int depth,
+                                             size_t at) {
     uint64_t length = 0;
     if (!Varint(end, 10, &length) || length > 0x7FFFFFFFu) {
       return Error(path, "malformed length", at);
@@ -123,7 +123,8 @@ class WireScanner {
       if (depth + 1 > kMaxDepth) {
         return Error(path, "nested deeper than 100 levels", at);
       }
-      if (auto error = Fields(stop, field->message_type(), path, depth + 1, 0)) {
+      if (auto error =
+              Fields(stop, field->message_type(), path, depth + 1, 0)) {
         return error;
       }
     } else if (field != nullptr && field->is_packable()) {

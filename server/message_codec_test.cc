@@ -120,13 +120,17 @@ TEST(MessageCodec, FindsAnErrorExactlyWhenProtobufRejects) {
     for (int m = 0; m < mutations && !bytes.empty(); ++m) {
       const size_t at = rng() % bytes.size();
       switch (rng() % 4) {
-        case 0: bytes[at] = static_cast<char>(bytes[at] ^ (1 << (rng() % 8)));
+        case 0:
+          bytes[at] = static_cast<char>(bytes[at] ^ (1 << (rng() % 8)));
           break;
-        case 1: bytes[at] = static_cast<char>(rng());
+        case 1:
+          bytes[at] = static_cast<char>(rng());
           break;
-        case 2: bytes.insert(at, 1, static_cast<char>(rng()));
+        case 2:
+          bytes.insert(at, 1, static_cast<char>(rng()));
           break;
-        default: bytes.resize(at);
+        default:
+          bytes.resize(at);
           break;
       }
     }

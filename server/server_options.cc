@@ -88,7 +88,8 @@ std::vector<std::pair<std::string, int>> ConnectionChannelArgs(
        kMinClientPingIntervalSeconds * 1000},
   };
   if (o.keepalive_time_seconds > 0) {
-    args.push_back({GRPC_ARG_KEEPALIVE_TIME_MS, o.keepalive_time_seconds * 1000});
+    args.push_back(
+        {GRPC_ARG_KEEPALIVE_TIME_MS, o.keepalive_time_seconds * 1000});
     args.push_back(
         {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, o.keepalive_timeout_seconds * 1000});
     // Ping idle connections too (a dead peer rarely has calls), and do not
@@ -97,8 +98,8 @@ std::vector<std::pair<std::string, int>> ConnectionChannelArgs(
     args.push_back({GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0});
   }
   if (o.max_connection_idle_seconds > 0) {
-    args.push_back(
-        {GRPC_ARG_MAX_CONNECTION_IDLE_MS, o.max_connection_idle_seconds * 1000});
+    args.push_back({GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                    o.max_connection_idle_seconds * 1000});
   }
   return args;
 }

@@ -57,14 +57,17 @@ TEST(ServerOptions, TimeoutsAreChecked) {
     mutate(o);
     return std::string(ValidateOptions(o).message());
   };
-  EXPECT_NE(bad([](ServerOptions& o) { o.drain_seconds = -1; })
-                .find("--drain_seconds"),
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.drain_seconds = -1;
+            }).find("--drain_seconds"),
             std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.handshake_timeout_seconds = 0; })
-                .find("--handshake_timeout_seconds"),
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.handshake_timeout_seconds = 0;
+            }).find("--handshake_timeout_seconds"),
             std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.keepalive_time_seconds = 3000000; })
-                .find("--keepalive_time_seconds"),
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.keepalive_time_seconds = 3000000;
+            }).find("--keepalive_time_seconds"),
             std::string::npos);
   ServerOptions zero;
   zero.drain_seconds = 0;

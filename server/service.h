@@ -38,11 +38,12 @@ struct ServiceOptions {
 };
 
 // The generated service with Validate, Execute and ExecuteStream raw.
-using DmlServiceBase = dmlserve::v1::DmlService::WithCallbackMethod_GetCapabilities<
-    dmlserve::v1::DmlService::WithRawCallbackMethod_Validate<
-        dmlserve::v1::DmlService::WithRawCallbackMethod_Execute<
-            dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteStream<
-                dmlserve::v1::DmlService::Service>>>>;
+using DmlServiceBase =
+    dmlserve::v1::DmlService::WithCallbackMethod_GetCapabilities<
+        dmlserve::v1::DmlService::WithRawCallbackMethod_Validate<
+            dmlserve::v1::DmlService::WithRawCallbackMethod_Execute<
+                dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteStream<
+                    dmlserve::v1::DmlService::Service>>>>;
 
 class DmlServiceImpl final : public DmlServiceBase {
  public:

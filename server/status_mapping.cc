@@ -67,8 +67,8 @@ std::vector<ops::Violation> ReportedViolations(
     ops::Violation b{v.rule, Truncated(v.field, kMaxFieldBytes),
                      Truncated(v.message, ops::kMaxMessageBytes)};
     // As a FieldViolation: field, "RULE: message", framing.
-    const size_t bytes = b.field.size() + 2 * b.rule.size() + 2 +
-                         b.message.size() + 8;
+    const size_t bytes =
+        b.field.size() + 2 * b.rule.size() + 2 + b.message.size() + 8;
     if (!out.empty() && used + bytes > kViolationBytes) break;
     used += bytes;
     out.push_back(std::move(b));
@@ -87,8 +87,8 @@ RequestError RequestError::FromViolations(
     std::vector<ops::Violation> violations) {
   RequestError e;
   e.code = absl::StatusCode::kInvalidArgument;
-  e.message = violations.empty() ? "invalid request"
-                                   : server::Summary(violations[0]);
+  e.message =
+      violations.empty() ? "invalid request" : server::Summary(violations[0]);
   e.violations = std::move(violations);
   return e;
 }
@@ -134,16 +134,15 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(ToGrpcCode(status.code()),
-                      Truncated(std::string(status.message()),
-                                kMaxStatusMessageBytes));
+  return grpc::Status(
+      ToGrpcCode(status.code()),
+      Truncated(std::string(status.message()), kMaxStatusMessageBytes));
 }
 
 grpc::Status ToGrpcStatus(const RequestError& error, spdlog::logger* log) {
   if (error.ok()) return grpc::Status::OK;
   grpc::StatusCode code = ToGrpcCode(error.code);
-  const std::string message =
-      Truncated(error.message, kMaxStatusMessageBytes);
+  const std::string message = Truncated(error.message, kMaxStatusMessageBytes);
   if (error.violations.empty() ||
       error.code != absl::StatusCode::kInvalidArgument) {
     if (message.size() != error.message.size()) LogLeftOut(log, error, 0);

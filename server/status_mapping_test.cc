@@ -88,7 +88,6 @@ TEST(StatusMapping, StreamResponseCarriesTheError) {
   EXPECT_EQ(r.violations(1).rule(), "MVN_EPSILON_INVALID");
 }
 
-
 // What a client receives as metadata for `s`: grpc-message (at worst every
 // byte percent-encoded, 3x) and grpc-status-details-bin (base64).
 size_t TrailerBytes(const grpc::Status& s) {
@@ -135,10 +134,10 @@ TEST(StatusMapping, TrailerStaysFarBelowTheMetadataLimit) {
   // Long texts everywhere: the message, every field path, every message.
   std::vector<ops::Violation> many;
   for (int i = 0; i < 100; ++i) {
-    many.push_back({"MVN_AXES_DUPLICATE",
-                    absl::StrCat("operator.mvn1.axes[", i, "]",
-                                 std::string(1000, 'f')),
-                    std::string(100000, 'm')});
+    many.push_back(
+        {"MVN_AXES_DUPLICATE",
+         absl::StrCat("operator.mvn1.axes[", i, "]", std::string(1000, 'f')),
+         std::string(100000, 'm')});
   }
   RequestError e = RequestError::FromViolations(many);
   e.message = std::string(200000, 'x');

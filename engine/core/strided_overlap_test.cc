@@ -111,10 +111,18 @@ TEST(CoreStridedOverlapTest, AgreesWithBruteForceOnRandomLattices) {
       n *= size;
       uint64_t stride;
       switch (mode) {
-        case 0:  stride = rng() % 16; break;
-        case 1:  stride = 1 + rng() % 200; break;
-        case 2:  stride = (uint64_t{1} << 63) + rng() % 8 - 4; break;
-        default: stride = rng(); break;
+        case 0:
+          stride = rng() % 16;
+          break;
+        case 1:
+          stride = 1 + rng() % 200;
+          break;
+        case 2:
+          stride = (uint64_t{1} << 63) + rng() % 8 - 4;
+          break;
+        default:
+          stride = rng();
+          break;
       }
       if (rng() % 16 == 0) stride = 0;
       dims.push_back({stride, size});
@@ -227,8 +235,8 @@ TEST(CoreStridedOverlapTest, WorkIsBoundedForTwoTo22Elements) {
   // Every non-increasing vector of at most 8 sizes from a geometric ladder
   // with a product <= 2^22 (the order of dimensions does not change the
   // work).
-  std::vector<uint64_t> ladder = {2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 23, 32, 45,
-                                  64, 91, 128, 181, 256};
+  std::vector<uint64_t> ladder = {2,  3,  4,  5,  6,  7,  8,   10,  12,
+                                  16, 23, 32, 45, 64, 91, 128, 181, 256};
   for (uint64_t s = 512; s <= (1u << 21); s *= 2) ladder.push_back(s);
   std::vector<uint64_t> sizes;
   auto visit = [&](auto&& self, size_t max_rung, uint64_t product) -> void {

@@ -230,8 +230,8 @@ class Checker {
 
  private:
   void Add(std::string_view rule, std::string field, std::string message) {
-    out_.push_back(
-        {std::string(rule), std::move(field), BoundedMessage(std::move(message))});
+    out_.push_back({std::string(rule), std::move(field),
+                    BoundedMessage(std::move(message))});
   }
   std::string Path(std::string_view a) const { return Cat(root_, ".", a); }
   const Slot& input() const { return slots_.front(); }

@@ -648,7 +648,6 @@ TEST(ValidatorTest, UnknownFeatureLevelStillChecksTheTensors) {
   EXPECT_EQ(v[1].rule, "SIZE_ZERO");
 }
 
-
 TEST(ValidatorTest, HugeAxesListsGiveBoundedMessages) {
   // 5,000 axes (about 10 KB on the wire): the first rule and field are
   // those of a short list, and the list in the message is cut.
