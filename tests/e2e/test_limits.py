@@ -171,12 +171,15 @@ class DrainTest(unittest.TestCase):
     flight the grace. No accepted call may come back CANCELLED or
     UNAVAILABLE, and the process exits 0 within drain + grace."""
 
-    DRAIN = 2.0
-    GRACE = 5.0
+    DRAIN = 2
+    GRACE = 10
 
     def test_sigterm_under_load_loses_no_call(self):
+        # One engine thread, so that the long call below stays long on
+        # machines with many cores.
         server = Server("--drain_seconds=%d" % self.DRAIN,
-                        "--shutdown_grace_seconds=%d" % self.GRACE).start()
+                        "--shutdown_grace_seconds=%d" % self.GRACE,
+                        "--worker_threads=1").start()
         try:
             self.run_load(server)
         finally:
@@ -185,7 +188,7 @@ class DrainTest(unittest.TestCase):
     def run_load(self, server):
         request, _, _ = celu_request((2, 3, 4))
         # A call with a small request (one broadcast row) and a long run
-        # (MVN1 over 128 x 65536, about a second on the CPU engine), so that
+        # (MVN1 over 128 x 65536, seconds on one CPU engine thread), so that
         # it is running when the server stops accepting.
         big = pb.ExecuteRequest(request_id=99)
         m = big.operator.mvn1
