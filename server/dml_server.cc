@@ -42,6 +42,9 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   // gRPC sets SO_REUSEPORT by default, which would let a second server
   // "bind" a port that is already serving; a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (const auto& [name, value] : ConnectionChannelArgs(options)) {
+    builder.AddChannelArgument(name, value);
+  }
   builder.RegisterService(server->service_.get());
   // ValidateOptions keeps the size within int.
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
@@ -68,13 +71,20 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
 
 DmlServer::~DmlServer() { Shutdown(absl::ZeroDuration()); }
 
-void DmlServer::Shutdown(absl::Duration grace) {
-  if (shut_down_) return;
-  shut_down_ = true;
+void DmlServer::StartDrain() {
+  if (shut_down_ || draining_) return;
+  draining_ = true;
   if (grpc::HealthCheckServiceInterface* health =
           server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
   }
+  logger_->info("draining: health NOT_SERVING, still serving calls");
+}
+
+void DmlServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  StartDrain();
+  shut_down_ = true;
   logger_->info(
       "shutting down: refusing new calls, {} grace for calls in "
       "flight",

@@ -1,12 +1,14 @@
 // DmlServer: the running gRPC server: DmlService, the grpc.health.v1 health
-// service (SERVING once started, NOT_SERVING from shutdown on), server
-// reflection, message size limits. main.cc and the in-process tests both use
+// service (SERVING once started, NOT_SERVING from the drain on), server
+// reflection, message size limits and the connection options (handshake
+// timeout, keepalive, max idle). main.cc and the in-process tests both use
 // it, so what the tests exercise is what the binary runs.
 //
 // Ownership: owns the grpc::Server and the service; borrows the engine,
 // which must outlive this object. Shutdown drains the engine too (the
-// service's reactors need the engine's last callbacks). Start and Shutdown
-// are for one thread; the server itself serves from gRPC's threads.
+// service's reactors need the engine's last callbacks). Start, StartDrain
+// and Shutdown are for one thread; the server itself serves from gRPC's
+// threads.
 #ifndef DMLSERVE_SERVER_DML_SERVER_H_
 #define DMLSERVE_SERVER_DML_SERVER_H_
 
@@ -37,9 +39,18 @@ class DmlServer {
   // Shuts down with no grace if Shutdown was not called.
   ~DmlServer();
 
+  // The first step of a graceful stop: health NOT_SERVING (for "" and
+  // kServiceName), so that load balancers and health-checking clients move
+  // away, while the server goes on accepting and serving calls. Idempotent.
+  void StartDrain();
+
   // Health NOT_SERVING, new calls refused; calls in flight get `grace` to
   // finish and are cancelled after it; then the engine is drained.
-  // Idempotent.
+  // Idempotent. Every call whose handler has started is answered within
+  // `grace`. A unary call whose request is still arriving is only handed to
+  // its handler once the message is complete, and gRPC cancels it when that
+  // happens after this (CANCELLED): StartDrain first, so that clients stop
+  // sending before the server stops accepting.
   void Shutdown(absl::Duration grace);
 
   int port() const { return port_; }
@@ -56,6 +67,7 @@ class DmlServer {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::string address_;
+  bool draining_ = false;
   bool shut_down_ = false;
 };
 

@@ -1,5 +1,7 @@
 // dmlserve: the gRPC server binary. Flags -> ServerOptions, engine, server;
-// then waits for SIGTERM/SIGINT and shuts down gracefully (exit 0).
+// then waits for SIGTERM/SIGINT and shuts down gracefully (exit 0): a drain
+// of --drain_seconds (health NOT_SERVING, still serving), then no new calls
+// and --shutdown_grace_seconds for the calls in flight.
 // Exit 1 when the flags are bad, the engine cannot start or the port cannot
 // be bound.
 #include <csignal>
@@ -13,7 +15,9 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "grpc/grpc.h"
 #include "server/dml_server.h"
 #include "server/engine_factory.h"
 #include "server/logging.h"
@@ -48,9 +52,26 @@ ABSL_FLAG(uint64_t, gpu_memory_cap_bytes, kDefaults.gpu_memory_cap_bytes,
 ABSL_FLAG(std::string, log_level, kDefaults.log_level,
           "trace, debug, info, warn, error, critical or off.");
 ABSL_FLAG(std::string, log_format, kDefaults.log_format, "text or json.");
+ABSL_FLAG(int, drain_seconds, kDefaults.drain_seconds,
+          "On SIGTERM/SIGINT, seconds the server keeps accepting and serving "
+          "calls with health NOT_SERVING, so that load balancers move away; "
+          "a second signal ends the drain. 0 = stop accepting at once.");
 ABSL_FLAG(int, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds,
-          "On SIGTERM/SIGINT, seconds calls in flight get before they are "
+          "After the drain, seconds calls in flight get before they are "
           "cancelled.");
+ABSL_FLAG(int, handshake_timeout_seconds, kDefaults.handshake_timeout_seconds,
+          "Seconds a new connection has to send the HTTP/2 preface and "
+          "SETTINGS before it is closed.");
+ABSL_FLAG(int, keepalive_time_seconds, kDefaults.keepalive_time_seconds,
+          "Seconds without activity after which the server pings a "
+          "connection (with or without calls); 0 = no keepalive pings.");
+ABSL_FLAG(int, keepalive_timeout_seconds, kDefaults.keepalive_timeout_seconds,
+          "Seconds a keepalive ping may go unanswered before the connection "
+          "is closed.");
+ABSL_FLAG(int, max_connection_idle_seconds,
+          kDefaults.max_connection_idle_seconds,
+          "Seconds a connection may stay without calls before the server "
+          "closes it (GOAWAY); 0 = never.");
 
 ABSL_FLAG(uint32_t, max_batch_requests, kDefaults.max_batch_requests,
           "Most requests in one batch (one GPU command list; same-kernel "
@@ -102,11 +123,19 @@ int main(int argc, char** argv) {
   options.gpu_memory_cap_bytes = absl::GetFlag(FLAGS_gpu_memory_cap_bytes);
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
+  options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
   options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
   options.max_batch_requests = absl::GetFlag(FLAGS_max_batch_requests);
   options.max_batch_bytes = absl::GetFlag(FLAGS_max_batch_bytes);
   options.max_queue_delay_us = absl::GetFlag(FLAGS_max_queue_delay_us);
   options.max_queue_depth = absl::GetFlag(FLAGS_max_queue_depth);
+  options.handshake_timeout_seconds =
+      absl::GetFlag(FLAGS_handshake_timeout_seconds);
+  options.keepalive_time_seconds = absl::GetFlag(FLAGS_keepalive_time_seconds);
+  options.keepalive_timeout_seconds =
+      absl::GetFlag(FLAGS_keepalive_timeout_seconds);
+  options.max_connection_idle_seconds =
+      absl::GetFlag(FLAGS_max_connection_idle_seconds);
 
   if (absl::Status status = dmls::server::ValidateOptions(options);
       !status.ok()) {
@@ -123,6 +152,12 @@ int main(int argc, char** argv) {
   }
   auto log = *logger;
   dmls::server::RouteGrpcLogsTo(log);
+  // One reference to gRPC's global state that is never dropped: otherwise
+  // the grpc::Server's destructor runs gRPC's full shutdown, which joins an
+  // executor thread that may sit in a poll until its next timer (exits
+  // took up to 10 s after "shutdown complete"). By then the server is shut
+  // down and the engine drained; the OS reclaims the rest.
+  grpc_init();
 
   auto engine = dmls::server::CreateEngine(options, log);
   if (!engine.ok()) {
@@ -142,12 +177,14 @@ int main(int argc, char** argv) {
       "dmlserve {} on {}: device \"{}\" ({}, {}), max_message_bytes={}, "
       "max_tensor_bytes={}, max_in_flight={}, stream_window={}, "
       "worker_threads={}, max_batch_requests={}, max_batch_bytes={}, "
-      "max_queue_delay_us={}, max_queue_depth={}",
+      "max_queue_delay_us={}, max_queue_depth={}, drain_seconds={}, "
+      "shutdown_grace_seconds={}",
       DMLSERVE_VERSION, (*server)->address(), device.name, device.kind,
       device.backend, options.max_message_bytes, options.max_tensor_bytes,
       options.max_in_flight, options.stream_window, options.worker_threads,
       options.max_batch_requests, options.max_batch_bytes,
-      options.max_queue_delay_us, options.max_queue_depth);
+      options.max_queue_delay_us, options.max_queue_depth,
+      options.drain_seconds, options.shutdown_grace_seconds);
   // The readiness line scripts and tests wait for, on stdout.
   std::printf("dmlserve listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
@@ -155,6 +192,19 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   log->info("received {}", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Drain: NOT_SERVING but still serving, until the drain period is over or
+  // a second signal comes; then stop accepting and give calls the grace.
+  (*server)->StartDrain();
+  const absl::Time drain_end =
+      absl::Now() + absl::Seconds(options.drain_seconds);
+  while (absl::Now() < drain_end) {
+    const timespec wait = absl::ToTimespec(drain_end - absl::Now());
+    if (sigtimedwait(&signals, nullptr, &wait) > 0) {
+      log->info("second signal: ending the drain early");
+      break;
+    }
+    // EAGAIN: the period is over (the loop ends); EINTR: wait again.
+  }
   (*server)->Shutdown(absl::Seconds(options.shutdown_grace_seconds));
   server->reset();
   std::string counters;

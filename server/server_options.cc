@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "grpc/grpc.h"
 
 namespace dmls::server {
 
@@ -81,11 +82,54 @@ absl::Status ValidateOptions(const ServerOptions& o) {
         "critical, off; got \"",
         o.log_level, "\""));
   }
-  if (o.shutdown_grace_seconds < 0) {
-    return absl::InvalidArgumentError(
-        "--shutdown_grace_seconds must not be negative");
+  // Seconds become milliseconds in an int channel argument.
+  constexpr int kMaxSeconds = 1000000;
+  const std::pair<const char*, int> seconds[] = {
+      {"--drain_seconds", o.drain_seconds},
+      {"--shutdown_grace_seconds", o.shutdown_grace_seconds},
+      {"--keepalive_time_seconds", o.keepalive_time_seconds},
+      {"--max_connection_idle_seconds", o.max_connection_idle_seconds}};
+  for (const auto& [flag, value] : seconds) {
+    if (value < 0 || value > kMaxSeconds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " must be in [0, ", kMaxSeconds, "], got ", value));
+    }
+  }
+  const std::pair<const char*, int> positive[] = {
+      {"--handshake_timeout_seconds", o.handshake_timeout_seconds},
+      {"--keepalive_timeout_seconds", o.keepalive_timeout_seconds}};
+  for (const auto& [flag, value] : positive) {
+    if (value < 1 || value > kMaxSeconds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " must be in [1, ", kMaxSeconds, "], got ", value));
+    }
   }
   return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, int>> ConnectionChannelArgs(
+    const ServerOptions& o) {
+  std::vector<std::pair<std::string, int>> args = {
+      {GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+       o.handshake_timeout_seconds * 1000},
+      {GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+       kMinClientPingIntervalSeconds * 1000},
+  };
+  if (o.keepalive_time_seconds > 0) {
+    args.push_back(
+        {GRPC_ARG_KEEPALIVE_TIME_MS, o.keepalive_time_seconds * 1000});
+    args.push_back(
+        {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, o.keepalive_timeout_seconds * 1000});
+    // Ping idle connections too (a dead peer rarely has calls), and do not
+    // stop after gRPC's default of two pings without data.
+    args.push_back({GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1});
+    args.push_back({GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0});
+  }
+  if (o.max_connection_idle_seconds > 0) {
+    args.push_back({GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                    o.max_connection_idle_seconds * 1000});
+  }
+  return args;
 }
 
 std::string ListenAddress(const ServerOptions& o) {

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "engine/sched/scheduler.h"
@@ -48,8 +50,13 @@ struct ServerOptions {
   std::string log_level = "info";
   // "text" (human) or "json" (one object per line).
   std::string log_format = "text";
-  // On SIGTERM/SIGINT, calls in flight get this long to finish before they
-  // are cancelled.
+  // On SIGTERM/SIGINT, health goes NOT_SERVING at once but the server keeps
+  // accepting and serving calls for this long, so that load balancers move
+  // away before it stops accepting (a second signal ends the drain early).
+  // 0 = stop accepting at once.
+  int drain_seconds = 5;
+  // Once the server stops accepting, calls in flight get this long to
+  // finish before they are cancelled.
   int shutdown_grace_seconds = 10;
   // The dynamic batcher (engine/sched/batch_policy.h): most requests and
   // payload bytes per batch (one GPU command list), longest wait for a
@@ -60,6 +67,25 @@ struct ServerOptions {
   uint64_t max_batch_bytes = 256 * kMiB;
   uint64_t max_queue_delay_us = 0;
   uint32_t max_queue_depth = 4096;
+
+  // Connection hygiene (gRPC channel arguments, see ConnectionChannelArgs).
+  // A connection that has not sent the HTTP/2 preface and SETTINGS within
+  // this is closed (gRPC's default is 120 s, so half-open sockets would
+  // hold an fd each for two minutes).
+  int handshake_timeout_seconds = 10;
+  // After this long without activity on a connection, with or without
+  // calls, the server pings the peer and closes the connection when the
+  // ping is not acknowledged within keepalive_timeout_seconds: peers that
+  // vanished are reaped. 0 = no keepalive pings.
+  int keepalive_time_seconds = 60;
+  int keepalive_timeout_seconds = 20;
+  // A connection without calls for this long is closed with a GOAWAY
+  // (clients reconnect when they next call); 0 = never.
+  int max_connection_idle_seconds = 600;
+  // gRPC 1.51 has no limit on the number of connections (its
+  // GRPC_ARG_MAX_ALLOWED_INCOMING_CONNECTIONS came later), so there is no
+  // option for one; the timeouts above bound how long a useless
+  // connection holds an fd.
 };
 
 // The engine scheduler's options: the batching policy above. The server's
@@ -72,6 +98,17 @@ absl::Status ValidateOptions(const ServerOptions& options);
 
 // "host:port" for grpc::ServerBuilder; IPv6 literals get brackets.
 std::string ListenAddress(const ServerOptions& options);
+
+// Clients may send keepalive pings without calls this often (gRPC's server
+// default, 5 minutes, would answer a client's 10-second keepalive with a
+// GOAWAY "too_many_pings").
+inline constexpr int kMinClientPingIntervalSeconds = 10;
+
+// The gRPC channel arguments of the connection options: handshake timeout,
+// keepalive (also on connections without calls, with no cap on pings
+// without data), the accepted client ping interval, max connection idle.
+std::vector<std::pair<std::string, int>> ConnectionChannelArgs(
+    const ServerOptions& options);
 
 }  // namespace dmls::server
 

@@ -1,5 +1,8 @@
 #include "server/server_options.h"
 
+#include <map>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "server/logging.h"
 
@@ -46,6 +49,54 @@ TEST(ServerOptions, BadValuesAreNamed) {
               o.max_message_bytes = 1ull << 40;
             }).find("--max_message_bytes"),
             std::string::npos);
+}
+
+TEST(ServerOptions, TimeoutsAreChecked) {
+  auto bad = [](auto mutate) {
+    ServerOptions o;
+    mutate(o);
+    return std::string(ValidateOptions(o).message());
+  };
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.drain_seconds = -1;
+            }).find("--drain_seconds"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.handshake_timeout_seconds = 0;
+            }).find("--handshake_timeout_seconds"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.keepalive_time_seconds = 3000000;
+            }).find("--keepalive_time_seconds"),
+            std::string::npos);
+  ServerOptions zero;
+  zero.drain_seconds = 0;
+  zero.keepalive_time_seconds = 0;
+  zero.max_connection_idle_seconds = 0;
+  EXPECT_TRUE(ValidateOptions(zero).ok());
+}
+
+TEST(ServerOptions, ConnectionChannelArgs) {
+  ServerOptions o;
+  o.handshake_timeout_seconds = 3;
+  auto args = ConnectionChannelArgs(o);
+  std::map<std::string, int> m(args.begin(), args.end());
+  EXPECT_EQ(m.size(), args.size());
+  EXPECT_EQ(m["grpc.server_handshake_timeout_ms"], 3000);
+  EXPECT_EQ(m["grpc.keepalive_time_ms"], 60000);
+  EXPECT_EQ(m["grpc.keepalive_timeout_ms"], 20000);
+  EXPECT_EQ(m["grpc.keepalive_permit_without_calls"], 1);
+  EXPECT_EQ(m["grpc.http2.max_pings_without_data"], 0);
+  EXPECT_EQ(m["grpc.http2.min_ping_interval_without_data_ms"], 10000);
+  EXPECT_EQ(m["grpc.max_connection_idle_ms"], 600000);
+  // 0 turns keepalive and the idle limit off (gRPC's defaults apply).
+  o.keepalive_time_seconds = 0;
+  o.max_connection_idle_seconds = 0;
+  m.clear();
+  for (const auto& [k, v] : ConnectionChannelArgs(o)) m[k] = v;
+  EXPECT_EQ(m.count("grpc.keepalive_time_ms"), 0u);
+  EXPECT_EQ(m.count("grpc.max_connection_idle_ms"), 0u);
+  EXPECT_EQ(m["grpc.server_handshake_timeout_ms"], 3000);
 }
 
 TEST(Logging, JsonEscapeKeepsLinesParseable) {

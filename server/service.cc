@@ -7,6 +7,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "server/message_codec.h"
 #include "server/status_mapping.h"
 
 namespace dmls::server {
@@ -29,10 +30,18 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
 class ExecuteReactor final : public grpc::ServerUnaryReactor {
  public:
   ExecuteReactor(grpc::CallbackServerContext* context,
-                 v1::ExecuteResponse* response)
-      : context_(context), response_(response) {}
+                 grpc::ByteBuffer* response, spdlog::logger* logger)
+      : context_(context), response_(response), logger_(logger) {}
 
-  void Start(RequestProcessor& processor, v1::ExecuteRequest& request) {
+  void Start(RequestProcessor& processor, const grpc::ByteBuffer& bytes) {
+    v1::ExecuteRequest request;
+    if (absl::Status parsed = ParseRequest(bytes, &request); !parsed.ok()) {
+      logger_->debug("Execute: {}", std::string(parsed.message()));
+      ExecuteOutcome outcome;
+      outcome.error = RequestError::FromStatus(parsed);
+      OnOutcome(std::move(outcome));  // answers, drops the engine's reference
+      return;
+    }
     processor.Execute(
         request, CallContext{DeadlineOf(*context_), cancelled_},
         [this](ExecuteOutcome outcome) { OnOutcome(std::move(outcome)); });
@@ -49,6 +58,10 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
  private:
   void OnOutcome(ExecuteOutcome outcome) {
     grpc::Status status;
+    grpc::ByteBuffer serialized;
+    if (outcome.error.ok()) {
+      status = SerializeResponse(outcome.response, &serialized);
+    }
     bool finish = false;
     {
       absl::MutexLock lock(&mu_);
@@ -57,9 +70,9 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
         // response_ stays valid until OnDone, which cannot come before the
         // Finish below.
         if (outcome.error.ok()) {
-          *response_ = std::move(outcome.response);
+          response_->Swap(&serialized);
         } else {
-          status = ToGrpcStatus(outcome.error);
+          status = ToGrpcStatus(outcome.error, logger_);
         }
       }
     }
@@ -79,7 +92,8 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
   }
 
   grpc::CallbackServerContext* const context_;
-  v1::ExecuteResponse* const response_;
+  grpc::ByteBuffer* const response_;
+  spdlog::logger* const logger_;
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
       std::make_shared<std::atomic<bool>>(false);
   // One for gRPC (dropped in OnDone), one for the engine's outcome.
@@ -93,7 +107,7 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
 // written. Lives until gRPC is done (OnDone) and every engine callback has
 // arrived.
 class ExecuteStreamReactor final
-    : public grpc::ServerBidiReactor<v1::ExecuteRequest, v1::ExecuteResponse> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   ExecuteStreamReactor(grpc::CallbackServerContext* context,
                        RequestProcessor& processor, uint32_t window,
@@ -118,8 +132,23 @@ class ExecuteStreamReactor final
       Run(actions);
       return;
     }
-    v1::ExecuteRequest request = std::move(read_buffer_);
+    v1::ExecuteRequest request;
+    absl::Status parsed = ParseRequest(read_buffer_, &request);
     read_buffer_.Clear();
+    if (!parsed.ok()) {
+      // Read no more; answer what was read, then end with the error.
+      logger_->debug("ExecuteStream: {}", std::string(parsed.message()));
+      Actions actions;
+      {
+        absl::MutexLock lock(&mu_);
+        reading_ = false;
+        read_done_ = true;
+        end_status_ = ToGrpcStatus(parsed);
+        actions = NextLocked();
+      }
+      Run(actions);
+      return;
+    }
     bool read_more = false;
     {
       absl::MutexLock lock(&mu_);
@@ -176,21 +205,31 @@ class ExecuteStreamReactor final
  private:
   // What to start once mu_ is released (gRPC calls are made unlocked).
   struct Actions {
-    const v1::ExecuteResponse* write = nullptr;
+    const grpc::ByteBuffer* write = nullptr;
     bool read = false;
     bool finish = false;
     grpc::Status status;
   };
 
   void OnOutcome(ExecuteOutcome outcome) {
-    if (!outcome.error.ok()) FillResponse(outcome.error, &outcome.response);
+    if (!outcome.error.ok()) {
+      FillResponse(outcome.error, &outcome.response, logger_.get());
+    }
+    grpc::ByteBuffer serialized;
+    grpc::Status status = SerializeResponse(outcome.response, &serialized);
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
       if (finished_) {
         --window_used_;  // dropped: the stream is over
+      } else if (!status.ok()) {
+        --window_used_;
+        finished_ = true;
+        DropUnsentLocked();
+        actions.finish = true;
+        actions.status = status;
       } else {
-        queue_.push_back(std::move(outcome.response));
+        queue_.push_back(std::move(serialized));
         actions = NextLocked();
       }
     }
@@ -214,7 +253,7 @@ class ExecuteStreamReactor final
     if (read_done_ && window_used_ == 0 && !writing_) {
       finished_ = true;
       a.finish = true;
-      a.status = grpc::Status::OK;
+      a.status = end_status_;
     }
     return a;
   }
@@ -251,7 +290,7 @@ class ExecuteStreamReactor final
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
       std::make_shared<std::atomic<bool>>(false);
   // Only touched by the one outstanding read and the code that starts it.
-  v1::ExecuteRequest read_buffer_;
+  grpc::ByteBuffer read_buffer_;
 
   absl::Mutex mu_;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
@@ -259,7 +298,11 @@ class ExecuteStreamReactor final
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t window_used_ ABSL_GUARDED_BY(mu_) = 0;
-  std::deque<v1::ExecuteResponse> queue_ ABSL_GUARDED_BY(mu_);
+  // How the stream ends once every request read is answered: OK, or the
+  // error of a message that did not parse.
+  grpc::Status end_status_ ABSL_GUARDED_BY(mu_);
+  // Serialized ExecuteResponses.
+  std::deque<grpc::ByteBuffer> queue_ ABSL_GUARDED_BY(mu_);
   // One for gRPC (dropped in OnDone) plus one per engine callback pending.
   int refs_ ABSL_GUARDED_BY(mu_) = 1;
 };
@@ -284,26 +327,28 @@ grpc::ServerUnaryReactor* DmlServiceImpl::GetCapabilities(
 }
 
 grpc::ServerUnaryReactor* DmlServiceImpl::Validate(
-    grpc::CallbackServerContext* context, const v1::ValidateRequest* request,
-    v1::ValidateResponse* response) {
-  *response = processor_.Validate(*request);
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
+  v1::ValidateRequest parsed;
+  if (absl::Status status = ParseRequest(*request, &parsed); !status.ok()) {
+    logger_->debug("Validate: {}", std::string(status.message()));
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+  reactor->Finish(SerializeResponse(processor_.Validate(parsed), response));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
-    grpc::CallbackServerContext* context, const v1::ExecuteRequest* request,
-    v1::ExecuteResponse* response) {
-  auto* reactor = new ExecuteReactor(context, response);
-  // gRPC hands the request as const, but it is a non-const object it owns
-  // and only destroys after the call; moving the payloads out of it saves a
-  // copy of every tensor.
-  reactor->Start(processor_, *const_cast<v1::ExecuteRequest*>(request));
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  auto* reactor = new ExecuteReactor(context, response, logger_.get());
+  reactor->Start(processor_, *request);
   return reactor;
 }
 
-grpc::ServerBidiReactor<v1::ExecuteRequest, v1::ExecuteResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
   return new ExecuteStreamReactor(context, processor_, options_.stream_window,
                                   logger_);

@@ -2,6 +2,13 @@
 // GetCapabilities and Validate answer inline; Execute and ExecuteStream hand
 // each request to the RequestProcessor and answer when the engine completes.
 //
+// Validate, Execute and ExecuteStream are registered raw (grpc::ByteBuffer)
+// and parse their requests themselves (message_codec.h), so that a message
+// that does not parse gets INVALID_ARGUMENT with the reason instead of the
+// generated handlers' UNIMPLEMENTED with an empty message. A stream whose
+// message does not parse stops reading, answers the requests it has, and
+// ends with INVALID_ARGUMENT.
+//
 // ExecuteStream keeps up to `stream_window` requests of one stream between
 // "read" and "response written"; while the window is full it stops reading,
 // which gives the client backpressure through gRPC flow control. Responses
@@ -30,7 +37,15 @@ struct ServiceOptions {
   uint32_t stream_window = 64;
 };
 
-class DmlServiceImpl final : public dmlserve::v1::DmlService::CallbackService {
+// The generated service with Validate, Execute and ExecuteStream raw.
+using DmlServiceBase =
+    dmlserve::v1::DmlService::WithCallbackMethod_GetCapabilities<
+        dmlserve::v1::DmlService::WithRawCallbackMethod_Validate<
+            dmlserve::v1::DmlService::WithRawCallbackMethod_Execute<
+                dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteStream<
+                    dmlserve::v1::DmlService::Service>>>>;
+
+class DmlServiceImpl final : public DmlServiceBase {
  public:
   DmlServiceImpl(Engine* engine, ServiceOptions options,
                  dmlserve::v1::GetCapabilitiesResponse capabilities,
@@ -40,17 +55,17 @@ class DmlServiceImpl final : public dmlserve::v1::DmlService::CallbackService {
       grpc::CallbackServerContext* context,
       const dmlserve::v1::GetCapabilitiesRequest* request,
       dmlserve::v1::GetCapabilitiesResponse* response) override;
-  grpc::ServerUnaryReactor* Validate(
-      grpc::CallbackServerContext* context,
-      const dmlserve::v1::ValidateRequest* request,
-      dmlserve::v1::ValidateResponse* response) override;
-  grpc::ServerUnaryReactor* Execute(
-      grpc::CallbackServerContext* context,
-      const dmlserve::v1::ExecuteRequest* request,
-      dmlserve::v1::ExecuteResponse* response) override;
-  grpc::ServerBidiReactor<dmlserve::v1::ExecuteRequest,
-                          dmlserve::v1::ExecuteResponse>*
-  ExecuteStream(grpc::CallbackServerContext* context) override;
+  // Request: a serialized ValidateRequest; response: ValidateResponse.
+  grpc::ServerUnaryReactor* Validate(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
+  // Request: a serialized ExecuteRequest; response: ExecuteResponse.
+  grpc::ServerUnaryReactor* Execute(grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
+  // Serialized ExecuteRequests in, ExecuteResponses out.
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ExecuteStream(
+      grpc::CallbackServerContext* context) override;
 
   RequestProcessor& processor() { return processor_; }
 

@@ -86,6 +86,32 @@ class ServiceTest : public ::testing::Test {
     return status;
   }
 
+  // A unary call of `method` with `request` as its raw message bytes.
+  grpc::Status RawUnary(const std::string& method, const std::string& request,
+                        std::string* response = nullptr) {
+    grpc::Slice slice(request);
+    grpc::ByteBuffer request_buffer(&slice, 1), response_buffer;
+    grpc::GenericStub generic(channel_);
+    grpc::ClientContext context;
+    grpc::Status status;
+    absl::Notification done;
+    generic.UnaryCall(&context, method, grpc::StubOptions(), &request_buffer,
+                      &response_buffer, [&](grpc::Status s) {
+                        status = std::move(s);
+                        done.Notify();
+                      });
+    done.WaitForNotification();
+    std::vector<grpc::Slice> slices;
+    if (response != nullptr && status.ok() &&
+        response_buffer.Dump(&slices).ok()) {
+      response->clear();
+      for (const grpc::Slice& s : slices) {
+        response->append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+    }
+    return status;
+  }
+
   std::unique_ptr<FakeEngine> engine_;
   std::unique_ptr<DmlServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -416,6 +442,35 @@ TEST_F(ServiceTest, ShutdownLetsCallsInFlightFinish) {
   EXPECT_FALSE(stub_->Execute(&context, ReluRequest(6), &response).ok());
 }
 
+TEST_F(ServiceTest, DrainReportsNotServingAndKeepsServing) {
+  FakeEngineOptions engine_options;
+  engine_options.delay = absl::Milliseconds(300);
+  StartServer(engine_options);
+  grpc::Status slow_status;
+  std::thread slow([&] {
+    grpc::ClientContext context;
+    v1::ExecuteResponse response;
+    slow_status = stub_->Execute(&context, ReluRequest(1), &response);
+  });
+  ASSERT_TRUE(engine_->WaitForReceived(1));
+  server_->StartDrain();
+  int serving = 0;
+  ASSERT_TRUE(HealthCheck("", &serving).ok());
+  EXPECT_EQ(serving, 2);  // NOT_SERVING
+  ASSERT_TRUE(HealthCheck(kServiceName, &serving).ok());
+  EXPECT_EQ(serving, 2);
+  // New calls are still accepted and answered during the drain.
+  grpc::ClientContext context;
+  v1::ExecuteResponse response;
+  grpc::Status status = stub_->Execute(&context, ReluRequest(2), &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.request_id(), 2u);
+  server_->StartDrain();  // idempotent
+  server_->Shutdown(absl::Seconds(10));
+  slow.join();
+  EXPECT_TRUE(slow_status.ok()) << slow_status.error_message();
+}
+
 TEST_F(ServiceTest, ShutdownCancelsCallsPastTheGrace) {
   FakeEngineOptions engine_options;
   engine_options.delay = absl::Seconds(30);
@@ -432,6 +487,29 @@ TEST_F(ServiceTest, ShutdownCancelsCallsPastTheGrace) {
   call.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_FALSE(status.ok());
+}
+
+// gRPC's generated handlers would answer UNIMPLEMENTED with no message.
+TEST_F(ServiceTest, UnparseableMessagesAreInvalidArgumentWithAReason) {
+  StartServer();
+  for (std::string method : {"Execute", "Validate"}) {
+    grpc::Status s =
+        RawUnary("/dmlserve.v1.DmlService/" + method, "\xff\xff\xff garbage");
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_EQ(s.error_message(),
+              "the request is not a valid dmlserve.v1." + method +
+                  "Request (11 bytes): field #8650751: invalid wire type 7 "
+                  "at byte 0");
+  }
+  // Well-formed bytes through the same raw path work as before.
+  std::string bytes;
+  ASSERT_TRUE(RawUnary("/dmlserve.v1.DmlService/Execute",
+                       ReluRequest(3).SerializeAsString(), &bytes)
+                  .ok());
+  v1::ExecuteResponse response;
+  ASSERT_TRUE(response.ParseFromString(bytes));
+  EXPECT_EQ(response.request_id(), 3u);
+  EXPECT_EQ(response.output(), ReluRequest(3).input());
 }
 
 TEST(DmlServerStart, PortInUseIsAnError) {

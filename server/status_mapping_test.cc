@@ -1,5 +1,11 @@
 #include "server/status_mapping.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "engine/ops/rule_status.h"
 #include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
@@ -80,6 +86,96 @@ TEST(StatusMapping, StreamResponseCarriesTheError) {
   EXPECT_EQ(r.violations(0).description(),
             "MVN_AXES_DUPLICATE: axis 1 repeats");
   EXPECT_EQ(r.violations(1).rule(), "MVN_EPSILON_INVALID");
+}
+
+// What a client receives as metadata for `s`: grpc-message (at worst every
+// byte percent-encoded, 3x) and grpc-status-details-bin (base64).
+size_t TrailerBytes(const grpc::Status& s) {
+  return 3 * s.error_message().size() +
+         absl::Base64Escape(s.error_details()).size();
+}
+
+google::rpc::BadRequest BadRequestOf(const grpc::Status& s) {
+  google::rpc::Status details;
+  google::rpc::BadRequest bad_request;
+  EXPECT_TRUE(details.ParseFromString(s.error_details()));
+  EXPECT_EQ(details.details_size(), 1);
+  if (details.details_size() == 1) {
+    EXPECT_TRUE(details.details(0).UnpackTo(&bad_request));
+  }
+  return bad_request;
+}
+
+TEST(StatusMapping, ManyViolationsAreCappedWithANote) {
+  std::vector<ops::Violation> many;
+  for (int i = 0; i < 40; ++i) {
+    many.push_back({"PARAM_INVALID", absl::StrCat("operator.x.f", i),
+                    absl::StrCat("problem ", i)});
+  }
+  grpc::Status s = ToGrpcStatus(RequestError::FromViolations(many));
+  google::rpc::BadRequest bad_request = BadRequestOf(s);
+  ASSERT_EQ(bad_request.field_violations_size(), kMaxReportedViolations + 1);
+  EXPECT_EQ(bad_request.field_violations(0).field(), "operator.x.f0");
+  EXPECT_EQ(bad_request.field_violations(0).description(),
+            "PARAM_INVALID: problem 0");
+  const auto& note = bad_request.field_violations(kMaxReportedViolations);
+  EXPECT_EQ(note.field(), "");
+  EXPECT_EQ(note.description(),
+            "VIOLATIONS_TRUNCATED: 24 more violations not reported");
+
+  dmlserve::v1::ExecuteResponse r;
+  FillResponse(RequestError::FromViolations(many), &r);
+  ASSERT_EQ(r.violations_size(), kMaxReportedViolations + 1);
+  EXPECT_EQ(r.violations(kMaxReportedViolations).rule(),
+            kViolationsTruncatedRule);
+}
+
+TEST(StatusMapping, TrailerStaysFarBelowTheMetadataLimit) {
+  // Long texts everywhere: the message, every field path, every message.
+  std::vector<ops::Violation> many;
+  for (int i = 0; i < 100; ++i) {
+    many.push_back(
+        {"MVN_AXES_DUPLICATE",
+         absl::StrCat("operator.mvn1.axes[", i, "]", std::string(1000, 'f')),
+         std::string(100000, 'm')});
+  }
+  RequestError e = RequestError::FromViolations(many);
+  e.message = std::string(200000, 'x');
+  grpc::Status s = ToGrpcStatus(e);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LE(s.error_message().size(), kMaxStatusMessageBytes);
+  EXPECT_LE(s.error_details().size(), kMaxStatusDetailsBytes);
+  EXPECT_LT(TrailerBytes(s), 4608u);  // 4.5 KiB of gRPC's 8 KiB
+  google::rpc::BadRequest bad_request = BadRequestOf(s);
+  ASSERT_GE(bad_request.field_violations_size(), 2);
+  // The first violation keeps its rule id; its texts are cut.
+  EXPECT_THAT(bad_request.field_violations(0).description(),
+              StartsWith("MVN_AXES_DUPLICATE: mmm"));
+  EXPECT_THAT(bad_request.field_violations(0).field(),
+              StartsWith("operator.mvn1.axes[0]fff"));
+  EXPECT_THAT(
+      bad_request.field_violations(bad_request.field_violations_size() - 1)
+          .description(),
+      StartsWith("VIOLATIONS_TRUNCATED: "));
+
+  // The same request through the absl::Status of the scheduler's admission.
+  grpc::Status via_status = ToGrpcStatus(RequestError::FromStatus(
+      ops::RuleStatus(absl::StatusCode::kInvalidArgument, many)));
+  EXPECT_LT(TrailerBytes(via_status), 4608u);
+  EXPECT_EQ(BadRequestOf(via_status).field_violations(0).field(),
+            bad_request.field_violations(0).field());
+  EXPECT_LE(ToGrpcStatus(absl::InternalError(std::string(100000, 'i')))
+                .error_message()
+                .size(),
+            kMaxStatusMessageBytes);
+}
+
+TEST(StatusMapping, ShortErrorsAreReportedWhole) {
+  std::vector<ops::Violation> v = TwoViolations();
+  EXPECT_EQ(ReportedViolations(v).size(), 2u);
+  EXPECT_EQ(ReportedViolations({}).size(), 0u);
+  EXPECT_EQ(Truncated("abc", 3), "abc");
+  EXPECT_EQ(Truncated("abcdef", 5), "ab...");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/core/strided_overlap.h"
+
 namespace dmls {
 
 std::vector<uint64_t> PackedStrides(const std::vector<uint64_t>& sizes) {
@@ -73,23 +75,22 @@ bool HasSelfOverlap(const TensorDesc& desc) {
     extent = stride * size;
   }
   if (nested) return false;
-  // Exotic interleaved layout: enumerate offsets (bounded, like the oracle).
-  const uint64_t n = ElementCount(desc.sizes);
-  if (n > (uint64_t{1} << 22)) return true;
-  std::vector<uint64_t> offsets;
-  offsets.reserve(n);
-  std::vector<uint64_t> index(dims.size(), 0);
-  for (uint64_t e = 0; e < n; ++e) {
-    uint64_t off = 0;
-    for (size_t d = 0; d < dims.size(); ++d) off += index[d] * dims[d].first;
-    offsets.push_back(off);
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (++index[d] < dims[d].second) break;
-      index[d] = 0;
-    }
+  // An interleaved layout. Beyond 2^22 elements the oracle does not decide
+  // it and reports an overlap (OPERATORS.md §2.3); so does the validator,
+  // so that both agree. An element count that overflows 64 bits counts as
+  // beyond.
+  uint64_t n = 1;
+  bool overflow = false;
+  for (uint64_t s : desc.sizes) {
+    if (s == 0) return false;  // no elements at all
+    overflow |= __builtin_mul_overflow(n, s, &n);
   }
-  std::sort(offsets.begin(), offsets.end());
-  return std::adjacent_find(offsets.begin(), offsets.end()) != offsets.end();
+  if (overflow || n > (uint64_t{1} << 22)) return true;
+  // Exact, and cheap: not proportional to the element count.
+  std::vector<StridedDim> lattice;
+  lattice.reserve(dims.size());
+  for (const auto& [stride, size] : dims) lattice.push_back({stride, size});
+  return StridedOffsetsCollide(lattice);
 }
 
 bool IsPacked(const TensorDesc& desc) {

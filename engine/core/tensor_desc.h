@@ -44,7 +44,10 @@ uint64_t IndexOfLastElement(const TensorDesc& desc);
 // 0 for an unknown data type.
 uint64_t CalcBufferTensorSize(DataType type, const std::vector<uint64_t>& sizes,
                               const std::optional<std::vector<uint64_t>>& strides);
-// True when two logical elements share one offset (OPERATORS.md §2.3).
+// True when two logical elements share one offset (OPERATORS.md §2.3):
+// the nesting test, then, for interleaved layouts of up to 2^22 elements,
+// the exact StridedOffsetsCollide (work independent of the element count);
+// larger interleaved layouts count as overlapping, as in the oracle.
 bool HasSelfOverlap(const TensorDesc& desc);
 // True when the layout is packed row-major (strides NULL or equal to packed).
 bool IsPacked(const TensorDesc& desc);

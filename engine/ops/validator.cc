@@ -151,8 +151,17 @@ bool FlBelow(FeatureLevel fl, FeatureLevel limit) {
   return static_cast<uint32_t>(fl) < static_cast<uint32_t>(limit);
 }
 
+// "{1,2,3}"; beyond kMaxListedItems, "{0,1,2,3,4,5,6,7, ... and 4992 more}".
 std::string Dims(const std::vector<uint64_t>& v) {
-  return Cat("{", Join(v, ","), "}");
+  std::string s = "{";
+  for (size_t i = 0; i < v.size() && i < kMaxListedItems; ++i) {
+    if (i > 0) s += ",";
+    Append(s, v[i]);
+  }
+  if (v.size() > kMaxListedItems) {
+    s += Cat(", ... and ", v.size() - kMaxListedItems, " more");
+  }
+  return s + "}";
 }
 
 // One tensor slot of the operator: Input, Scale, Bias or Output.
@@ -221,7 +230,8 @@ class Checker {
 
  private:
   void Add(std::string_view rule, std::string field, std::string message) {
-    out_.push_back({std::string(rule), std::move(field), std::move(message)});
+    out_.push_back({std::string(rule), std::move(field),
+                    BoundedMessage(std::move(message))});
   }
   std::string Path(std::string_view a) const { return Cat(root_, ".", a); }
   const Slot& input() const { return slots_.front(); }
@@ -646,6 +656,16 @@ class Checker {
 };
 
 }  // namespace
+
+std::string BoundedMessage(std::string message) {
+  if (message.size() <= kMaxMessageBytes) return message;
+  size_t end = kMaxMessageBytes - 3;
+  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) {
+    --end;  // not inside a multi-byte character
+  }
+  message.resize(end);
+  return message + "...";
+}
 
 std::vector<Violation> ValidateAll(const OperatorDesc& op,
                                    uint32_t feature_level, bool in_place) {

@@ -4,6 +4,7 @@
 #ifndef DMLSERVE_ENGINE_OPS_VALIDATOR_H_
 #define DMLSERVE_ENGINE_OPS_VALIDATOR_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,16 @@
 #include "engine/core/operator_desc.h"
 
 namespace dmls::ops {
+
+// Bounds on the text one request can make the validator write, whatever its
+// size (a request may carry thousands of axes): a list inside a message
+// shows at most kMaxListedItems items, then "... and N more"; a message
+// longer than kMaxMessageBytes is cut and ends in "...". Rule ids and field
+// paths are never cut (they are short by construction). The number of
+// violations is bounded by the rules themselves (each is reported at most
+// once per tensor slot); the server caps what it puts on the wire.
+inline constexpr size_t kMaxListedItems = 8;
+inline constexpr size_t kMaxMessageBytes = 256;
 
 struct Violation {
   std::string rule;     // stable rule id, e.g. "MVN_AXES_DUPLICATE"
@@ -29,6 +40,10 @@ struct Violation {
 // the request: "feature_level", "operator.<op field>.<...>", "in_place".
 std::vector<Violation> ValidateAll(const OperatorDesc& op,
                                    uint32_t feature_level, bool in_place);
+
+// `message` cut to kMaxMessageBytes at a UTF-8 character boundary, ending in
+// "..." when cut: what the validator applies to every message it writes.
+std::string BoundedMessage(std::string message);
 
 // The first violation as INVALID_ARGUMENT("RULE_ID: message"), or OK.
 absl::Status Validate(const OperatorDesc& op, uint32_t feature_level,

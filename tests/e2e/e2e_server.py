@@ -1,7 +1,8 @@
 """Shared harness of the dmlserve end-to-end tests.
 
 Starts the real `dmlserve` binary on a free loopback port, waits for its
-readiness line and for grpc.health.v1 SERVING, and stops it with SIGTERM.
+readiness line and for grpc.health.v1 SERVING, and stops it with SIGTERM
+(with --drain_seconds=0 unless the test passes its own).
 ServerTestCase gives each test class its own server and asserts, when the
 class is done, that the server still answers health checks and exits 0.
 
@@ -72,7 +73,12 @@ class Server:
         self.target = "127.0.0.1:%d" % self.port
         self.log = tempfile.TemporaryFile(mode="w+")
         args = [DMLSERVE_BIN, "--device=" + DEVICE, "--address=127.0.0.1",
-                "--port=%d" % self.port, "--log_level=warn"] + self.extra_args
+                "--port=%d" % self.port, "--log_level=warn"]
+        # No drain period unless a test asks for one: each class stops its
+        # server with SIGTERM, and the default 5 s drain would add up.
+        if not any(a.startswith("--drain_seconds") for a in self.extra_args):
+            args.append("--drain_seconds=0")
+        args += self.extra_args
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE,
                                         stderr=self.log)
         deadline = time.monotonic() + STARTUP_SECONDS

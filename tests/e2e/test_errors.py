@@ -10,6 +10,7 @@ import numpy as np
 
 import dmlserve_client as dc
 from dmlserve.v1 import dmlserve_pb2 as pb
+from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from e2e_server import ServerTestCase
 
 F32 = pb.DATA_TYPE_FLOAT32
@@ -250,6 +251,111 @@ class PayloadTest(ServerTestCase):
         y = self.client.execute(op, x)
         expected = np.where(x > 0, x, np.expm1(x))
         np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
+
+
+class BoundedErrorTest(ServerTestCase):
+    """A request that breaks a rule many times over (a 5,000-axes MVN1)
+    still reaches a client with default settings as INVALID_ARGUMENT: the
+    error trailer stays far below gRPC's default 8 KiB metadata limit
+    (before, from about 3,000 axes, RESOURCE_EXHAUSTED: received initial
+    metadata size exceeds limit)."""
+
+    AXES = [1] * 5000
+
+    def test_huge_axes_list_through_a_default_client(self):
+        request = request_for(mvn1(axes=self.AXES))
+        self.assertGreater(request.ByteSize(), 5000)
+        with grpc.insecure_channel(self.target) as channel:  # default options
+            stub = pb_grpc.DmlServiceStub(channel)
+            with self.assertRaises(grpc.RpcError) as cm:
+                stub.Execute(request, timeout=30)
+        e = cm.exception
+        self.assertEqual(e.code(), grpc.StatusCode.INVALID_ARGUMENT,
+                         e.details())
+        violations = dc.violations_from_rpc_error(e)
+        self.assertEqual((violations[0].rule, violations[0].field),
+                         ("MVN_AXES_DUPLICATE", "operator.mvn1.axes[1]"))
+        self.assertIn("... and 4992 more", violations[0].description)
+        self.assertTrue(e.details().startswith("MVN_AXES_DUPLICATE: "))
+        trailer = len(e.details()) + sum(
+            len(value) for key, value in e.trailing_metadata() or ()
+            if key == "grpc-status-details-bin")
+        self.assertLess(trailer, 4096)
+
+    def test_huge_axes_list_on_a_stream_and_in_validate(self):
+        op = mvn1(axes=self.AXES)
+        request = request_for(op)
+        request.request_id = 5
+        responses = list(self.client.stream([request]))
+        self.assertEqual(len(responses), 1)
+        r = responses[0]
+        self.assertEqual(r.status_code,
+                         grpc.StatusCode.INVALID_ARGUMENT.value[0])
+        self.assertEqual((r.violations[0].rule, r.violations[0].field),
+                         ("MVN_AXES_DUPLICATE", "operator.mvn1.axes[1]"))
+        self.assertLess(r.ByteSize(), 4096)
+        response = self.client.validate(op)
+        self.assertEqual(response.violations[0].rule, "MVN_AXES_DUPLICATE")
+        self.assertLess(response.ByteSize(), 4096)
+
+
+class UnparseableMessageTest(ServerTestCase):
+    """Bytes that are not a serialized request: INVALID_ARGUMENT with the
+    reason, not gRPC's UNIMPLEMENTED with an empty message."""
+
+    GARBAGE = b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
+
+    def raw_unary(self, method, payload):
+        with grpc.insecure_channel(self.target) as channel:
+            call = channel.unary_unary("/dmlserve.v1.DmlService/" + method,
+                                       request_serializer=None,
+                                       response_deserializer=None)
+            return call(payload, timeout=30)
+
+    def test_garbage_to_execute_and_validate(self):
+        for method in ("Execute", "Validate"):
+            with self.subTest(method=method):
+                with self.assertRaises(grpc.RpcError) as cm:
+                    self.raw_unary(method, self.GARBAGE)
+                self.assertEqual(cm.exception.code(),
+                                 grpc.StatusCode.INVALID_ARGUMENT)
+                self.assertEqual(
+                    cm.exception.details(),
+                    "the request is not a valid dmlserve.v1.%sRequest "
+                    "(12 bytes): malformed field tag at byte 0" % method)
+        # A truncated real request names the field that is cut.
+        good = request_for(celu())
+        cut = good.SerializeToString()[:-3]
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.raw_unary("Execute", cut)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("runs past the end", cm.exception.details())
+        # The same bytes, whole, still work.
+        response = pb.ExecuteResponse.FromString(
+            self.raw_unary("Execute", good.SerializeToString()))
+        self.assertEqual(response.request_id, good.request_id)
+
+    def test_garbage_on_a_stream(self):
+        # A good request, then garbage: the good one is answered, then the
+        # stream ends with INVALID_ARGUMENT and the reason.
+        good = pb.ExecuteRequest(request_id=1)
+        good.operator.CopyFrom(celu())
+        good.input = dc.pack(good.operator.celu.input,
+                             np.ones((2, 3), np.float32))
+        with grpc.insecure_channel(self.target) as channel:
+            call = channel.stream_stream(
+                "/dmlserve.v1.DmlService/ExecuteStream",
+                request_serializer=None, response_deserializer=None)
+            responses = []
+            with self.assertRaises(grpc.RpcError) as cm:
+                for raw in call(iter([good.SerializeToString(),
+                                      self.GARBAGE]), timeout=30):
+                    responses.append(pb.ExecuteResponse.FromString(raw))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("the request is not a valid dmlserve.v1.ExecuteRequest",
+                      cm.exception.details())
+        self.assertEqual([r.request_id for r in responses], [1])
+        self.assertEqual(responses[0].status_code, 0)
 
 
 if __name__ == "__main__":

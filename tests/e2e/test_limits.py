@@ -1,7 +1,11 @@
 """Server limits and call lifecycle: a message over --max_message_bytes, a
-tensor over --max_tensor_bytes, a cancelled call, exceeded deadlines, and a
-graceful SIGTERM while a stream is in flight."""
+tensor over --max_tensor_bytes, a cancelled call, exceeded deadlines, a
+graceful SIGTERM while a stream is in flight, a SIGTERM drain under load
+that loses no call, and half-open connections closed after the handshake
+timeout."""
 
+import signal
+import socket
 import threading
 import time
 import unittest
@@ -12,6 +16,7 @@ import numpy as np
 import dmlserve_client as dc
 import reference as ref
 from dmlserve.v1 import dmlserve_pb2 as pb
+from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from e2e_server import Server, ServerTestCase, health_status
 
 MAX_MESSAGE = 64 * 1024
@@ -119,7 +124,7 @@ class CallLifecycleTest(ServerTestCase):
 class GracefulShutdownTest(unittest.TestCase):
 
     def test_sigterm_while_a_stream_is_in_flight(self):
-        server = Server().start()
+        server = Server("--drain_seconds=0").start()
         try:
             client = dc.DmlClient(server.target, timeout=60)
             n = 24
@@ -156,6 +161,172 @@ class GracefulShutdownTest(unittest.TestCase):
             with self.assertRaises(grpc.RpcError) as cm:
                 health_status(server.target, timeout=2)
             self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        finally:
+            server.kill()
+
+
+class DrainTest(unittest.TestCase):
+    """SIGTERM under load: health goes NOT_SERVING at once, the server keeps
+    serving for --drain_seconds, then stops accepting and gives calls in
+    flight the grace. No accepted call may come back CANCELLED or
+    UNAVAILABLE, and the process exits 0 within drain + grace."""
+
+    DRAIN = 2
+    GRACE = 10
+
+    def test_sigterm_under_load_loses_no_call(self):
+        # One engine thread, so that the long call below stays long on
+        # machines with many cores.
+        server = Server("--drain_seconds=%d" % self.DRAIN,
+                        "--shutdown_grace_seconds=%d" % self.GRACE,
+                        "--worker_threads=1").start()
+        try:
+            self.run_load(server)
+        finally:
+            server.kill()
+
+    def run_load(self, server):
+        request, _, _ = celu_request((2, 3, 4))
+        # A call with a small request (one broadcast row) and a long run
+        # (MVN1 over 128 x 65536, seconds on one CPU engine thread), so that
+        # it is running when the server stops accepting.
+        big = pb.ExecuteRequest(request_id=99)
+        m = big.operator.mvn1
+        m.input.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, (128, 65536),
+                                        [0, 1]))
+        m.output.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, (128, 65536)))
+        m.axes[:] = [1]
+        m.axis_count = 1
+        m.normalize_variance = True
+        m.epsilon = 1e-5
+        big.input = np.linspace(-3, 3, 65536, dtype=np.float32).tobytes()
+        stop_balanced = threading.Event()  # set when health says so
+        results = []  # (kind, start, end, code)
+        lock = threading.Lock()
+
+        def call(stub, kind, req):
+            start = time.monotonic()
+            try:
+                stub.Execute(req, timeout=30)
+                code = grpc.StatusCode.OK
+            except grpc.RpcError as e:
+                code = e.code()
+            with lock:
+                results.append((kind, start, time.monotonic(), code))
+
+        def balanced(stub):
+            # A client behind a load balancer: stops once health says so.
+            while not stop_balanced.is_set():
+                call(stub, "balanced", request)
+
+        signalled = {}
+
+        def stubborn(stub):
+            # A client that ignores health: calls until shortly before the
+            # drain ends, then sends one long call that is still running
+            # when the server stops accepting.
+            while "at" not in signalled:
+                time.sleep(0.01)
+            while time.monotonic() < signalled["at"] + self.DRAIN - 0.5:
+                call(stub, "stubborn", request)
+            time.sleep(max(0.0, signalled["at"] + self.DRAIN - 0.15 -
+                           time.monotonic()))
+            call(stub, "large", big)
+
+        channels = [grpc.insecure_channel(server.target, options=[
+            ("grpc.max_send_message_length", -1),
+            ("grpc.max_receive_message_length", -1)]) for _ in range(4)]
+        stubs = [pb_grpc.DmlServiceStub(c) for c in channels]
+        threads = [threading.Thread(target=balanced, args=(stubs[i],))
+                   for i in range(3)]
+        threads.append(threading.Thread(target=stubborn, args=(stubs[3],)))
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        signalled["at"] = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        # Health turns NOT_SERVING at once (the load balancer's cue).
+        noticed = None
+        while noticed is None:
+            try:
+                if health_status(server.target, timeout=2) != "SERVING":
+                    noticed = time.monotonic()
+            except grpc.RpcError:
+                noticed = time.monotonic()
+            time.sleep(0.02)
+        stop_balanced.set()
+        for t in threads:
+            t.join(60)
+        code = server.process.wait(timeout=self.DRAIN + self.GRACE + 20)
+        exited = time.monotonic()
+        for c in channels:
+            c.close()
+
+        self.assertEqual(code, 0, server.stderr())
+        self.assertLess(noticed - signalled["at"], 1.0)
+        self.assertGreaterEqual(exited - signalled["at"], self.DRAIN - 0.2)
+        self.assertLess(exited - signalled["at"], self.DRAIN + self.GRACE + 2)
+        failed = [r for r in results if r[3] != grpc.StatusCode.OK]
+        self.assertEqual(failed, [], "calls lost in the drain")
+        after = [r for r in results if r[1] > signalled["at"]]
+        self.assertGreater(len([r for r in after if r[0] == "stubborn"]), 10,
+                           "the server did not serve during the drain")
+        large = [r for r in results if r[0] == "large"]
+        self.assertEqual(len(large), 1)
+        self.assertGreater(large[0][2], signalled["at"] + self.DRAIN,
+                           "the long call was not running at the stop")
+        self.assertGreater(len([r for r in results if r[0] == "balanced"]), 10)
+
+
+class HalfOpenConnectionTest(unittest.TestCase):
+    """A TCP connection that never sends the HTTP/2 preface (or only part of
+    it) is closed after --handshake_timeout_seconds, not gRPC's 120 s."""
+
+    def test_silent_connections_are_closed(self):
+        server = Server("--handshake_timeout_seconds=1").start()
+        try:
+            start = time.monotonic()
+            silent = socket.create_connection(("127.0.0.1", server.port))
+            partial = socket.create_connection(("127.0.0.1", server.port))
+            partial.sendall(b"PRI * HTTP/2.0\r\n")
+            for sock in (silent, partial):
+                with sock:
+                    sock.settimeout(10)
+                    try:
+                        while sock.recv(4096):
+                            pass  # the server's SETTINGS, if any
+                    except ConnectionResetError:
+                        pass
+                    closed = time.monotonic() - start
+                    self.assertGreater(closed, 0.5)
+                    self.assertLess(closed, 4.0)
+            # The server is unharmed; real clients handshake at once.
+            self.assertEqual(health_status(server.target), "SERVING")
+            self.assertEqual(server.stop(), 0, server.stderr())
+        finally:
+            server.kill()
+
+    def test_dead_peer_is_reaped_by_keepalive(self):
+        # A peer that completes the HTTP/2 handshake, then never answers
+        # again (as a vanished host would): the server's keepalive ping goes
+        # unacknowledged and the connection is closed.
+        server = Server("--keepalive_time_seconds=1",
+                        "--keepalive_timeout_seconds=1").start()
+        try:
+            start = time.monotonic()
+            with socket.create_connection(("127.0.0.1", server.port)) as sock:
+                sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                             b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+                sock.settimeout(15)
+                try:
+                    while sock.recv(4096):
+                        pass  # SETTINGS, PING, GOAWAY: never answered
+                except ConnectionResetError:
+                    pass
+                closed = time.monotonic() - start
+            self.assertGreater(closed, 1.5)
+            self.assertLess(closed, 8.0)
+            self.assertEqual(server.stop(), 0, server.stderr())
         finally:
             server.kill()
 
