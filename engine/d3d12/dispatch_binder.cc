@@ -63,6 +63,22 @@ absl::Status CheckView(const gpu::View& v, const SlotBuffers& buffers,
   return absl::OkStatus();
 }
 
+// The constant block and group counts of dispatch `i` are within the ABI
+// (INTERNAL otherwise: a planner bug must not become a GPU fault).
+absl::Status CheckShape(const gpu::Dispatch& d, size_t i) {
+  if (d.args.size() > gpu::kViewBasesOffset) {
+    return absl::InternalError(absl::StrCat(
+        "plan dispatch ", i, " has a ", d.args.size(), "-byte constant block"));
+  }
+  for (uint32_t g : d.groups) {
+    if (g > gpu::kMaxDispatchGroups) {
+      return absl::InternalError(absl::StrCat("plan dispatch ", i, " has ", g,
+                                              " groups in a dimension"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 DispatchBinder::DispatchBinder(ID3D12Device* device, PipelineCache* pipelines,
@@ -130,16 +146,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
   std::vector<ID3D12PipelineState*> psos(n);
   for (size_t i = 0; i < n; ++i) {
     const gpu::Dispatch& d = plan.dispatches[i];
-    if (d.args.size() > gpu::kViewBasesOffset) {
-      return absl::InternalError(absl::StrCat(
-          "plan dispatch ", i, " has a ", d.args.size(), "-byte constant block"));
-    }
-    for (uint32_t g : d.groups) {
-      if (g > gpu::kMaxDispatchGroups) {
-        return absl::InternalError(absl::StrCat("plan dispatch ", i, " has ",
-                                                g, " groups in a dimension"));
-      }
-    }
+    if (absl::Status st = CheckShape(d, i); !st.ok()) return st;
     for (size_t s = 0; s < kSrvSlots; ++s) {
       if (absl::Status st = CheckView(d.srv[s], buffers, i, "t", s); !st.ok())
         return st;
@@ -167,11 +174,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
     b.pso = psos[i];
     b.groups = d.groups;
 
-    uint8_t* block = constants_mapped_ + (first_block + i) * kConstantBlockBytes;
-    std::memset(block, 0, kConstantBlockBytes);
-    if (!d.args.empty()) std::memcpy(block, d.args.data(), d.args.size());
-    std::memcpy(block + gpu::kViewBasesOffset, d.view_base.data(), sizeof(d.view_base));
-    b.cbv = constants_va_ + (first_block + i) * kConstantBlockBytes;
+    b.cbv = WriteConstants(first_block + i, d);
 
     const uint64_t base = first_desc + i * kDescriptorsPerDispatch;
     b.srv_table.ptr = gpu_start_.ptr + base * descriptor_size_;
@@ -295,16 +298,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
   // Check everything before allocating, so a failure leaves the ring as it was.
   for (size_t i = 0; i < n; ++i) {
     const gpu::Dispatch& d = plan.dispatches[i];
-    if (d.args.size() > gpu::kViewBasesOffset) {
-      return absl::InternalError(absl::StrCat(
-          "plan dispatch ", i, " has a ", d.args.size(), "-byte constant block"));
-    }
-    for (uint32_t g : d.groups) {
-      if (g > gpu::kMaxDispatchGroups) {
-        return absl::InternalError(absl::StrCat("plan dispatch ", i, " has ",
-                                                g, " groups in a dimension"));
-      }
-    }
+    if (absl::Status st = CheckShape(d, i); !st.ok()) return st;
     auto is = [](const gpu::View& v, std::initializer_list<F> ok) {
       if (v.buffer == gpu::BufferSlot::kNone) return true;
       for (F f : ok) {
@@ -332,11 +326,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
     const gpu::Dispatch& d = plan.dispatches[i];
     BoundDispatch& b = out[i];
     b.groups = d.groups;
-    uint8_t* block = constants_mapped_ + (first_block + i) * kConstantBlockBytes;
-    std::memset(block, 0, kConstantBlockBytes);
-    if (!d.args.empty()) std::memcpy(block, d.args.data(), d.args.size());
-    std::memcpy(block + gpu::kViewBasesOffset, d.view_base.data(), sizeof(d.view_base));
-    b.cbv = constants_va_ + (first_block + i) * kConstantBlockBytes;
+    b.cbv = WriteConstants(first_block + i, d);
     const bool vec4_in = d.srv[0].buffer != gpu::BufferSlot::kNone &&
                          d.srv[0].format == F::kR32G32B32A32Uint;
     const bool vec4_out = d.uav[0].buffer != gpu::BufferSlot::kNone &&
@@ -346,6 +336,15 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
     if (d.barrier_before) b.barrier_before = {tables.resource};
   }
   return out;
+}
+
+D3D12_GPU_VIRTUAL_ADDRESS DispatchBinder::WriteConstants(uint64_t block,
+                                                         const gpu::Dispatch& d) {
+  uint8_t* p = constants_mapped_ + block * kConstantBlockBytes;
+  std::memset(p, 0, kConstantBlockBytes);
+  if (!d.args.empty()) std::memcpy(p, d.args.data(), d.args.size());
+  std::memcpy(p + gpu::kViewBasesOffset, d.view_base.data(), sizeof(d.view_base));
+  return constants_va_ + block * kConstantBlockBytes;
 }
 
 void DispatchBinder::SetState(ID3D12GraphicsCommandList* list) const {

@@ -129,6 +129,9 @@ class DispatchBinder {
  private:
   DispatchBinder(ID3D12Device* device, PipelineCache* pipelines,
                  DispatchBinderOptions options);
+  // Writes `d`'s constant block (args, then view bases) into ring block
+  // `block` and returns its GPU address.
+  D3D12_GPU_VIRTUAL_ADDRESS WriteConstants(uint64_t block, const gpu::Dispatch& d);
 
   ID3D12Device* const device_;
   PipelineCache* const pipelines_;
