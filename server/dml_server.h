@@ -1,5 +1,7 @@
 // DmlServer: the running gRPC server: DmlService, the grpc.health.v1 health
-// service (SERVING once started, NOT_SERVING from shutdown on), server
+// service (SERVING once started, NOT_SERVING from shutdown on and while the
+// engine reports !Healthy(), e.g. every device lost; a watcher thread
+// checks it every kHealthCheckInterval), server
 // reflection, message size limits. main.cc and the in-process tests both use
 // it, so what the tests exercise is what the binary runs.
 //
@@ -12,8 +14,10 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
 #include "grpcpp/server.h"
@@ -25,6 +29,8 @@ namespace dmls::server {
 
 // The gRPC service name that the health service reports besides "".
 inline constexpr char kServiceName[] = "dmlserve.v1.DmlService";
+// How often the health status follows Engine::Healthy().
+inline constexpr absl::Duration kHealthCheckInterval = absl::Milliseconds(100);
 
 class DmlServer {
  public:
@@ -49,6 +55,10 @@ class DmlServer {
 
  private:
   DmlServer() = default;
+  // Sets both health statuses (service and "").
+  void SetServing(bool serving);
+  // The watcher thread: follows engine_->Healthy() until Shutdown.
+  void WatchHealth();
 
   Engine* engine_ = nullptr;
   std::shared_ptr<spdlog::logger> logger_;
@@ -57,6 +67,11 @@ class DmlServer {
   int port_ = 0;
   std::string address_;
   bool shut_down_ = false;
+
+  absl::Mutex health_mu_;
+  absl::CondVar health_cv_;
+  bool stop_watching_ ABSL_GUARDED_BY(health_mu_) = false;
+  std::thread health_thread_;
 };
 
 }  // namespace dmls::server

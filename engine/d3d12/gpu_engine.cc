@@ -44,7 +44,9 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
                               s.readback_arenas.bytes},
           {"queue_expired", s.scheduler.expired},
           {"pipelines", s.pipelines},
-          {"fence_lost_events", s.fence_lost_events}};
+          {"fence_lost_events", s.fence_lost_events},
+          {"device_lost", s.device_lost ? 1u : 0u},
+          {"handed_back", s.handed_back}};
 }
 
 GpuEngineStats GpuEngine::stats() const {
