@@ -35,14 +35,22 @@ void AddParameters(const ops::OperatorSchema& schema,
 
 }  // namespace
 
-v1::GetCapabilitiesResponse BuildCapabilities(const DeviceInfo& device,
-                                              const ServerOptions& options,
-                                              FeatureLevel highest) {
+v1::GetCapabilitiesResponse BuildCapabilities(
+    const DeviceInfo& device, const std::vector<DeviceInfo>& devices,
+    const ServerOptions& options, FeatureLevel highest) {
   v1::GetCapabilitiesResponse response;
   response.set_server_version(DMLSERVE_VERSION);
   response.set_device_name(device.name);
   response.set_device_kind(device.kind);
   response.set_backend(device.backend);
+  for (const DeviceInfo& d : devices.empty() ? std::vector<DeviceInfo>{device}
+                                             : devices) {
+    v1::DeviceInfo* out = response.add_devices();
+    out->set_name(d.name);
+    out->set_kind(d.kind);
+    out->set_backend(d.backend);
+    out->set_memory_bytes(d.memory_bytes);
+  }
   response.set_highest_feature_level(ToProto(highest));
   for (FeatureLevel level : kAllFeatureLevels) {
     if (static_cast<uint32_t>(level) <= static_cast<uint32_t>(highest)) {

@@ -5,6 +5,8 @@
 #define DMLSERVE_SERVER_CAPABILITIES_H_
 
 #include "dmlserve/v1/dmlserve.pb.h"
+#include <vector>
+
 #include "engine/core/engine.h"
 #include "engine/core/types.h"
 #include "server/server_options.h"
@@ -14,10 +16,11 @@ namespace dmls::server {
 // Every operator of the schema with every support tier, its in-place and
 // fusion support, tolerance class and parameter names (the non-tensor fields
 // of its proto message); the feature levels up to `highest`; the limits of
-// `options`; the device of `device`.
+// `options`; the device (or summary) of `device` and the list `devices`
+// (when empty, `device` alone).
 dmlserve::v1::GetCapabilitiesResponse BuildCapabilities(
-    const DeviceInfo& device, const ServerOptions& options,
-    FeatureLevel highest);
+    const DeviceInfo& device, const std::vector<DeviceInfo>& devices,
+    const ServerOptions& options, FeatureLevel highest);
 
 }  // namespace dmls::server
 

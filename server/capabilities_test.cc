@@ -18,7 +18,7 @@ v1::GetCapabilitiesResponse Build() {
   options.max_in_flight = 17;
   options.max_tensor_bytes = 1234;
   options.gpu_memory_cap_bytes = 99;
-  return BuildCapabilities(DeviceInfo{"dev", "cpu", "cpu-reference", 0},
+  return BuildCapabilities(DeviceInfo{"dev", "cpu", "cpu-reference", 0}, {},
                            options, FeatureLevel::k6_4);
 }
 
@@ -39,9 +39,30 @@ TEST(Capabilities, DeviceVersionAndLimits) {
   EXPECT_EQ(c.limits().device_memory_cap_bytes(), 99u);
 }
 
+TEST(Capabilities, ListsEveryDevice) {
+  // One device: listed alone.
+  v1::GetCapabilitiesResponse one = Build();
+  ASSERT_EQ(one.devices_size(), 1);
+  EXPECT_EQ(one.devices(0).name(), "dev");
+  EXPECT_EQ(one.devices(0).kind(), "cpu");
+  // Two: the summary on top, each one in the list.
+  const std::vector<DeviceInfo> two = {
+      {"NVIDIA H200", "gpu", "d3d12 (vkd3d)", 140ull << 30},
+      {"NVIDIA H200", "gpu", "d3d12 (vkd3d)", 141ull << 30}};
+  v1::GetCapabilitiesResponse c = BuildCapabilities(
+      DeviceInfo{"2 x NVIDIA H200", "gpu", "d3d12 (vkd3d)", 281ull << 30}, two,
+      ServerOptions{}, FeatureLevel::k6_4);
+  EXPECT_EQ(c.device_name(), "2 x NVIDIA H200");
+  ASSERT_EQ(c.devices_size(), 2);
+  EXPECT_EQ(c.devices(1).name(), "NVIDIA H200");
+  EXPECT_EQ(c.devices(1).kind(), "gpu");
+  EXPECT_EQ(c.devices(1).backend(), "d3d12 (vkd3d)");
+  EXPECT_EQ(c.devices(1).memory_bytes(), 141ull << 30);
+}
+
 TEST(Capabilities, LowerHighestLevelTrimsTheList) {
   v1::GetCapabilitiesResponse c =
-      BuildCapabilities(DeviceInfo{}, ServerOptions{}, FeatureLevel::k4_0);
+      BuildCapabilities(DeviceInfo{}, {}, ServerOptions{}, FeatureLevel::k4_0);
   EXPECT_EQ(c.highest_feature_level(), v1::FEATURE_LEVEL_4_0);
   EXPECT_EQ(c.feature_levels(c.feature_levels_size() - 1),
             v1::FEATURE_LEVEL_4_0);

@@ -32,7 +32,8 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   service_options.stream_window = options.stream_window;
   server->service_ = std::make_unique<DmlServiceImpl>(
       engine, service_options,
-      BuildCapabilities(engine->device_info(), options, kHighestFeatureLevel),
+      BuildCapabilities(engine->device_info(), engine->devices(), options,
+                        kHighestFeatureLevel),
       logger);
 
   const std::string listen = ListenAddress(options);
@@ -60,13 +61,37 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   std::string host = listen.substr(0, listen.rfind(':'));
   server->address_ = absl::StrCat(host, ":", server->port_);
 
-  grpc::HealthCheckServiceInterface* health =
-      server->server_->GetHealthCheckService();
-  if (health != nullptr) {
-    health->SetServingStatus(kServiceName, true);
-    health->SetServingStatus(true);
-  }
+  server->SetServing(engine->Healthy());
+  DmlServer* raw = server.get();
+  server->health_thread_ = std::thread([raw] { raw->WatchHealth(); });
   return server;
+}
+
+void DmlServer::SetServing(bool serving) {
+  if (grpc::HealthCheckServiceInterface* health =
+          server_->GetHealthCheckService()) {
+    health->SetServingStatus(kServiceName, serving);
+    health->SetServingStatus(serving);
+  }
+}
+
+void DmlServer::WatchHealth() {
+  bool serving = engine_->Healthy();
+  absl::MutexLock lock(&health_mu_);
+  while (!stop_watching_) {
+    health_cv_.WaitWithTimeout(&health_mu_, kHealthCheckInterval);
+    if (stop_watching_) break;
+    const bool now = engine_->Healthy();
+    if (now == serving) continue;
+    serving = now;
+    if (serving) {
+      logger_->info("the engine is healthy again: health SERVING");
+    } else {
+      logger_->error("the engine cannot run anything (every device lost): "
+                     "health NOT_SERVING");
+    }
+    SetServing(serving);
+  }
 }
 
 DmlServer::~DmlServer() { Shutdown(absl::ZeroDuration()); }
@@ -74,6 +99,14 @@ DmlServer::~DmlServer() { Shutdown(absl::ZeroDuration()); }
 void DmlServer::StartDrain() {
   if (shut_down_ || draining_) return;
   draining_ = true;
+  // The health watcher stops first, so that it cannot turn health back to
+  // SERVING during the drain.
+  {
+    absl::MutexLock lock(&health_mu_);
+    stop_watching_ = true;
+    health_cv_.Signal();
+  }
+  if (health_thread_.joinable()) health_thread_.join();
   if (grpc::HealthCheckServiceInterface* health =
           server_->GetHealthCheckService()) {
     health->SetServingStatus(false);

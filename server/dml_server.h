@@ -1,7 +1,9 @@
 // DmlServer: the running gRPC server: DmlService, the grpc.health.v1 health
-// service (SERVING once started, NOT_SERVING from the drain on), server
-// reflection, message size limits and the connection options (handshake
-// timeout, keepalive, max idle). main.cc and the in-process tests both use
+// service (SERVING once started, NOT_SERVING from the drain on and while
+// the engine reports !Healthy(), e.g. every device lost; a watcher thread
+// checks it every kHealthCheckInterval), server reflection, message size
+// limits and the connection options (handshake timeout, keepalive, max
+// idle). main.cc and the in-process tests both use
 // it, so what the tests exercise is what the binary runs.
 //
 // Ownership: owns the grpc::Server and the service; borrows the engine,
@@ -14,8 +16,10 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
 #include "grpcpp/server.h"
@@ -27,6 +31,8 @@ namespace dmls::server {
 
 // The gRPC service name that the health service reports besides "".
 inline constexpr char kServiceName[] = "dmlserve.v1.DmlService";
+// How often the health status follows Engine::Healthy().
+inline constexpr absl::Duration kHealthCheckInterval = absl::Milliseconds(100);
 
 class DmlServer {
  public:
@@ -60,6 +66,10 @@ class DmlServer {
 
  private:
   DmlServer() = default;
+  // Sets both health statuses (service and "").
+  void SetServing(bool serving);
+  // The watcher thread: follows engine_->Healthy() until Shutdown.
+  void WatchHealth();
 
   Engine* engine_ = nullptr;
   std::shared_ptr<spdlog::logger> logger_;
@@ -69,6 +79,11 @@ class DmlServer {
   std::string address_;
   bool draining_ = false;
   bool shut_down_ = false;
+
+  absl::Mutex health_mu_;
+  absl::CondVar health_cv_;
+  bool stop_watching_ ABSL_GUARDED_BY(health_mu_) = false;
+  std::thread health_thread_;
 };
 
 }  // namespace dmls::server

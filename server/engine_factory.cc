@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/cpu_engine.h"
+#include "engine/sched/multi_engine.h"
 #if DMLSERVE_HAVE_D3D12
 #include "engine/d3d12/dxbc_engine.h"
 #endif
@@ -21,12 +22,10 @@ std::unique_ptr<Engine> CreateCpuEngine(const ServerOptions& options) {
 
 #if DMLSERVE_HAVE_D3D12
 // --adapter: the first adapter whose name contains the text.
-absl::StatusOr<int> FindAdapter(const std::string& text) {
-  absl::StatusOr<std::vector<d3d12::AdapterInfo>> adapters =
-      d3d12::Device::ListAdapters();
-  if (!adapters.ok()) return adapters.status();
+absl::StatusOr<int> FindAdapter(const std::vector<d3d12::AdapterInfo>& adapters,
+                                const std::string& text) {
   std::string seen;
-  for (const d3d12::AdapterInfo& a : *adapters) {
+  for (const d3d12::AdapterInfo& a : adapters) {
     if (absl::StrContains(a.name, text)) return a.index;
     absl::StrAppend(&seen, seen.empty() ? "" : ", ", "\"", a.name, "\"");
   }
@@ -34,31 +33,82 @@ absl::StatusOr<int> FindAdapter(const std::string& text) {
                                           "\" matches no adapter (seen: ",
                                           seen, ")"));
 }
+
+// The adapters to run engines on: --adapter (one), --adapters (a list), or
+// by default every discrete GPU for gpu/auto, else the one `kind` picks.
+absl::StatusOr<std::vector<int>> SelectAdapters(
+    const ServerOptions& options, d3d12::DeviceOptions::Kind kind) {
+  absl::StatusOr<std::vector<d3d12::AdapterInfo>> adapters =
+      d3d12::Device::ListAdapters();
+  if (!adapters.ok()) return adapters.status();
+  if (!options.adapter.empty()) {
+    absl::StatusOr<int> index = FindAdapter(*adapters, options.adapter);
+    if (!index.ok()) return index.status();
+    return std::vector<int>{*index};
+  }
+  if (!options.adapters.empty()) {
+    return d3d12::ParseAdapterList(*adapters, options.adapters);
+  }
+  d3d12::DeviceOptions device;
+  device.kind = kind;
+  return d3d12::ChooseAdapters(*adapters, device);
+}
 #endif
 
-// The Direct3D 12 engine; device is "auto" (a GPU, else the software
-// adapter), "gpu" or "software".
+// The Direct3D 12 engine; device is "auto" (every discrete GPU, else one
+// GPU, else the software adapter), "gpu" or "software". One GpuEngine per
+// selected adapter; several go behind a MultiEngine. An adapter whose engine
+// cannot be created is logged and left out; only when none can is it an
+// error.
 absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     const ServerOptions& options,
     const std::shared_ptr<spdlog::logger>& logger) {
 #if DMLSERVE_HAVE_D3D12
-  d3d12::GpuEngineOptions gpu;
   absl::StatusOr<d3d12::DeviceOptions::Kind> kind =
       d3d12::ParseDeviceKind(options.device);
   if (!kind.ok()) return kind.status();
-  gpu.device.kind = *kind;
-  if (!options.adapter.empty()) {
-    absl::StatusOr<int> index = FindAdapter(options.adapter);
-    if (!index.ok()) return index.status();
-    gpu.device.adapter_index = *index;
+  absl::StatusOr<std::vector<int>> selected = SelectAdapters(options, *kind);
+  if (!selected.ok()) return selected.status();
+  std::vector<std::unique_ptr<Engine>> engines;
+  std::vector<std::string> labels;
+  std::string failures;
+  for (size_t i = 0; i < selected->size(); ++i) {
+    const int index = (*selected)[i];
+    for (size_t j = 0; j < i; ++j) {
+      if ((*selected)[j] == index) {
+        logger->warn("adapter #{} selected again: a second engine on the "
+                     "same device (a testing setup)", index);
+        break;
+      }
+    }
+    d3d12::GpuEngineOptions gpu;
+    gpu.device.kind = *kind;
+    gpu.device.adapter_index = index;
+    gpu.memory_cap_bytes = options.gpu_memory_cap_bytes;
+    gpu.scheduler = EngineSchedulerOptions(options);
+    gpu.logger = logger;
+    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine =
+        d3d12::CreateGpuEngine(std::move(gpu));
+    if (!engine.ok()) {
+      logger->error("adapter #{}: cannot create a Direct3D 12 engine: {}{}",
+                    index, std::string(engine.status().message()),
+                    selected->size() > 1 ? "; going on without it" : "");
+      absl::StrAppend(&failures, failures.empty() ? "" : "; ", "adapter #",
+                      index, ": ", engine.status().message());
+      continue;
+    }
+    labels.push_back(absl::StrCat((*engine)->device_info().kind, i));
+    engines.push_back(std::move(*engine));
   }
-  gpu.memory_cap_bytes = options.gpu_memory_cap_bytes;
-  gpu.scheduler = EngineSchedulerOptions(options);
-  gpu.logger = logger;
-  absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine =
-      d3d12::CreateGpuEngine(std::move(gpu));
-  if (!engine.ok()) return engine.status();
-  return std::unique_ptr<Engine>(std::move(*engine));
+  if (engines.empty()) {
+    return absl::UnavailableError(failures);
+  }
+  if (engines.size() == 1) return std::move(engines.front());
+  sched::MultiEngineOptions multi;
+  multi.labels = std::move(labels);
+  multi.logger = logger;
+  return std::unique_ptr<Engine>(
+      std::make_unique<sched::MultiEngine>(std::move(engines), multi));
 #else
   return absl::FailedPreconditionError(
       absl::StrCat("--device=", options.device,

@@ -17,8 +17,12 @@ namespace dmls::server {
 // a hardware GPU when present, else on the software adapter (lavapipe/WARP).
 // "gpu"/"software": the Direct3D 12 engine on that kind of adapter. Any
 // Direct3D 12 failure is an error naming the cause: there is no silent
-// fallback to the CPU. options.adapter (substring of an adapter's name)
-// overrides the kind; options.gpu_memory_cap_bytes caps the GPU pools.
+// fallback to the CPU. "gpu" and "auto" run one engine on every discrete
+// GPU (a MultiEngine over them when there are several); options.adapter
+// (one adapter, by name substring) or options.adapters (a list, see
+// ServerOptions) override that and the kind; an adapter that fails is
+// logged and left out. options.gpu_memory_cap_bytes caps each engine's
+// pools.
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     const ServerOptions& options, std::shared_ptr<spdlog::logger> logger);
 

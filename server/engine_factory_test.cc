@@ -52,6 +52,41 @@ TEST(EngineFactory, AdapterOverrideBySubstring) {
             std::string::npos);
   EXPECT_NE(missing.status().message().find("--device=cpu"), std::string::npos);
 }
+
+TEST(EngineFactory, AdapterListGivesOneEngineEach) {
+  // Twice the software adapter: two engines on one device (testing).
+  ServerOptions options;
+  options.device = "software";
+  options.adapters = "llvmpipe,llvmpipe";
+  auto engine = CreateEngine(options, NullLogger());
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const std::vector<DeviceInfo> devices = (*engine)->devices();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].name, devices[1].name);
+  EXPECT_EQ((*engine)->device_info().name, "2 x " + devices[0].name);
+  EXPECT_TRUE((*engine)->Healthy());
+  bool labelled = false;
+  for (const auto& [name, value] : (*engine)->Counters()) {
+    labelled |= name == "software1.requests";
+  }
+  EXPECT_TRUE(labelled);
+  (*engine)->Shutdown();
+
+  // One entry: the engine itself, no router in front.
+  options.adapters = "llvmpipe";
+  auto one = CreateEngine(options, NullLogger());
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ((*one)->devices().size(), 1u);
+  (*one)->Shutdown();
+
+  options.adapters = "llvmpipe,no such adapter";
+  auto missing = CreateEngine(options, NullLogger());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no such adapter"),
+            std::string::npos);
+  options.adapters = "99";
+  EXPECT_FALSE(CreateEngine(options, NullLogger()).ok());
+}
 #endif
 
 TEST(EngineFactory, UnknownDeviceIsInvalid) {

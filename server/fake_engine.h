@@ -5,6 +5,7 @@
 #ifndef DMLSERVE_SERVER_FAKE_ENGINE_H_
 #define DMLSERVE_SERVER_FAKE_ENGINE_H_
 
+#include <atomic>
 #include <deque>
 #include <thread>
 #include <vector>
@@ -34,6 +35,9 @@ class FakeEngine final : public Engine {
   DeviceInfo device_info() const override;
   void Execute(ExecuteRequest request, ExecuteCallback done) override;
   void Shutdown() override;
+  bool Healthy() const override { return healthy_.load(); }
+  // What Healthy() answers from now on (true at first).
+  void set_healthy(bool healthy) { healthy_.store(healthy); }
 
   // Lets held requests run.
   void Release();
@@ -52,6 +56,7 @@ class FakeEngine final : public Engine {
   absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request);
 
   const FakeEngineOptions options_;
+  std::atomic<bool> healthy_{true};
   mutable absl::Mutex mu_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool released_ ABSL_GUARDED_BY(mu_) = false;

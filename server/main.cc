@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -46,7 +47,13 @@ ABSL_FLAG(std::string, device, kDefaults.device,
           "Engine: auto (Direct3D 12 if available, else cpu), gpu, software "
           "or cpu.");
 ABSL_FLAG(std::string, adapter, kDefaults.adapter,
-          "Direct3D 12 adapter to use (substring of its description).");
+          "One Direct3D 12 adapter to use (the first whose description "
+          "contains this).");
+ABSL_FLAG(std::string, adapters, kDefaults.adapters,
+          "Direct3D 12 adapters to run engines on, one each: comma-separated "
+          "indices or name substrings (a name selects every adapter that has "
+          "it). Default: every discrete GPU for --device=gpu/auto. Naming an "
+          "adapter twice (0,0) runs two engines on it (testing).");
 ABSL_FLAG(uint64_t, gpu_memory_cap_bytes, kDefaults.gpu_memory_cap_bytes,
           "Device memory the GPU engine may use; 0 = no cap.");
 ABSL_FLAG(std::string, log_level, kDefaults.log_level,
@@ -120,6 +127,7 @@ int main(int argc, char** argv) {
   options.stream_window = absl::GetFlag(FLAGS_stream_window);
   options.device = absl::GetFlag(FLAGS_device);
   options.adapter = absl::GetFlag(FLAGS_adapter);
+  options.adapters = absl::GetFlag(FLAGS_adapters);
   options.gpu_memory_cap_bytes = absl::GetFlag(FLAGS_gpu_memory_cap_bytes);
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
@@ -166,6 +174,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   dmls::DeviceInfo device = (*engine)->device_info();
+  const std::vector<dmls::DeviceInfo> devices = (*engine)->devices();
+  if (devices.size() > 1) {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      log->info("device {} of {}: \"{}\" ({}, {}, {} MiB)", i, devices.size(),
+                devices[i].name, devices[i].kind, devices[i].backend,
+                devices[i].memory_bytes >> 20);
+    }
+  }
 
   auto server = dmls::server::DmlServer::Start(options, engine->get(), log);
   if (!server.ok()) {

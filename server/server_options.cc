@@ -68,6 +68,16 @@ absl::Status ValidateOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--device must be auto, gpu, software or cpu, got \"", o.device, "\""));
   }
+  if (!o.adapter.empty() && !o.adapters.empty()) {
+    return absl::InvalidArgumentError(
+        "--adapter and --adapters exclude each other (--adapter=X is "
+        "--adapters with the first adapter matching X)");
+  }
+  if (o.device == "cpu" && (!o.adapter.empty() || !o.adapters.empty())) {
+    return absl::InvalidArgumentError(
+        "--adapter/--adapters select Direct3D 12 adapters; --device=cpu has "
+        "none");
+  }
   if (o.log_format != "text" && o.log_format != "json") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--log_format must be text or json, got \"", o.log_format, "\""));

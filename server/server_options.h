@@ -43,7 +43,14 @@ struct ServerOptions {
   // (hardware adapter), "software" (WARP/lavapipe adapter) or "cpu".
   std::string device = "auto";
   // Adapter to use (substring of its description); empty = the first match.
+  // One engine on one adapter; excludes `adapters`.
   std::string adapter;
+  // Adapters to run engines on, one engine each: comma-separated indices or
+  // name substrings (a name selects every adapter that has it). Empty: with
+  // device gpu or auto every discrete GPU, else the one adapter `device`
+  // picks. Naming an adapter twice ("0,0") runs two engines on it, a
+  // testing knob. Requests go to the least-loaded live engine.
+  std::string adapters;
   // Device memory the GPU engine may use; 0 = no cap beyond the device's.
   uint64_t gpu_memory_cap_bytes = 0;
   // spdlog level name: trace, debug, info, warn, error, critical, off.

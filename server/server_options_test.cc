@@ -49,6 +49,20 @@ TEST(ServerOptions, BadValuesAreNamed) {
               o.max_message_bytes = 1ull << 40;
             }).find("--max_message_bytes"),
             std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.adapter = "H200";
+              o.adapters = "0,1";
+            }).find("exclude each other"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.device = "cpu";
+              o.adapters = "0";
+            }).find("--device=cpu"),
+            std::string::npos);
+  ServerOptions two;
+  two.device = "gpu";
+  two.adapters = "0,1";
+  EXPECT_TRUE(ValidateOptions(two).ok());
 }
 
 TEST(ServerOptions, TimeoutsAreChecked) {

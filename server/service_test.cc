@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
@@ -128,6 +129,9 @@ TEST_F(ServiceTest, GetCapabilities) {
   EXPECT_EQ(response.highest_feature_level(), v1::FEATURE_LEVEL_6_4);
   EXPECT_GT(response.operators_size(), 20);
   EXPECT_EQ(response.limits().max_message_bytes(), 256u << 20);
+  ASSERT_EQ(response.devices_size(), 1);
+  EXPECT_EQ(response.devices(0).name(), "fake device");
+  EXPECT_EQ(response.devices(0).backend(), "fake");
 }
 
 TEST_F(ServiceTest, HealthIsServing) {
@@ -139,6 +143,26 @@ TEST_F(ServiceTest, HealthIsServing) {
   EXPECT_EQ(serving, 1);
   EXPECT_EQ(HealthCheck("no.such.Service", &serving).error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServiceTest, HealthFollowsTheEngine) {
+  StartServer();
+  // Both statuses reach `want` within a few watcher periods.
+  auto wait_for = [&](int want) {
+    int serving = -1, service_serving = -1;
+    for (int i = 0; i < 100; ++i) {
+      EXPECT_TRUE(HealthCheck("", &serving).ok());
+      EXPECT_TRUE(HealthCheck(kServiceName, &service_serving).ok());
+      if (serving == want && service_serving == want) return true;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_for(1));
+  engine_->set_healthy(false);  // e.g. every device lost
+  EXPECT_TRUE(wait_for(2));
+  engine_->set_healthy(true);
+  EXPECT_TRUE(wait_for(1));
 }
 
 TEST_F(ServiceTest, ExecuteReturnsTheOutput) {

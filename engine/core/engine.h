@@ -7,12 +7,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/core/operator_desc.h"
@@ -37,7 +41,24 @@ struct ExecuteRequest {
   absl::Time deadline = absl::InfiniteFuture();
   // Set by the caller to abandon the request; checked before work starts.
   std::shared_ptr<const std::atomic<bool>> cancelled;
+  // Optional: where an engine hands the request back when its device is
+  // lost before the request's result exists (MultiEngine sets it to run the
+  // request on another device). The engine calls it at most once, with the
+  // request whole again (payloads restored, on_device_lost cleared), on the
+  // thread and right before it calls `done` with a DeviceLost status
+  // (IsDeviceLost below). `done` is still called exactly once. Engines that
+  // cannot restore the payloads never call it.
+  std::function<void(ExecuteRequest)> on_device_lost;
 };
+
+// UNAVAILABLE marked as "the engine's device is lost" (absl status
+// payload), so that callers can tell a dead device from other UNAVAILABLE
+// answers (e.g. shutting down).
+absl::Status DeviceLostError(absl::string_view message);
+bool IsDeviceLost(const absl::Status& status);
+// Hands `request` to its on_device_lost hook when it has one (clearing the
+// hook first). For engines, on their device-lost path.
+void HandBackRequest(ExecuteRequest& request);
 
 struct ExecuteResult {
   // The output buffer range: output.TotalTensorSizeInBytes bytes, or for
@@ -61,7 +82,14 @@ class Engine {
  public:
   virtual ~Engine() = default;
 
+  // The device, or for an engine over several devices a summary of them
+  // (e.g. "2 x NVIDIA H200", memory summed).
   virtual DeviceInfo device_info() const = 0;
+  // Every device the engine runs on, in order.
+  virtual std::vector<DeviceInfo> devices() const { return {device_info()}; }
+  // False once the engine can no longer run anything (its device, or every
+  // device, is lost). The server reports NOT_SERVING then. Thread-safe.
+  virtual bool Healthy() const { return true; }
 
   // Executes a validated request. `done` is called exactly once, possibly on
   // another thread and possibly before Execute returns. Errors: see

@@ -2,7 +2,11 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/hresult.h"
@@ -38,6 +42,58 @@ std::string DescribeAdapters(const std::vector<AdapterInfo>& adapters) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<int>> ChooseAdapters(
+    const std::vector<AdapterInfo>& adapters, const DeviceOptions& options) {
+  if (options.kind == DeviceOptions::Kind::kGpu ||
+      options.kind == DeviceOptions::Kind::kAuto) {
+    std::vector<int> discrete;
+    for (const AdapterInfo& a : adapters) {
+      if (a.kind == "gpu" && a.discrete) discrete.push_back(a.index);
+    }
+    if (!discrete.empty()) return discrete;
+  }
+  DeviceOptions one = options;
+  one.adapter_index.reset();
+  absl::StatusOr<int> chosen = ChooseAdapter(adapters, one);
+  if (!chosen.ok()) return chosen.status();
+  return std::vector<int>{*chosen};
+}
+
+absl::StatusOr<std::vector<int>> ParseAdapterList(
+    const std::vector<AdapterInfo>& adapters, const std::string& list) {
+  std::vector<int> chosen;
+  for (absl::string_view entry : absl::StrSplit(list, ',')) {
+    entry = absl::StripAsciiWhitespace(entry);
+    if (entry.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--adapters=\"", list, "\" has an empty entry"));
+    }
+    int index = -1;
+    if (absl::SimpleAtoi(entry, &index)) {
+      if (index < 0 || index >= static_cast<int>(adapters.size())) {
+        return absl::NotFoundError(absl::StrCat(
+            "--adapters: adapter index ", index, " out of range; ",
+            DescribeAdapters(adapters)));
+      }
+      chosen.push_back(index);
+      continue;
+    }
+    bool found = false;
+    for (const AdapterInfo& a : adapters) {
+      if (absl::StrContains(a.name, entry)) {
+        chosen.push_back(a.index);
+        found = true;
+      }
+    }
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat("--adapters: \"", entry,
+                                              "\" matches no adapter; ",
+                                              DescribeAdapters(adapters)));
+    }
+  }
+  return chosen;
+}
 
 absl::StatusOr<int> ChooseAdapter(const std::vector<AdapterInfo>& adapters,
                                   const DeviceOptions& options) {

@@ -81,6 +81,22 @@ class Device {
 absl::StatusOr<int> ChooseAdapter(const std::vector<AdapterInfo>& adapters,
                                   const DeviceOptions& options);
 
+// The adapters to run engines on, one engine each, when nothing names them:
+// for kGpu and kAuto every discrete GPU when there is one; otherwise the
+// one ChooseAdapter picks. `options.adapter_index` is ignored.
+absl::StatusOr<std::vector<int>> ChooseAdapters(
+    const std::vector<AdapterInfo>& adapters, const DeviceOptions& options);
+
+// dmlserve's --adapters: a comma-separated list whose entries are adapter
+// indices (into `adapters`) or name substrings; an index selects that
+// adapter, a name every adapter whose name contains it, in index order. The
+// result keeps the list's order. An adapter selected twice ("0,0") gets two
+// engines: a testing knob (two engines on one device), of no use in
+// production. NOT_FOUND for an entry that selects nothing, INVALID_ARGUMENT
+// for an empty entry.
+absl::StatusOr<std::vector<int>> ParseAdapterList(
+    const std::vector<AdapterInfo>& adapters, const std::string& list);
+
 }  // namespace dmls::d3d12
 
 #endif  // DMLSERVE_ENGINE_D3D12_DEVICE_H_

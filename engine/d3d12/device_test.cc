@@ -36,6 +36,56 @@ TEST(DeviceTest, ChoosesDiscreteGpuFirst) {
             absl::StatusCode::kNotFound);
 }
 
+// llvmpipe, an integrated GPU, two discrete H200s.
+std::vector<AdapterInfo> TwoGpus() {
+  return {{0, "llvmpipe (LLVM 15)", "software", false, 0},
+          {1, "Intel UHD", "gpu", false, 1},
+          {2, "NVIDIA H200", "gpu", true, 2},
+          {3, "NVIDIA H200", "gpu", true, 2}};
+}
+
+TEST(DeviceTest, EveryDiscreteGpuByDefault) {
+  DeviceOptions o;
+  o.kind = DeviceOptions::Kind::kGpu;
+  EXPECT_EQ(*ChooseAdapters(TwoGpus(), o), (std::vector<int>{2, 3}));
+  o.kind = DeviceOptions::Kind::kAuto;
+  EXPECT_EQ(*ChooseAdapters(TwoGpus(), o), (std::vector<int>{2, 3}));
+  o.kind = DeviceOptions::Kind::kSoftware;
+  EXPECT_EQ(*ChooseAdapters(TwoGpus(), o), (std::vector<int>{0}));
+  // No discrete GPU: the one ChooseAdapter picks.
+  std::vector<AdapterInfo> a = TwoGpus();
+  a.resize(2);
+  o.kind = DeviceOptions::Kind::kGpu;
+  EXPECT_EQ(*ChooseAdapters(a, o), (std::vector<int>{1}));
+  o.kind = DeviceOptions::Kind::kAuto;
+  a.resize(1);
+  EXPECT_EQ(*ChooseAdapters(a, o), (std::vector<int>{0}));
+  o.kind = DeviceOptions::Kind::kGpu;
+  EXPECT_EQ(ChooseAdapters(a, o).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(DeviceTest, ParsesAdapterLists) {
+  EXPECT_EQ(*ParseAdapterList(TwoGpus(), "2"), (std::vector<int>{2}));
+  EXPECT_EQ(*ParseAdapterList(TwoGpus(), "3, 2"), (std::vector<int>{3, 2}));
+  // A name selects every adapter that has it.
+  EXPECT_EQ(*ParseAdapterList(TwoGpus(), "H200"), (std::vector<int>{2, 3}));
+  EXPECT_EQ(*ParseAdapterList(TwoGpus(), "Intel,3"), (std::vector<int>{1, 3}));
+  // Twice: two engines on one adapter (testing).
+  EXPECT_EQ(*ParseAdapterList(TwoGpus(), "0,0"), (std::vector<int>{0, 0}));
+  EXPECT_EQ(*ParseAdapterList(TwoGpus(), "llvmpipe,llvmpipe"),
+            (std::vector<int>{0, 0}));
+  EXPECT_EQ(ParseAdapterList(TwoGpus(), "4").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ParseAdapterList(TwoGpus(), "-1").status().code(),
+            absl::StatusCode::kNotFound);
+  absl::StatusOr<std::vector<int>> none = ParseAdapterList(TwoGpus(), "A100");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("A100"), std::string::npos);
+  EXPECT_NE(none.status().message().find("H200"), std::string::npos);
+  EXPECT_EQ(ParseAdapterList(TwoGpus(), "2,,3").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(DeviceTest, GpuKindFailsClearlyWithoutGpu) {
   std::vector<AdapterInfo> a = {{0, "llvmpipe", "software", false, 0}};
   DeviceOptions o;

@@ -48,7 +48,9 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
           {"fence_kicks", s.fence_kicks},
           {"stage_us", s.stage_us},
           {"gpu_us", s.gpu_us},
-          {"copy_out_us", s.copy_out_us}};
+          {"copy_out_us", s.copy_out_us},
+          {"device_lost", s.device_lost ? 1u : 0u},
+          {"handed_back", s.handed_back}};
 }
 
 GpuEngineStats GpuEngine::stats() const {

@@ -40,11 +40,15 @@ class GpuEngine : public Engine {
   ~GpuEngine() override;
 
   DeviceInfo device_info() const override { return runner_->device_info(); }
+  // False once the device is lost (gpu_runner.h).
+  bool Healthy() const override { return !runner_->lost(); }
   void Execute(ExecuteRequest request, ExecuteCallback done) override;
   void Shutdown() override;
 
   GpuEngineStats stats() const;
   std::vector<std::pair<std::string, uint64_t>> Counters() const override;
+  // Testing: the device is lost from now on (GpuRunner::FailDevice).
+  void FailDevice() { runner_->FailDevice(); }
   uint64_t memory_cap_bytes() const { return runner_->memory_cap_bytes(); }
   const sched::SchedulerOptions& scheduler_options() const {
     return scheduler_->options();

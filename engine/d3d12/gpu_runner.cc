@@ -103,6 +103,11 @@ struct Readback {
 
 struct GpuRunner::Completion {
   ExecuteCallback done;
+  // Kept until the result is out (payloads emptied by Prepare): when the
+  // device is lost first, the request is made whole again from `state`'s
+  // upload copy and handed back (engine.h, on_device_lost).
+  ExecuteRequest request;
+  std::unique_ptr<sched::JobState> state;
   std::shared_ptr<Readback> readback;
   uint64_t offset = 0;  // of the result within the readback memory
   uint64_t result_bytes = 0;
@@ -125,7 +130,6 @@ struct GpuRunner::Recording {
   std::vector<Copy> readbacks;
   std::vector<ArenaRange> device_ranges;      // retire with the fence
   std::vector<PoolBuffer*> device_buffers;    // retire with the fence
-  std::vector<std::unique_ptr<sched::JobState>> staged;  // retire with the fence
   std::vector<Completion> completions;
   uint64_t dispatches = 0;
   uint64_t coalesced_groups = 0;
@@ -315,7 +319,64 @@ void GpuRunner::SetCapacityListener(std::function<void()> listener) {
   listener_ = std::move(listener);
 }
 
-bool GpuRunner::CanAccept() { return free_frame_count_.load() > 0; }
+// A lost device takes every batch at once (Run fails it), so that queued
+// requests are handed back rather than waiting for frames that may never
+// come free.
+bool GpuRunner::CanAccept() { return lost() || free_frame_count_.load() > 0; }
+
+void GpuRunner::FailDevice() {
+  MarkLost(absl::UnavailableError("device removed (injected)"));
+}
+
+void GpuRunner::MarkLost(const absl::Status& cause) {
+  {
+    std::lock_guard<std::mutex> lock(lost_mu_);
+    if (lost_.load()) return;
+    const AdapterInfo& a = device_->adapter();
+    lost_status_ = DeviceLostError(absl::StrCat(
+        "the GPU engine on adapter #", a.index, " '", a.name,
+        "' lost its device: ", cause.message()));
+    lost_.store(true);
+  }
+  log_->error("d3d12 engine: {}; failing its work with UNAVAILABLE",
+              std::string(lost_status().message()));
+  // Wake the scheduler: it hands every queued request to Run, which fails
+  // them at once.
+  std::function<void()> listener;
+  {
+    std::lock_guard<std::mutex> lock(listener_mu_);
+    listener = listener_;
+  }
+  if (listener) listener();
+}
+
+absl::Status GpuRunner::lost_status() const {
+  std::lock_guard<std::mutex> lock(lost_mu_);
+  return lost_status_;
+}
+
+void GpuRunner::FailLost(ExecuteRequest& request,
+                         std::unique_ptr<sched::JobState>& state,
+                         ExecuteCallback& done) {
+  if (request.on_device_lost && state) {
+    // Prepare moved the payloads into upload memory; copy them back (the
+    // mapping stays valid: nothing is released while the runner lives).
+    const Job& j = static_cast<const Job&>(*state);
+    const char* up = reinterpret_cast<const char*>(j.upload_mapped());
+    request.input.assign(up + j.in_at, j.in_bytes);
+    request.scale.assign(up + j.scale_at, j.scale_bytes);
+    request.bias.assign(up + j.bias_at, j.bias_bytes);
+  }
+  state.reset();
+  if (request.on_device_lost) {
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.handed_back;
+    }
+    HandBackRequest(request);
+  }
+  done(lost_status());
+}
 
 void GpuRunner::Drain() {
   WaitIdle();
@@ -347,6 +408,7 @@ GpuRunnerStats GpuRunner::stats() const {
   s.stage_us = stage_us_.load();
   s.gpu_us = gpu_us_.load();
   s.copy_out_us = copy_out_us_.load();
+  s.device_lost = lost();
   return s;
 }
 
@@ -393,6 +455,15 @@ void GpuRunner::ReleaseFrame(Frame* frame) {
 }
 
 absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
+  if (lost()) {
+    // Nothing staged yet: the request is still whole.
+    if (r.on_device_lost) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.handed_back;
+    }
+    HandBackRequest(r);
+    return lost_status();
+  }
   const OperatorDesc& op = r.op;
   if (!op.input || !op.output) {
     return absl::InternalError("a validated operator has no input or output tensor");
@@ -537,13 +608,14 @@ bool GpuRunner::RecordGroup(std::vector<sched::Job>& group, Recording& rec) {
                    in.offset + at[i], j.in_bytes});
     Completion c;
     c.done = std::move(group[i].done);
+    c.request = std::move(group[i].request);
+    c.state = std::move(group[i].state);
     c.readback = readback;
     c.offset = at[i];
     c.result_bytes = j.result_bytes;
     c.guard_begin = j.result_bytes;
     c.readback_bytes = j.result_bytes;
     rec.completions.push_back(std::move(c));
-    rec.staged.push_back(std::move(group[i].state));
   }
   ++rec.coalesced_groups;
   rec.coalesced_requests += group.size();
@@ -626,12 +698,13 @@ absl::Status GpuRunner::PlaceJob(sched::Job& job, Recording& rec) {
       {out.resource(), out.offset, rb->resource(), rb->offset, j.readback_bytes});
   Completion c;
   c.done = std::move(job.done);
+  c.request = std::move(job.request);
   c.readback = std::move(readback);
   c.result_bytes = j.result_bytes;
   c.guard_begin = j.guard_begin;
   c.readback_bytes = j.readback_bytes;
+  c.state = std::move(job.state);
   rec.completions.push_back(std::move(c));
-  rec.staged.push_back(std::move(job.state));
   return absl::OkStatus();
 }
 
@@ -707,12 +780,13 @@ absl::Status GpuRunner::PlaceDedicated(sched::Job& job, Recording& rec) {
       {output->resource.get(), 0, readback->resource.get(), 0, j.readback_bytes});
   Completion c;
   c.done = std::move(job.done);
+  c.request = std::move(job.request);
   c.readback = std::move(rb);
   c.result_bytes = j.result_bytes;
   c.guard_begin = j.guard_begin;
   c.readback_bytes = j.readback_bytes;
+  c.state = std::move(job.state);
   rec.completions.push_back(std::move(c));
-  rec.staged.push_back(std::move(job.state));
   ++rec.dedicated;
   return absl::OkStatus();
 }
@@ -749,6 +823,12 @@ void GpuRunner::RecordJob(sched::Job& job, Recording& rec, Frame*& frame) {
 }
 
 void GpuRunner::Run(sched::Batch batch) {
+  if (lost()) {
+    for (std::vector<sched::Job>& group : batch.groups) {
+      for (sched::Job& job : group) FailLost(job.request, job.state, job.done);
+    }
+    return;
+  }
   Reclaim();
   Frame* frame = AcquireFrame();
   Recording rec;
@@ -770,13 +850,21 @@ void GpuRunner::FailRecording(Frame* frame, Recording& rec,
                               const absl::Status& status) {
   log_->error("d3d12 engine: command list of {} requests failed: {}",
               rec.completions.size(), status.ToString());
+  if (const HRESULT removed = device_->d3d()->GetDeviceRemovedReason();
+      FAILED(removed)) {
+    MarkLost(HrToStatus(removed, "device removed"));
+  }
   const uint64_t fence = fence_->last_signaled();
   binder_->Retire(fence);
   for (const ArenaRange& r : rec.device_ranges) device_arenas_->Free(r, fence);
   for (PoolBuffer* b : rec.device_buffers) pool_->Release(b, fence);
-  rec.staged.clear();
   for (Completion& c : rec.completions) {
     c.readback.reset();
+    if (lost()) {
+      FailLost(c.request, c.state, c.done);
+      continue;
+    }
+    c.state.reset();
     c.done(absl::InternalError(
         absl::StrCat("the GPU engine could not record the batch: ", status.message())));
   }
@@ -858,9 +946,8 @@ void GpuRunner::Submit(Frame* frame, Recording& rec) {
   binder_->Retire(*value);
   for (const ArenaRange& r : rec.device_ranges) device_arenas_->Free(r, *value);
   for (PoolBuffer* b : rec.device_buffers) pool_->Release(b, *value);
-  for (std::unique_ptr<sched::JobState>& s : rec.staged) {
-    static_cast<Job&>(*s).retire_fence = *value;
-    s.reset();
+  for (Completion& c : rec.completions) {
+    static_cast<Job&>(*c.state).retire_fence = *value;
   }
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -916,39 +1003,48 @@ void GpuRunner::CompletionLoop() {
     const absl::Status waited = fence_->Wait(b.fence_value);
     gpu_us_.fetch_add(static_cast<uint64_t>(
         absl::ToInt64Microseconds(absl::Now() - b.submitted)));
-    readback_arenas_->Reclaim(b.fence_value);
     if (!waited.ok()) {
-      for (Completion& c : b.completions) {
+      MarkLost(waited);
+    } else if (fence_->completed() == UINT64_MAX) {
+      // What a removed device's fences complete with.
+      MarkLost(absl::UnavailableError("device removed (fence at UINT64_MAX)"));
+    }
+    readback_arenas_->Reclaim(b.fence_value);
+    // A device lost before this point may have left any of the batch's
+    // outputs unwritten: none of them is trusted.
+    const bool lost_now = lost();
+    // Large outputs one by one on the copy pool; small ones in chunks, the
+    // first chunk on this thread, so callbacks run in parallel.
+    std::vector<Completion> small;
+    for (Completion& c : b.completions) {
+      if (lost_now) {
         c.readback.reset();
-        c.done(waited);
+        FailLost(c.request, c.state, c.done);
+        continue;
       }
-    } else {
-      // Large outputs one by one on the copy pool; small ones in chunks,
-      // the first chunk on this thread, so callbacks run in parallel.
-      std::vector<Completion> small;
-      for (Completion& c : b.completions) {
-        if (copy_pool_ && c.result_bytes >= options_.parallel_copy_bytes) {
-          auto task = std::make_shared<Completion>(std::move(c));
-          if (!copy_pool_->Schedule([this, task] { Complete(*task); })) Complete(*task);
-        } else {
-          small.push_back(std::move(c));
-        }
+      c.state.reset();  // the upload copy is done with
+      c.request = ExecuteRequest{};
+      if (copy_pool_ && c.result_bytes >= options_.parallel_copy_bytes) {
+        auto task = std::make_shared<Completion>(std::move(c));
+        if (!copy_pool_->Schedule([this, task] { Complete(*task); })) Complete(*task);
+      } else {
+        small.push_back(std::move(c));
       }
-      const size_t chunk = std::max<uint32_t>(1, options_.completion_chunk);
-      for (size_t at = chunk; copy_pool_ && at < small.size(); at += chunk) {
-        auto part = std::make_shared<std::vector<Completion>>();
-        for (size_t i = at; i < std::min(small.size(), at + chunk); ++i) {
-          part->push_back(std::move(small[i]));
-        }
-        if (!copy_pool_->Schedule([this, part] {
-              for (Completion& c : *part) Complete(c);
-            })) {
-          for (Completion& c : *part) Complete(c);
-        }
+    }
+    const size_t chunk = std::max<uint32_t>(1, options_.completion_chunk);
+    for (size_t at = chunk; copy_pool_ && at < small.size(); at += chunk) {
+      auto part = std::make_shared<std::vector<Completion>>();
+      for (size_t i = at; i < std::min(small.size(), at + chunk); ++i) {
+        part->push_back(std::move(small[i]));
       }
-      for (size_t i = 0; i < std::min(small.size(), copy_pool_ ? chunk : small.size()); ++i) {
-        Complete(small[i]);
+      if (!copy_pool_->Schedule([this, part] {
+            for (Completion& c : *part) Complete(c);
+          })) {
+        for (Completion& c : *part) Complete(c);
       }
+    }
+    for (size_t i = 0; i < std::min(small.size(), copy_pool_ ? chunk : small.size()); ++i) {
+      Complete(small[i]);
     }
     {
       std::lock_guard<std::mutex> lock(flight_mu_);

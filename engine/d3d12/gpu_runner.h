@@ -21,6 +21,15 @@
 // memory on a copy pool, so a 64 MiB result never holds up the 1 KiB
 // results behind it.
 //
+// Device loss: a failed fence wait, a fence completing with UINT64_MAX, a
+// failed submission with GetDeviceRemovedReason failing, or FailDevice()
+// (testing) mark the runner lost for good. From then on Prepare rejects,
+// Run fails whole batches at once, and the completion thread fails batches
+// in flight, all with DeviceLostError (UNAVAILABLE, engine.h). A request
+// with an on_device_lost hook is handed back first, its payloads copied
+// back out of its staged upload memory (kept with the request until its
+// result is out), so the caller can run it elsewhere.
+//
 // When device memory (the cap) or ring space runs out, Run waits for the
 // work in flight to finish and retries once; a request that still does not
 // fit fails with RESOURCE_EXHAUSTED and the runner carries on.
@@ -111,6 +120,9 @@ struct GpuRunnerStats {
   // Times a request did not fit and the runner drained the work in flight
   // before retrying it.
   uint64_t drains = 0;
+  // Requests handed back (on_device_lost) after the device was lost.
+  uint64_t handed_back = 0;
+  bool device_lost = false;
   uint64_t pipelines = 0;           // PSOs in the cache
   // Fence waits that ended by re-reading the fence, the completion event
   // never having fired (fence.h).
@@ -142,6 +154,12 @@ class GpuRunner : public sched::Runner {
   GpuRunnerStats stats() const;
   uint64_t memory_cap_bytes() const { return pool_->memory_cap_bytes(); }
 
+  // Whether the device is lost (see above); never turns false again.
+  bool lost() const { return lost_.load(); }
+  // Testing: behave from now on as if the device had been removed (work in
+  // flight included). Thread-safe.
+  void FailDevice();
+
  private:
   struct Frame;
   struct Job;
@@ -171,6 +189,13 @@ class GpuRunner : public sched::Runner {
   void Complete(Completion& c);
   // memcpy, split over the chunk pool when large.
   void Copy(void* dst, const void* src, uint64_t bytes);
+  // Marks the device lost (first cause wins) and wakes the scheduler.
+  void MarkLost(const absl::Status& cause);
+  absl::Status lost_status() const;
+  // Fails one request of a lost device: restores its payloads from `state`
+  // and hands it back when it has an on_device_lost hook, then calls `done`.
+  void FailLost(ExecuteRequest& request, std::unique_ptr<sched::JobState>& state,
+                ExecuteCallback& done);
 
   GpuRunnerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
@@ -208,6 +233,10 @@ class GpuRunner : public sched::Runner {
 
   mutable std::mutex stats_mu_;
   GpuRunnerStats stats_ ABSL_GUARDED_BY(stats_mu_);
+
+  std::atomic<bool> lost_{false};
+  mutable std::mutex lost_mu_;
+  absl::Status lost_status_ ABSL_GUARDED_BY(lost_mu_);
 
   std::mutex shutdown_mu_;
   bool shut_down_ = false;

@@ -178,6 +178,7 @@ SchedulerStats Scheduler::stats() const {
   absl::MutexLock lock(&mu_);
   SchedulerStats s = stats_;
   s.queued = batcher_.size();
+  s.queued_bytes = batcher_.bytes();
   s.in_flight = in_flight_.load();
   return s;
 }

@@ -62,6 +62,7 @@ struct SchedulerStats {
   uint64_t batched_requests = 0;
   uint64_t largest_batch = 0;
   uint64_t queued = 0;      // now
+  uint64_t queued_bytes = 0;  // now (Prepared::bytes of queued requests)
   uint64_t in_flight = 0;   // now
 };
 
