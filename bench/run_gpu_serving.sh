@@ -50,19 +50,19 @@ export LD_LIBRARY_PATH=$rt
 bash bench/serving.sh --build=$b --device=gpu --duration=8s --warmup=1s \
   --server_cpus=0-7 --load_cpus=8-15 \
   --points="1KiB:64 1KiB:256 64KiB:64 4MiB:8 4MiB:32 64MiB:4" \
-  --server_args="--log_level=info --drain_seconds=0" \
+  --server_args="--log_level=info --drain_seconds=0 --adapters=0" \
   --out="$OUT/serving" > "$OUT/serving.log" 2>&1
 grep -h "engine counters" "$OUT"/serving/*.log 2>/dev/null | tail -2
 tail -12 "$OUT/serving.log"
 bash bench/serving.sh --build=$b --device=gpu --duration=8s --warmup=1s \
   --server_cpus=0-7 --load_cpus=8-15 --points="1KiB:256" \
-  --server_args="--max_batch_requests=1 --drain_seconds=0" --out="$OUT/serving_nobatch" \
+  --server_args="--max_batch_requests=1 --drain_seconds=0 --adapters=0" --out="$OUT/serving_nobatch" \
   > "$OUT/serving_nobatch.log" 2>&1
 tail -5 "$OUT/serving_nobatch.log"
 
 # 3. Small requests alone, then beside a client streaming 64 MiB requests.
 {
-  taskset -c 0-7 $b/server/dmlserve --device=gpu --port=50311 --log_level=info --drain_seconds=0 \
+  taskset -c 0-7 $b/server/dmlserve --device=gpu --port=50311 --log_level=info --drain_seconds=0 --adapters=0 \
     > /tmp/mixed.out 2> /tmp/mixed.err &
   pid=$!
   for _ in $(seq 100); do grep -q listening /tmp/mixed.out && break; sleep 0.2; done
@@ -86,7 +86,7 @@ cat "$OUT/mixed.log" | grep -E "p99|latency|ok/s|exit" | head -20
 # 4. ghz at the small points.
 if command -v ghz > /dev/null; then
   bash bench/serving.sh --build=$b --device=gpu --ghz=proto --server_cpus=0-7 \
-    --load_cpus=8-15 --points="1KiB:64 1KiB:256 64KiB:64" --server_args="--drain_seconds=0" \
+    --load_cpus=8-15 --points="1KiB:64 1KiB:256 64KiB:64" --server_args="--drain_seconds=0 --adapters=0" \
     --out="$OUT/ghz" \
     > "$OUT/ghz.log" 2>&1
   tail -6 "$OUT/ghz.log"
