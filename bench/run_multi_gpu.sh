@@ -51,7 +51,8 @@ run_config() {
   local name=$1; shift
   local log="$OUT/multi_gpu/server_$name.log"
   taskset -c "$SERVER_CPUS" $b/server/dmlserve --device=gpu --port=$PORT \
-    --log_level=info "$@" > "$OUT/multi_gpu/server_$name.out" 2> "$log" &
+    --log_level=info --max_in_flight=4096 --drain_seconds=0 "$@" \
+    > "$OUT/multi_gpu/server_$name.out" 2> "$log" &
   local pid=$!
   for _ in $(seq 150); do
     grep -q listening "$OUT/multi_gpu/server_$name.out" 2>/dev/null && break
