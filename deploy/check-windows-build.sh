@@ -68,7 +68,6 @@ mapfile -t SOURCES < <(cd "$ROOT" && find "${ENGINE_DIRS[@]}" \
 declare -A SKIP_TESTS=(
   [engine/core/types_test.cc]="DirectML.h uses SAL annotations (_Maybenull_) MinGW's sal.h lacks"
   [engine/dxbc/shader_builder_test.cc]="POSIX process APIs (fork, <sys/wait.h>)"
-  [engine/dxbc/kernels_gpu_test.cc]="needs the protoc-generated tests/conformance/case.pb.h"
 )
 mapfile -t TESTS < <(cd "$ROOT" && find "${ENGINE_DIRS[@]}" \
   -path engine/dxbc/testing -prune -o -name '*_test.cc' -print | sort)

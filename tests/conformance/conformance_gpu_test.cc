@@ -1,6 +1,6 @@
 // Every corpus case (element-wise ops on every type and layout, MVN/MVN1
 // with every fused activation, edge values, large tensors) executed with
-// this directory's kernels and plans on the Direct3D 12 engine's software
+// engine/dxbc's kernels and plans on the Direct3D 12 engine's software
 // adapter, compared with the float64 oracle under OPERATORS.md §8.
 // DMLS_KERNELS_TEST_ADAPTER=gpu runs it on the hardware GPU instead (the
 // H200 check: lavapipe accepts some usage NVIDIA's driver may not), and
