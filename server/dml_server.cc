@@ -28,6 +28,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   ServiceOptions service_options;
   service_options.processor.max_tensor_bytes = options.max_tensor_bytes;
   service_options.processor.max_in_flight = options.max_in_flight;
+  service_options.processor.memory_budget_bytes = EffectiveMemoryBudget(options);
   service_options.processor.max_message_bytes = options.max_message_bytes;
   service_options.stream_window = options.stream_window;
   server->service_ = std::make_unique<DmlServiceImpl>(

@@ -91,6 +91,11 @@ ABSL_FLAG(uint64_t, max_queue_delay_us, kDefaults.max_queue_delay_us,
           "Longest a request waits for a fuller batch once the device could "
           "take it, in microseconds; 0 never waits (batches still form "
           "while the device is busy).");
+ABSL_FLAG(uint64_t, memory_budget_bytes, kDefaults.memory_budget_bytes,
+          "Host memory the requests in flight may hold (estimated as twice "
+          "their payload plus twice their output, until the response is "
+          "written); beyond it RESOURCE_EXHAUSTED (MEMORY_BUDGET). 0 = a "
+          "quarter of physical memory, at least 4 x max_message_bytes.");
 ABSL_FLAG(uint32_t, max_queue_depth, kDefaults.max_queue_depth,
           "Requests queued for the engine beyond which new ones get "
           "RESOURCE_EXHAUSTED (QUEUE_FULL).");
@@ -137,6 +142,7 @@ int main(int argc, char** argv) {
   options.max_batch_bytes = absl::GetFlag(FLAGS_max_batch_bytes);
   options.max_queue_delay_us = absl::GetFlag(FLAGS_max_queue_delay_us);
   options.max_queue_depth = absl::GetFlag(FLAGS_max_queue_depth);
+  options.memory_budget_bytes = absl::GetFlag(FLAGS_memory_budget_bytes);
   options.handshake_timeout_seconds =
       absl::GetFlag(FLAGS_handshake_timeout_seconds);
   options.keepalive_time_seconds = absl::GetFlag(FLAGS_keepalive_time_seconds);

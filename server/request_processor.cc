@@ -25,6 +25,15 @@ std::string EngineName(const Engine& engine) {
   return info.backend.empty() ? info.kind : info.backend;
 }
 
+// The output range a request produces (in place: max of input and output).
+uint64_t OutputRange(const ExecuteRequest& r) {
+  uint64_t out = r.op.output ? r.op.output->total_tensor_size_in_bytes : 0;
+  if (r.in_place && r.op.input) {
+    out = std::max(out, r.op.input->total_tensor_size_in_bytes);
+  }
+  return out;
+}
+
 }  // namespace
 
 RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
@@ -33,7 +42,8 @@ RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
       options_(options),
       logger_(std::move(logger)),
       engine_name_(EngineName(*engine)),
-      admission_(Admission()) {}
+      admission_(Admission()),
+      budget_(options.memory_budget_bytes) {}
 
 v1::ValidateResponse RequestProcessor::Validate(
     const v1::ValidateRequest& request) const {
@@ -122,11 +132,30 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
     return;
   }
 
+  // The memory budget, after every cheaper check so that it is only
+  // reserved by requests that will run.
+  const uint64_t estimate =
+      2 * (engine_request.input.size() + engine_request.scale.size() +
+           engine_request.bias.size()) +
+      2 * OutputRange(engine_request);
+  std::shared_ptr<ByteBudget::Reservation> reservation = budget_.TryReserve(estimate);
+  if (reservation == nullptr) {
+    in_flight_.fetch_sub(1);
+    done(finish(
+        RequestError::Rule(
+            absl::StatusCode::kResourceExhausted, "MEMORY_BUDGET", "",
+            absl::StrCat("the request needs about ", estimate,
+                         " bytes of host memory and the server's budget of ",
+                         budget_.capacity(), " bytes (", budget_.used(),
+                         " in use) cannot take it now; retry later")),
+        {}));
+    return;
+  }
   engine_request.deadline = context.deadline;
   engine_request.cancelled = std::move(context.cancelled);
   engine_->Execute(
       std::move(engine_request),
-      [this, finish, request_id,
+      [this, finish, request_id, reservation = std::move(reservation),
        done = std::move(done)](absl::StatusOr<ExecuteResult> result) mutable {
         in_flight_.fetch_sub(1);
         if (!result.ok()) {
@@ -143,6 +172,7 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
         }
         ExecuteOutcome outcome =
             finish(RequestError{}, std::move(result->output));
+        outcome.reservation = std::move(reservation);
         logger_->debug("request {} done in {} us", request_id,
                        outcome.response.server_time_us());
         done(std::move(outcome));

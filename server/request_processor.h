@@ -25,6 +25,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/operator_desc.h"
 #include "engine/sched/admission.h"
+#include "server/byte_budget.h"
 #include "server/status_mapping.h"
 #include "spdlog/logger.h"
 
@@ -38,6 +39,12 @@ struct ProcessorOptions {
   uint64_t max_message_bytes = 0;
   // Executions handed to the engine and not yet completed, server-wide.
   uint32_t max_in_flight = 256;
+  // Host memory the requests in flight may hold, estimated per request as
+  // twice its payload bytes plus twice its output range (the received
+  // payload and its staged copy; the output and its serialized response),
+  // held until the response is written. Beyond it: RESOURCE_EXHAUSTED
+  // (MEMORY_BUDGET). 0 = no limit.
+  uint64_t memory_budget_bytes = 0;
   // What FEATURE_LEVEL_UNSPECIFIED means.
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
 };
@@ -53,6 +60,9 @@ struct ExecuteOutcome {
   RequestError error;  // ok() on success
   // Always carries request_id, engine and server_time_us; output on success.
   dmlserve::v1::ExecuteResponse response;
+  // The request's share of the memory budget: keep it until the response
+  // has been written (or dropped), then let it go.
+  std::shared_ptr<ByteBudget::Reservation> reservation;
 };
 using OutcomeCallback = absl::AnyInvocable<void(ExecuteOutcome)>;
 
@@ -88,6 +98,7 @@ class RequestProcessor {
   const std::string engine_name_;
   const sched::AdmissionOptions admission_;
   std::atomic<uint32_t> in_flight_{0};
+  ByteBudget budget_;
 };
 
 }  // namespace dmls::server

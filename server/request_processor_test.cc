@@ -174,6 +174,34 @@ TEST(RequestProcessorLimits, OutputThatCannotBeSentIsRefusedUpFront) {
   EXPECT_TRUE(RunOne(fits, ReluRequest(2)).error.ok());
 }
 
+// The memory budget is held by a request until its outcome (and with it the
+// reservation) is let go, i.e. until the response has been written.
+TEST(RequestProcessorLimits, MemoryBudgetHoldsUntilTheResponseIsGone) {
+  FakeEngine engine;
+  ProcessorOptions options;
+  // A RELU request of 144 bytes reserves 2 x 144 + 2 x 144 = 576 bytes.
+  options.memory_budget_bytes = 1000;
+  RequestProcessor p(&engine, options, NullLogger());
+  ExecuteOutcome first = RunOne(p, ReluRequest(1));
+  ASSERT_TRUE(first.error.ok()) << first.error.message;
+  ASSERT_NE(first.reservation, nullptr);
+  EXPECT_EQ(first.reservation->bytes(), 576u);
+  // While the first response is "being written", a second does not fit.
+  ExecuteOutcome second = RunOne(p, ReluRequest(2));
+  EXPECT_EQ(second.error.code, absl::StatusCode::kResourceExhausted);
+  ASSERT_EQ(second.error.violations.size(), 1u);
+  EXPECT_EQ(second.error.violations[0].rule, "MEMORY_BUDGET");
+  EXPECT_EQ(p.in_flight(), 0u);
+  first.reservation.reset();  // written: the bytes come back
+  ExecuteOutcome third = RunOne(p, ReluRequest(3));
+  EXPECT_TRUE(third.error.ok()) << third.error.message;
+  // A request larger than the whole budget never runs.
+  options.memory_budget_bytes = 100;
+  RequestProcessor small(&engine, options, NullLogger());
+  EXPECT_EQ(RunOne(small, ReluRequest(4)).error.code,
+            absl::StatusCode::kResourceExhausted);
+}
+
 TEST(RequestProcessorLimits, InFlightLimit) {
   FakeEngineOptions engine_options;
   engine_options.hold = true;

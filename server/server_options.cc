@@ -1,5 +1,9 @@
 #include "server/server_options.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include <climits>
 
 #include "absl/strings/match.h"
@@ -7,6 +11,15 @@
 #include "grpc/grpc.h"
 
 namespace dmls::server {
+
+uint64_t EffectiveMemoryBudget(const ServerOptions& o) {
+  if (o.memory_budget_bytes != 0) return o.memory_budget_bytes;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  const uint64_t physical =
+      pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  return std::max<uint64_t>(physical / 4, 4 * o.max_message_bytes);
+}
 
 sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& o) {
   sched::SchedulerOptions s;

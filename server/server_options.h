@@ -74,6 +74,10 @@ struct ServerOptions {
   uint64_t max_batch_bytes = 256 * kMiB;
   uint64_t max_queue_delay_us = 0;
   uint32_t max_queue_depth = 4096;
+  // Host memory the requests in flight may hold (RequestProcessor's
+  // estimate; beyond it RESOURCE_EXHAUSTED, MEMORY_BUDGET). 0 = a quarter
+  // of the machine's physical memory, and at least 4 x max_message_bytes.
+  uint64_t memory_budget_bytes = 0;
 
   // Connection hygiene (gRPC channel arguments, see ConnectionChannelArgs).
   // A connection that has not sent the HTTP/2 preface and SETTINGS within
@@ -99,6 +103,9 @@ struct ServerOptions {
 // RequestProcessor validates every request and counts calls in flight, so
 // the engine neither validates again nor limits in-flight work itself.
 sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& options);
+
+// memory_budget_bytes with 0 resolved (see ServerOptions).
+uint64_t EffectiveMemoryBudget(const ServerOptions& options);
 
 // INVALID_ARGUMENT naming the first bad option; OK otherwise.
 absl::Status ValidateOptions(const ServerOptions& options);

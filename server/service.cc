@@ -71,6 +71,8 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
         // Finish below.
         if (outcome.error.ok()) {
           response_->Swap(&serialized);
+          // Held until the reactor goes, after the response is written.
+          reservation_ = std::move(outcome.reservation);
         } else {
           status = ToGrpcStatus(outcome.error, logger_);
         }
@@ -100,6 +102,7 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
   std::atomic<int> refs_{2};
   absl::Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<ByteBudget::Reservation> reservation_ ABSL_GUARDED_BY(mu_);
 };
 
 // ExecuteStream. State machine under mu_: at most one read and one write
@@ -229,7 +232,7 @@ class ExecuteStreamReactor final
         actions.finish = true;
         actions.status = status;
       } else {
-        queue_.push_back(std::move(serialized));
+        queue_.push_back(Pending{std::move(serialized), std::move(outcome.reservation)});
         actions = NextLocked();
       }
     }
@@ -244,7 +247,7 @@ class ExecuteStreamReactor final
     if (finished_) return a;
     if (!writing_ && !queue_.empty()) {
       writing_ = true;
-      a.write = &queue_.front();
+      a.write = &queue_.front().bytes;
     }
     if (!reading_ && !read_done_ && window_used_ < window_) {
       reading_ = true;
@@ -302,7 +305,13 @@ class ExecuteStreamReactor final
   // error of a message that did not parse.
   grpc::Status end_status_ ABSL_GUARDED_BY(mu_);
   // Serialized ExecuteResponses.
-  std::deque<grpc::ByteBuffer> queue_ ABSL_GUARDED_BY(mu_);
+  // A serialized response and the memory-budget share it holds until it
+  // has been written or dropped.
+  struct Pending {
+    grpc::ByteBuffer bytes;
+    std::shared_ptr<ByteBudget::Reservation> reservation;
+  };
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   // One for gRPC (dropped in OnDone) plus one per engine callback pending.
   int refs_ ABSL_GUARDED_BY(mu_) = 1;
 };

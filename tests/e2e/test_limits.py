@@ -75,6 +75,47 @@ class SizeLimitTest(ServerTestCase):
                                         np.float32, "TRANSCENDENTAL"))
 
 
+class MemoryBudgetTest(ServerTestCase):
+    """Concurrent large requests under a small host-memory budget: the ones
+    that do not fit get RESOURCE_EXHAUSTED (MEMORY_BUDGET) at once, the rest
+    run correctly, and the server goes on serving."""
+    # Each 4 MiB CELU reserves 2 x 4 + 2 x 4 = 16 MiB: two fit in 40 MB.
+    SERVER_ARGS = ("--memory_budget_bytes=40000000",)
+
+    def test_concurrent_large_requests_under_the_budget(self):
+        request, out, x = celu_request((1 << 20,))
+        want = ref.activation("celu", x, {"alpha": 1.0})
+        results = [None] * 12
+
+        def call(i):
+            client = dc.DmlClient(self.target, timeout=60)
+            try:
+                results[i] = client.execute_request(request)
+            except dc.DmlError as e:
+                results[i] = e
+            finally:
+                client.close()
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ok = [r for r in results if not isinstance(r, dc.DmlError)]
+        refused = [r for r in results if isinstance(r, dc.DmlError)]
+        self.assertTrue(ok, results)
+        for r in ok:
+            self.assertFalse(ref.mismatches(dc.unpack(out, r.output), want,
+                                            np.float32, "TRANSCENDENTAL"))
+        for e in refused:
+            self.assertEqual(e.code, grpc.StatusCode.RESOURCE_EXHAUSTED, e)
+            # RESOURCE_EXHAUSTED names its rule in the message.
+            self.assertTrue(e.message.startswith("MEMORY_BUDGET:"), e)
+        # Afterwards the whole budget is free again.
+        y = dc.unpack(out, self.client.execute_request(request).output)
+        self.assertFalse(ref.mismatches(y, want, np.float32, "TRANSCENDENTAL"))
+
+
 class CallLifecycleTest(ServerTestCase):
 
     def test_cancelled_call(self):

@@ -1,0 +1,52 @@
+// ByteBudget: a bound on the host memory that requests in flight may hold,
+// counted in bytes (issue: large concurrent requests used to exhaust the
+// host). A request reserves an estimate of its bytes at admission and keeps
+// the reservation until its response has been written to the transport
+// (for streams, until its queued response is written or dropped); the
+// Reservation gives the bytes back when it is destroyed.
+//
+// Thread-safe. Reservations may outlive nothing but the budget.
+#ifndef DMLSERVE_SERVER_BYTE_BUDGET_H_
+#define DMLSERVE_SERVER_BYTE_BUDGET_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace dmls::server {
+
+class ByteBudget {
+ public:
+  // `capacity` bytes in all; 0 means no limit.
+  explicit ByteBudget(uint64_t capacity) : capacity_(capacity) {}
+  ByteBudget(const ByteBudget&) = delete;
+  ByteBudget& operator=(const ByteBudget&) = delete;
+
+  class Reservation {
+   public:
+    Reservation(ByteBudget* budget, uint64_t bytes) : budget_(budget), bytes_(bytes) {}
+    ~Reservation() { budget_->used_.fetch_sub(bytes_); }
+    Reservation(const Reservation&) = delete;
+    Reservation& operator=(const Reservation&) = delete;
+    uint64_t bytes() const { return bytes_; }
+
+   private:
+    ByteBudget* const budget_;
+    const uint64_t bytes_;
+  };
+
+  // `bytes` more, or null (nothing reserved) when they would exceed the
+  // capacity.
+  std::shared_ptr<Reservation> TryReserve(uint64_t bytes);
+
+  uint64_t capacity() const { return capacity_; }
+  uint64_t used() const { return used_.load(); }
+
+ private:
+  const uint64_t capacity_;
+  std::atomic<uint64_t> used_{0};
+};
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_BYTE_BUDGET_H_
