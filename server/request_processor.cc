@@ -25,15 +25,6 @@ std::string EngineName(const Engine& engine) {
   return info.backend.empty() ? info.kind : info.backend;
 }
 
-// The output range a request produces (in place: max of input and output).
-uint64_t OutputRange(const ExecuteRequest& r) {
-  uint64_t out = r.op.output ? r.op.output->total_tensor_size_in_bytes : 0;
-  if (r.in_place && r.op.input) {
-    out = std::max(out, r.op.input->total_tensor_size_in_bytes);
-  }
-  return out;
-}
-
 }  // namespace
 
 RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
@@ -134,10 +125,7 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
 
   // The memory budget, after every cheaper check so that it is only
   // reserved by requests that will run.
-  const uint64_t estimate =
-      2 * (engine_request.input.size() + engine_request.scale.size() +
-           engine_request.bias.size()) +
-      2 * OutputRange(engine_request);
+  const uint64_t estimate = 2 * sched::RequestBytes(engine_request);
   std::shared_ptr<ByteBudget::Reservation> reservation = budget_.TryReserve(estimate);
   if (reservation == nullptr) {
     in_flight_.fetch_sub(1);

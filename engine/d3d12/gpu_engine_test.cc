@@ -3,6 +3,7 @@
 // deadlines and poisoning. Operator kernels are covered by
 // gpu_operators_test.cc.
 #include "engine/d3d12/gpu_engine.h"
+#include "engine/d3d12/gpu_engine_test_util.h"
 
 #include <functional>
 #include <future>
@@ -15,22 +16,6 @@
 namespace dmls::d3d12 {
 namespace {
 
-OperatorDesc CopyOp(uint64_t elements) {
-  OperatorDesc op;
-  op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
-  op.input = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, elements});
-  op.output = op.input;
-  return op;
-}
-
-std::string Pattern(uint64_t bytes, uint32_t seed) {
-  std::string s(bytes, '\0');
-  for (uint64_t i = 0; i < bytes; ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    s[i] = static_cast<char>(seed >> 24);
-  }
-  return s;
-}
 
 absl::StatusOr<ExecuteResult> RunSync(GpuEngine& engine, ExecuteRequest r) {
   std::promise<absl::StatusOr<ExecuteResult>> done;
@@ -42,25 +27,10 @@ absl::StatusOr<ExecuteResult> RunSync(GpuEngine& engine, ExecuteRequest r) {
 }
 
 ExecuteRequest Request(uint64_t elements, bool in_place, uint32_t seed) {
-  ExecuteRequest r;
-  r.op = CopyOp(elements);
-  r.in_place = in_place;
-  r.input = Pattern(elements * 4, seed);
-  return r;
+  return testing::CopyRequest(elements, in_place, seed);
 }
 
-GpuEngineOptions Options() {
-  GpuEngineOptions o;
-  o.device.kind = DeviceOptions::Kind::kSoftware;
-  o.kernel_source = [](const gpu::KernelKey&) -> absl::StatusOr<std::vector<uint8_t>> {
-    return absl::UnimplementedError("no kernels in this test");
-  };
-  // An empty plan: in place, the output is the uploaded input.
-  o.planner = [](const OperatorDesc&, bool) -> absl::StatusOr<gpu::DispatchPlan> {
-    return gpu::DispatchPlan();
-  };
-  return o;
-}
+GpuEngineOptions Options() { return testing::NoKernelOptions(); }
 
 std::unique_ptr<GpuEngine> MakeEngine(GpuEngineOptions o) {
   absl::StatusOr<std::unique_ptr<GpuEngine>> e = GpuEngine::Create(std::move(o));

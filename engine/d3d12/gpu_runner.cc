@@ -137,6 +137,23 @@ struct GpuRunner::Recording {
   uint64_t dedicated = 0;
 
   bool empty() const { return completions.empty(); }
+  // Moves `job`'s callback, request and state into a completion whose
+  // result is the job's result_bytes at `offset` of `readback`, with the
+  // poison guard [guard_begin, readback_bytes) after that offset.
+  void AddCompletion(sched::Job& job, std::shared_ptr<Readback> readback,
+                     uint64_t offset, uint64_t guard_begin,
+                     uint64_t readback_bytes) {
+    Completion c;
+    c.result_bytes = static_cast<const Job&>(*job.state).result_bytes;
+    c.done = std::move(job.done);
+    c.request = std::move(job.request);
+    c.state = std::move(job.state);
+    c.readback = std::move(readback);
+    c.offset = offset;
+    c.guard_begin = guard_begin;
+    c.readback_bytes = readback_bytes;
+    completions.push_back(std::move(c));
+  }
   void AddUpload(const Copy& c) {
     if (c.bytes == 0) return;
     if (!uploads.empty()) {
@@ -540,6 +557,7 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
   if (job->poison_output) std::memset(up + job->poison_at, kPoison, job->out_alloc);
   stage_us_.fetch_add(static_cast<uint64_t>(
       absl::ToInt64Microseconds(absl::Now() - stage_start)));
+  const uint64_t request_bytes = sched::RequestBytes(r);
   // The payloads live in upload memory now; the request need not keep them.
   std::string().swap(r.input);
   std::string().swap(r.scale);
@@ -549,7 +567,7 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
   const bool coalescable = options_.coalesce && !poison && !job->dedicated &&
                            in_bytes == out_bytes && gpu::IsCoalescable(job->plan);
   if (coalescable) p.key = gpu::CoalesceKey(job->plan, r.in_place);
-  p.bytes = in_bytes + job->scale_bytes + job->bias_bytes + job->result_bytes;
+  p.bytes = request_bytes;
   p.state = std::move(job);
   return p;
 }
@@ -606,16 +624,7 @@ bool GpuRunner::RecordGroup(std::vector<sched::Job>& group, Recording& rec) {
     Job& j = static_cast<Job&>(*group[i].state);
     rec.AddUpload({j.upload_resource(), j.upload_base() + j.in_at, in.resource(),
                    in.offset + at[i], j.in_bytes});
-    Completion c;
-    c.done = std::move(group[i].done);
-    c.request = std::move(group[i].request);
-    c.state = std::move(group[i].state);
-    c.readback = readback;
-    c.offset = at[i];
-    c.result_bytes = j.result_bytes;
-    c.guard_begin = j.result_bytes;
-    c.readback_bytes = j.result_bytes;
-    rec.completions.push_back(std::move(c));
+    rec.AddCompletion(group[i], readback, at[i], j.result_bytes, j.result_bytes);
   }
   ++rec.coalesced_groups;
   rec.coalesced_requests += group.size();
@@ -696,15 +705,7 @@ absl::Status GpuRunner::PlaceJob(sched::Job& job, Recording& rec) {
   readback->range = *rb;
   rec.readbacks.push_back(
       {out.resource(), out.offset, rb->resource(), rb->offset, j.readback_bytes});
-  Completion c;
-  c.done = std::move(job.done);
-  c.request = std::move(job.request);
-  c.readback = std::move(readback);
-  c.result_bytes = j.result_bytes;
-  c.guard_begin = j.guard_begin;
-  c.readback_bytes = j.readback_bytes;
-  c.state = std::move(job.state);
-  rec.completions.push_back(std::move(c));
+  rec.AddCompletion(job, std::move(readback), 0, j.guard_begin, j.readback_bytes);
   return absl::OkStatus();
 }
 
@@ -778,15 +779,7 @@ absl::Status GpuRunner::PlaceDedicated(sched::Job& job, Recording& rec) {
   rb->buffer = readback;
   rec.readbacks.push_back(
       {output->resource.get(), 0, readback->resource.get(), 0, j.readback_bytes});
-  Completion c;
-  c.done = std::move(job.done);
-  c.request = std::move(job.request);
-  c.readback = std::move(rb);
-  c.result_bytes = j.result_bytes;
-  c.guard_begin = j.guard_begin;
-  c.readback_bytes = j.readback_bytes;
-  c.state = std::move(job.state);
-  rec.completions.push_back(std::move(c));
+  rec.AddCompletion(job, std::move(rb), 0, j.guard_begin, j.readback_bytes);
   ++rec.dedicated;
   return absl::OkStatus();
 }

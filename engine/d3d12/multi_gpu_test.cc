@@ -11,42 +11,18 @@
 
 #include "absl/synchronization/mutex.h"
 #include "engine/d3d12/gpu_engine.h"
+#include "engine/d3d12/gpu_engine_test_util.h"
 #include "engine/sched/multi_engine.h"
 #include "gtest/gtest.h"
 
 namespace dmls::d3d12 {
 namespace {
 
-std::string Pattern(uint64_t bytes, uint32_t seed) {
-  std::string s(bytes, '\0');
-  for (uint64_t i = 0; i < bytes; ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    s[i] = static_cast<char>(seed >> 24);
-  }
-  return s;
-}
-
 ExecuteRequest Request(uint64_t elements, uint32_t seed) {
-  ExecuteRequest r;
-  r.op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
-  r.op.input = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, elements});
-  r.op.output = r.op.input;
-  r.in_place = true;
-  r.input = Pattern(elements * 4, seed);
-  return r;
+  return testing::CopyRequest(elements, /*in_place=*/true, seed);
 }
 
-GpuEngineOptions Options() {
-  GpuEngineOptions o;
-  o.device.kind = DeviceOptions::Kind::kSoftware;
-  o.kernel_source = [](const gpu::KernelKey&) -> absl::StatusOr<std::vector<uint8_t>> {
-    return absl::UnimplementedError("no kernels in this test");
-  };
-  o.planner = [](const OperatorDesc&, bool) -> absl::StatusOr<gpu::DispatchPlan> {
-    return gpu::DispatchPlan();
-  };
-  return o;
-}
+GpuEngineOptions Options() { return testing::NoKernelOptions(); }
 
 struct Pair {
   GpuEngine* gpu[2] = {nullptr, nullptr};

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/dxbc/activation_emit.h"
@@ -249,8 +248,8 @@ std::string CoalesceKey(const DispatchPlan& plan, bool in_place) {
   // c0 holds the count and grid; c1 onwards the operator's parameters.
   std::string params(d.args.begin() + std::min<size_t>(16, d.args.size()),
                      d.args.end());
-  return absl::StrCat("c|", key.DebugString(), in_place ? "|inplace|" : "|",
-                      absl::BytesToHexString(params));
+  // The raw parameter bytes: the key is compared, never shown.
+  return absl::StrCat("c|", key.DebugString(), in_place ? "|inplace|" : "|", params);
 }
 
 absl::StatusOr<DispatchPlan> PlanCoalescedSpan(const DispatchPlan& like,

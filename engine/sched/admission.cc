@@ -18,16 +18,16 @@ uint64_t Bytes(const std::optional<TensorDesc>& t) {
   return t ? t->total_tensor_size_in_bytes : 0;
 }
 
-uint64_t OutputRange(const ExecuteRequest& r) {
+}  // namespace
+
+uint64_t OutputRangeBytes(const ExecuteRequest& r) {
   uint64_t out = Bytes(r.op.output);
   if (r.in_place) out = std::max(out, Bytes(r.op.input));
   return out;
 }
 
-}  // namespace
-
 uint64_t RequestBytes(const ExecuteRequest& r) {
-  return r.input.size() + r.scale.size() + r.bias.size() + OutputRange(r);
+  return r.input.size() + r.scale.size() + r.bias.size() + OutputRangeBytes(r);
 }
 
 absl::Status Admit(const ExecuteRequest& r, const AdmissionOptions& options) {
@@ -62,11 +62,11 @@ absl::Status Admit(const ExecuteRequest& r, const AdmissionOptions& options) {
   }
 
   if (options.max_output_bytes != 0 && r.op.output &&
-      OutputRange(r) > options.max_output_bytes) {
+      OutputRangeBytes(r) > options.max_output_bytes) {
     return ops::RuleStatus(
         absl::StatusCode::kResourceExhausted, "MESSAGE_BYTES_LIMIT",
         absl::StrCat(op_path, ".output.total_tensor_size_in_bytes"),
-        absl::StrCat("the response would carry ", OutputRange(r),
+        absl::StrCat("the response would carry ", OutputRangeBytes(r),
                      " output bytes, above the server's limit of ",
                      options.max_output_bytes, " output bytes"));
   }

@@ -34,6 +34,10 @@ struct AdmissionOptions {
 absl::Status Admit(const ExecuteRequest& request,
                    const AdmissionOptions& options);
 
+// The output range a request produces: the output tensor's bytes, or for
+// in-place execution the larger of input and output (OPERATORS.md §10).
+uint64_t OutputRangeBytes(const ExecuteRequest& request);
+
 // The bytes a request moves: payloads in plus its output range out.
 uint64_t RequestBytes(const ExecuteRequest& request);
 

@@ -102,18 +102,6 @@ std::vector<Job> Batcher::TakeExpired(absl::Time now, bool scan_cancelled) {
   return out;
 }
 
-std::vector<Job> Batcher::TakeAll() {
-  std::vector<Job> out;
-  for (auto& [key, jobs] : queues_) {
-    for (auto& [order, job] : jobs) out.push_back(std::move(job));
-  }
-  queues_.clear();
-  arrivals_.clear();
-  size_ = 0;
-  bytes_ = 0;
-  return out;
-}
-
 absl::Time Batcher::NextDue() const {
   if (size_ == 0) return absl::InfiniteFuture();
   return arrivals_.begin()->first + policy_.max_queue_delay;

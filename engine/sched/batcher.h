@@ -45,9 +45,6 @@ class Batcher {
   // order) and, when `scan_cancelled`, every cancelled job (a full scan).
   std::vector<Job> TakeExpired(absl::Time now, bool scan_cancelled);
 
-  // Everything queued, for shutdown.
-  std::vector<Job> TakeAll();
-
   // When Due() turns true without a new job: the oldest job's enqueue time
   // plus max_queue_delay. InfiniteFuture() when empty.
   absl::Time NextDue() const;

@@ -178,18 +178,5 @@ TEST(BatcherTest, CancelledJobsAreFoundByAScanAndSkippedInBatches) {
   EXPECT_EQ(batch.groups[0][0].seq, 3u);
 }
 
-TEST(BatcherTest, TakeAllEmptiesEverything) {
-  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration()));
-  for (uint64_t i = 1; i <= 4; ++i) {
-    Job j = MakeJob(i % 2 ? "a" : "b", i, kT0);
-    ASSERT_TRUE(b.Enqueue(j).ok());
-  }
-  EXPECT_EQ(b.TakeAll().size(), 4u);
-  EXPECT_EQ(b.size(), 0u);
-  EXPECT_EQ(b.bytes(), 0u);
-  EXPECT_EQ(b.NextDue(), absl::InfiniteFuture());
-  EXPECT_EQ(b.NextDeadline(), absl::InfiniteFuture());
-}
-
 }  // namespace
 }  // namespace dmls::sched

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/sched/admission.h"
 #include "spdlog/spdlog.h"
 
 namespace dmls::sched {
@@ -17,16 +18,6 @@ struct MultiEngine::Call {
   std::vector<bool> tried;  // per child
   std::unique_ptr<ExecuteRequest> returned;  // handed back by a lost child
 };
-
-namespace {
-
-uint64_t RequestBytes(const ExecuteRequest& r) {
-  uint64_t bytes = r.input.size() + r.scale.size() + r.bias.size();
-  if (r.op.output) bytes += r.op.output->total_tensor_size_in_bytes;
-  return bytes;
-}
-
-}  // namespace
 
 MultiEngine::MultiEngine(std::vector<std::unique_ptr<Engine>> children,
                          MultiEngineOptions options)

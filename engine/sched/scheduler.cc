@@ -50,9 +50,10 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
                             "the deadline passed before execution"));
   }
   // Count first, then compare, so concurrent callers cannot all slip under
-  // the limit together.
+  // the limit together. Without a limit nothing is counted, which spares
+  // every request the wrapping callback (the server counts calls itself).
   const uint64_t limit = options_.max_in_flight;
-  if (in_flight_.fetch_add(1) >= limit && limit != 0) {
+  if (limit != 0 && in_flight_.fetch_add(1) >= limit) {
     in_flight_.fetch_sub(1);
     return Reject(done, ops::RuleStatus(
                             absl::StatusCode::kResourceExhausted,
@@ -60,7 +61,7 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
                             absl::StrCat("the server already has ", limit,
                                          " requests in flight; retry later")));
   }
-  ExecuteCallback counted = Counted(std::move(done));
+  ExecuteCallback counted = limit != 0 ? Counted(std::move(done)) : std::move(done);
   absl::StatusOr<Prepared> prepared = runner_->Prepare(request);
   if (!prepared.ok()) return Reject(counted, prepared.status());
 
@@ -178,7 +179,6 @@ SchedulerStats Scheduler::stats() const {
   absl::MutexLock lock(&mu_);
   SchedulerStats s = stats_;
   s.queued = batcher_.size();
-  s.queued_bytes = batcher_.bytes();
   s.in_flight = in_flight_.load();
   return s;
 }

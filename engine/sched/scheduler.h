@@ -13,8 +13,8 @@
 // request and its callback whatever happened; `done` is called exactly once
 // (on the caller's thread for a rejection, else on the dispatch thread for a
 // request that expired or was cancelled in the queue, else wherever the
-// runner completes it). In-flight counts a request from admission until its
-// `done` returns.
+// runner completes it). With max_in_flight set, in-flight counts a request
+// from admission until its `done` returns.
 //
 // One dispatch thread forms batches (batcher.h) whenever one is due and the
 // runner can accept it, fails queued requests whose deadline passes or that
@@ -62,8 +62,7 @@ struct SchedulerStats {
   uint64_t batched_requests = 0;
   uint64_t largest_batch = 0;
   uint64_t queued = 0;      // now
-  uint64_t queued_bytes = 0;  // now (Prepared::bytes of queued requests)
-  uint64_t in_flight = 0;   // now
+  uint64_t in_flight = 0;   // now; counted only with max_in_flight set
 };
 
 class Scheduler {
