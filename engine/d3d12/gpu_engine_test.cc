@@ -16,7 +16,6 @@
 namespace dmls::d3d12 {
 namespace {
 
-
 absl::StatusOr<ExecuteResult> RunSync(GpuEngine& engine, ExecuteRequest r) {
   std::promise<absl::StatusOr<ExecuteResult>> done;
   auto f = done.get_future();
