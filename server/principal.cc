@@ -1,0 +1,35 @@
+#include "server/principal.h"
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/security/auth_context.h"
+
+namespace dmls::server {
+
+absl::StatusOr<std::string> PrincipalOf(
+    const grpc::ServerContextBase& context) {
+  if (std::shared_ptr<const grpc::AuthContext> auth = context.auth_context()) {
+    std::vector<grpc::string_ref> names =
+        auth->FindPropertyValues(kPrincipalProperty);
+    if (!names.empty() && !names.front().empty()) {
+      return absl::StrCat("user:",
+                          std::string(names.front().data(), names.front().size()));
+    }
+  }
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kTenantMetadataKey);
+  if (it != metadata.end()) {
+    if (it->second.empty() || it->second.size() > kMaxTenantLength) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TENANT_INVALID: metadata '", kTenantMetadataKey,
+          "' must be 1 to ", kMaxTenantLength, " bytes"));
+    }
+    return absl::StrCat("tenant:",
+                        std::string(it->second.data(), it->second.size()));
+  }
+  return absl::StrCat("peer:", context.peer());
+}
+
+}  // namespace dmls::server
