@@ -90,6 +90,12 @@ v1::GetCapabilitiesResponse BuildCapabilities(
   limits->set_max_batch_bytes(options.max_batch_bytes);
   limits->set_max_queue_delay_us(options.max_queue_delay_us);
   limits->set_max_queue_depth(options.max_queue_depth);
+  limits->set_resident_bytes_per_principal(options.resident_bytes_per_principal);
+  limits->set_resident_bytes_total(options.resident_bytes_total);
+  limits->set_resident_ttl_seconds(options.resident_ttl_seconds);
+  limits->set_max_chain_steps(options.max_chain_steps);
+  limits->set_default_chunk_bytes(options.chunk_bytes);
+  limits->set_max_chunk_bytes(options.max_message_bytes - kChunkOverheadBytes);
   return response;
 }
 

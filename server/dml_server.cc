@@ -31,6 +31,11 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   service_options.processor.memory_budget_bytes = EffectiveMemoryBudget(options);
   service_options.processor.max_message_bytes = options.max_message_bytes;
   service_options.stream_window = options.stream_window;
+  service_options.processor.max_chain_steps = options.max_chain_steps;
+  service_options.store.bytes_per_principal = options.resident_bytes_per_principal;
+  service_options.store.bytes_total = options.resident_bytes_total;
+  service_options.store.default_ttl =
+      absl::Seconds(static_cast<int64_t>(options.resident_ttl_seconds));
   server->service_ = std::make_unique<DmlServiceImpl>(
       engine, service_options,
       BuildCapabilities(engine->device_info(), engine->devices(), options,
@@ -48,6 +53,13 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
     builder.AddChannelArgument(name, value);
   }
   builder.RegisterService(server->service_.get());
+  TensorServiceOptions tensor_options;
+  tensor_options.max_tensor_bytes = options.max_tensor_bytes;
+  tensor_options.default_chunk_bytes = options.chunk_bytes;
+  tensor_options.max_chunk_bytes = options.max_message_bytes - kChunkOverheadBytes;
+  server->tensor_service_ = std::make_unique<TensorServiceImpl>(
+      &server->service_->store(), engine, tensor_options, logger);
+  builder.RegisterService(server->tensor_service_.get());
   // ValidateOptions keeps the size within int.
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));

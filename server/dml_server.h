@@ -25,6 +25,7 @@
 #include "grpcpp/server.h"
 #include "server/server_options.h"
 #include "server/service.h"
+#include "server/tensor_service.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {
@@ -74,6 +75,7 @@ class DmlServer {
   Engine* engine_ = nullptr;
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<DmlServiceImpl> service_;
+  std::unique_ptr<TensorServiceImpl> tensor_service_;  // borrows service_'s store
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::string address_;

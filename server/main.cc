@@ -43,6 +43,16 @@ ABSL_FLAG(uint32_t, stream_window, kDefaults.stream_window,
 ABSL_FLAG(uint64_t, max_tensor_bytes, kDefaults.max_tensor_bytes,
           "Largest total_tensor_size_in_bytes of one tensor before "
           "RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint64_t, resident_bytes_per_principal, kDefaults.resident_bytes_per_principal,
+          "Bytes of resident tensors one principal may hold.");
+ABSL_FLAG(uint64_t, resident_bytes_total, kDefaults.resident_bytes_total,
+          "Bytes of resident tensors all principals together may hold.");
+ABSL_FLAG(uint64_t, resident_ttl_seconds, kDefaults.resident_ttl_seconds,
+          "Time to live of a resident tensor created without one; 0 = none.");
+ABSL_FLAG(uint32_t, max_chain_steps, kDefaults.max_chain_steps,
+          "Most operators in one ExecuteChain.");
+ABSL_FLAG(uint64_t, chunk_bytes, kDefaults.chunk_bytes,
+          "Default chunk of ReadTensor and ExecuteChunked responses, in bytes.");
 ABSL_FLAG(std::string, device, kDefaults.device,
           "Engine: auto (Direct3D 12 if available, else cpu), gpu, software "
           "or cpu.");
@@ -130,6 +140,11 @@ int main(int argc, char** argv) {
   options.max_in_flight = absl::GetFlag(FLAGS_max_in_flight);
   options.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   options.stream_window = absl::GetFlag(FLAGS_stream_window);
+  options.resident_bytes_per_principal = absl::GetFlag(FLAGS_resident_bytes_per_principal);
+  options.resident_bytes_total = absl::GetFlag(FLAGS_resident_bytes_total);
+  options.resident_ttl_seconds = absl::GetFlag(FLAGS_resident_ttl_seconds);
+  options.max_chain_steps = absl::GetFlag(FLAGS_max_chain_steps);
+  options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   options.device = absl::GetFlag(FLAGS_device);
   options.adapter = absl::GetFlag(FLAGS_adapter);
   options.adapters = absl::GetFlag(FLAGS_adapters);

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/rule_status.h"
 #include "engine/ops/schema.h"
 #include "engine/ops/validator.h"
 #include "engine/sched/admission.h"
+#include "server/chain_builder.h"
 #include "server/proto_mapping.h"
 
 namespace dmls::server {
@@ -28,8 +30,10 @@ std::string EngineName(const Engine& engine) {
 }  // namespace
 
 RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
-                                   std::shared_ptr<spdlog::logger> logger)
+                                   std::shared_ptr<spdlog::logger> logger,
+                                   TensorStore* store)
     : engine_(engine),
+      store_(store),
       options_(options),
       logger_(std::move(logger)),
       engine_name_(EngineName(*engine)),
@@ -82,6 +86,31 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
     return outcome;
   };
 
+  if (UsesResidentTensors(request)) {
+    absl::StatusOr<v1::ChainRequest> chain = ChainOfExecute(request);
+    if (!chain.ok()) {
+      done(finish(RequestError::FromStatus(chain.status()), {}));
+      return;
+    }
+    ExecuteChain(*chain, std::move(context),
+                 [finish, done = std::move(done)](ChainOutcome c) mutable {
+                   for (ops::Violation& v : c.error.violations) v.field = ExecutePath(v.field);
+                   if (!c.error.violations.empty()) {
+                     c.error.message = ops::Summary(c.error.violations.front());
+                   }
+                   std::string output;
+                   std::string handle;
+                   if (c.error.ok() && c.response.outputs_size() > 0) {
+                     output = std::move(*c.response.mutable_outputs(0)->mutable_data());
+                     handle = c.response.outputs(0).handle();
+                   }
+                   ExecuteOutcome outcome = finish(std::move(c.error), std::move(output));
+                   outcome.response.set_output_handle(handle);
+                   outcome.reservation = std::move(c.reservation);
+                   done(std::move(outcome));
+                 });
+    return;
+  }
   ExecuteRequest engine_request;
   engine_request.op = OperatorFromProto(request.operator_());
   engine_request.feature_level = static_cast<FeatureLevel>(FeatureLevelFromProto(
@@ -98,45 +127,11 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
     done(finish(std::move(error), {}));
     return;
   }
-  if (context.cancelled && context.cancelled->load()) {
-    done(finish(RequestError::FromStatus(absl::CancelledError(
-                    "the call was cancelled before execution")),
-                {}));
-    return;
-  }
-  if (absl::Now() >= context.deadline) {
-    done(finish(RequestError::FromStatus(absl::DeadlineExceededError(
-                    "the deadline passed before execution")),
-                {}));
-    return;
-  }
-  // Count first, then compare, so that concurrent callers cannot all slip
-  // under the limit together.
-  if (in_flight_.fetch_add(1) >= options_.max_in_flight) {
-    in_flight_.fetch_sub(1);
-    done(finish(
-        RequestError::Rule(
-            absl::StatusCode::kResourceExhausted, "IN_FLIGHT_LIMIT", "",
-            absl::StrCat("the server already has ", options_.max_in_flight,
-                         " requests in flight; retry later")),
-        {}));
-    return;
-  }
-
-  // The memory budget, after every cheaper check so that it is only
-  // reserved by requests that will run.
-  const uint64_t estimate = 2 * sched::RequestBytes(engine_request);
-  std::shared_ptr<ByteBudget::Reservation> reservation = budget_.TryReserve(estimate);
-  if (reservation == nullptr) {
-    in_flight_.fetch_sub(1);
-    done(finish(
-        RequestError::Rule(
-            absl::StatusCode::kResourceExhausted, "MEMORY_BUDGET", "",
-            absl::StrCat("the request needs about ", estimate,
-                         " bytes of host memory and the server's budget of ",
-                         budget_.capacity(), " bytes (", budget_.used(),
-                         " in use) cannot take it now; retry later")),
-        {}));
+  std::shared_ptr<ByteBudget::Reservation> reservation;
+  if (RequestError e = Reserve(context, 2 * sched::RequestBytes(engine_request),
+                               &reservation);
+      !e.ok()) {
+    done(finish(std::move(e), {}));
     return;
   }
   engine_request.deadline = context.deadline;
@@ -147,15 +142,7 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
        done = std::move(done)](absl::StatusOr<ExecuteResult> result) mutable {
         in_flight_.fetch_sub(1);
         if (!result.ok()) {
-          RequestError error = RequestError::FromEngine(result.status());
-          if (error.code == absl::StatusCode::kInternal) {
-            logger_->error("request {} failed in the engine: {}", request_id,
-                           result.status().ToString());
-          } else {
-            logger_->debug("request {} failed in the engine: {}", request_id,
-                           result.status().ToString());
-          }
-          done(finish(std::move(error), {}));
+          done(finish(EngineError(request_id, result.status()), {}));
           return;
         }
         ExecuteOutcome outcome =
@@ -163,6 +150,121 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
         outcome.reservation = std::move(reservation);
         logger_->debug("request {} done in {} us", request_id,
                        outcome.response.server_time_us());
+        done(std::move(outcome));
+      });
+}
+
+RequestError RequestProcessor::Reserve(
+    const CallContext& context, uint64_t estimate,
+    std::shared_ptr<ByteBudget::Reservation>* reservation) {
+  if (context.cancelled && context.cancelled->load()) {
+    return RequestError::FromStatus(
+        absl::CancelledError("the call was cancelled before execution"));
+  }
+  if (absl::Now() >= context.deadline) {
+    return RequestError::FromStatus(
+        absl::DeadlineExceededError("the deadline passed before execution"));
+  }
+  // Count first, then compare, so that concurrent callers cannot all slip
+  // under the limit together.
+  if (in_flight_.fetch_add(1) >= options_.max_in_flight) {
+    in_flight_.fetch_sub(1);
+    return RequestError::Rule(
+        absl::StatusCode::kResourceExhausted, "IN_FLIGHT_LIMIT", "",
+        absl::StrCat("the server already has ", options_.max_in_flight,
+                     " requests in flight; retry later"));
+  }
+  // The memory budget, after every cheaper check so that it is only
+  // reserved by requests that will run.
+  *reservation = budget_.TryReserve(estimate);
+  if (*reservation == nullptr) {
+    in_flight_.fetch_sub(1);
+    return RequestError::Rule(
+        absl::StatusCode::kResourceExhausted, "MEMORY_BUDGET", "",
+        absl::StrCat("the request needs about ", estimate,
+                     " bytes of host memory and the server's budget of ",
+                     budget_.capacity(), " bytes (", budget_.used(),
+                     " in use) cannot take it now; retry later"));
+  }
+  return RequestError{};
+}
+
+RequestError RequestProcessor::EngineError(uint64_t request_id,
+                                           const absl::Status& status) {
+  RequestError error = RequestError::FromEngine(status);
+  if (error.code == absl::StatusCode::kInternal) {
+    logger_->error("request {} failed in the engine: {}", request_id, status.ToString());
+  } else {
+    logger_->debug("request {} failed in the engine: {}", request_id, status.ToString());
+  }
+  return error;
+}
+
+void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext context,
+                                    ChainOutcomeCallback done) {
+  const absl::Time start = absl::Now();
+  const uint64_t request_id = request.request_id();
+  auto finish = [this, start, request_id](RequestError error) {
+    ChainOutcome outcome;
+    outcome.error = std::move(error);
+    outcome.response.set_request_id(request_id);
+    outcome.response.set_engine(engine_name_);
+    outcome.response.set_server_time_us(
+        static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - start)));
+    return outcome;
+  };
+  if (store_ == nullptr) {
+    done(finish(RequestError::FromStatus(
+        absl::UnimplementedError("this server keeps no resident tensors"))));
+    return;
+  }
+  if (!context.principal.ok()) {
+    done(finish(RequestError::FromStatus(context.principal.status())));
+    return;
+  }
+  ChainLimits limits;
+  limits.max_steps = options_.max_chain_steps;
+  limits.max_tensor_bytes = options_.max_tensor_bytes;
+  limits.max_returned_bytes = admission_.max_output_bytes;
+  limits.highest_feature_level = options_.highest_feature_level;
+  absl::StatusOr<BuiltChain> built =
+      BuildChain(request, *context.principal, *store_, limits);
+  if (!built.ok()) {
+    RequestError error = RequestError::FromStatus(built.status());
+    logger_->debug("chain {} rejected: {}", request_id, error.message);
+    done(finish(std::move(error)));
+    return;
+  }
+  std::shared_ptr<ByteBudget::Reservation> reservation;
+  if (RequestError e = Reserve(context, 2 * (built->inline_bytes + built->returned_bytes),
+                               &reservation);
+      !e.ok()) {
+    built->Settle(*store_, /*ok=*/false);
+    done(finish(std::move(e)));
+    return;
+  }
+  built->request.deadline = context.deadline;
+  built->request.cancelled = std::move(context.cancelled);
+  ChainRequest engine_request = std::move(built->request);
+  auto outputs = std::make_shared<BuiltChain>(std::move(*built));
+  engine_->ExecuteChain(
+      std::move(engine_request),
+      [this, finish, request_id, outputs, reservation = std::move(reservation),
+       done = std::move(done)](absl::StatusOr<ChainResult> result) mutable {
+        in_flight_.fetch_sub(1);
+        outputs->Settle(*store_, result.ok());
+        if (!result.ok()) {
+          done(finish(EngineError(request_id, result.status())));
+          return;
+        }
+        ChainOutcome outcome = finish(RequestError{});
+        for (const StepOutput& o : outputs->outputs) {
+          v1::ChainOutput& out = *outcome.response.add_outputs();
+          out.set_step(o.step);
+          out.set_handle(o.handle);
+          if (o.returns_bytes) out.set_data(std::move(result->outputs[o.step]));
+        }
+        outcome.reservation = std::move(reservation);
         done(std::move(outcome));
       });
 }

@@ -27,6 +27,7 @@
 #include "engine/sched/admission.h"
 #include "server/byte_budget.h"
 #include "server/status_mapping.h"
+#include "server/tensor_store.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {
@@ -47,6 +48,8 @@ struct ProcessorOptions {
   uint64_t memory_budget_bytes = 0;
   // What FEATURE_LEVEL_UNSPECIFIED means.
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
+  // Most steps of one ExecuteChain.
+  uint32_t max_chain_steps = 64;
 };
 
 // What the transport knows about the call a request arrived on.
@@ -54,6 +57,9 @@ struct CallContext {
   absl::Time deadline = absl::InfiniteFuture();
   // Set when the client cancels; may be null (never cancelled).
   std::shared_ptr<const std::atomic<bool>> cancelled;
+  // Who is calling (principal.h); an error when the call names an invalid
+  // tenant (reported only by requests that use resident tensors).
+  absl::StatusOr<std::string> principal = std::string();
 };
 
 struct ExecuteOutcome {
@@ -66,10 +72,21 @@ struct ExecuteOutcome {
 };
 using OutcomeCallback = absl::AnyInvocable<void(ExecuteOutcome)>;
 
+struct ChainOutcome {
+  RequestError error;  // ok() on success
+  // Always carries request_id, engine and server_time_us.
+  dmlserve::v1::ChainResponse response;
+  std::shared_ptr<ByteBudget::Reservation> reservation;  // as ExecuteOutcome's
+};
+using ChainOutcomeCallback = absl::AnyInvocable<void(ChainOutcome)>;
+
 class RequestProcessor {
  public:
+  // `store` keeps the resident tensors; null: requests that use them get
+  // UNIMPLEMENTED.
   RequestProcessor(Engine* engine, ProcessorOptions options,
-                   std::shared_ptr<spdlog::logger> logger);
+                   std::shared_ptr<spdlog::logger> logger,
+                   TensorStore* store = nullptr);
   RequestProcessor(const RequestProcessor&) = delete;
   RequestProcessor& operator=(const RequestProcessor&) = delete;
 
@@ -81,8 +98,16 @@ class RequestProcessor {
   // moved out of `request` (no copies). `done` is called exactly once: on
   // this thread before Execute returns when a check fails, otherwise from the
   // engine's completion, possibly on another thread.
+  // A request that names resident tensors or keeps its output runs as a
+  // one-step chain (chain_builder.h), with its error paths in
+  // ExecuteRequest's terms.
   void Execute(dmlserve::v1::ExecuteRequest& request, CallContext context,
                OutcomeCallback done);
+
+  // Checks the whole chain (chain_builder.h), then runs it on the engine.
+  // Inline bytes are moved out of `request`. `done` as for Execute.
+  void ExecuteChain(dmlserve::v1::ChainRequest& request, CallContext context,
+                    ChainOutcomeCallback done);
 
   // Executions currently in the engine.
   uint32_t in_flight() const { return in_flight_.load(); }
@@ -91,8 +116,15 @@ class RequestProcessor {
  private:
   // The admission checks (engine/sched/admission.h) these options ask for.
   sched::AdmissionOptions Admission() const;
+  // Cancellation, deadline, an in-flight slot and `estimate` bytes of the
+  // memory budget (into *reservation); on error nothing is held.
+  RequestError Reserve(const CallContext& context, uint64_t estimate,
+                       std::shared_ptr<ByteBudget::Reservation>* reservation);
+  // Logs an engine failure at the level its mapping deserves.
+  RequestError EngineError(uint64_t request_id, const absl::Status& status);
 
   Engine* const engine_;
+  TensorStore* const store_;
   const ProcessorOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
   const std::string engine_name_;

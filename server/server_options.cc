@@ -55,6 +55,13 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.max_in_flight == 0) {
     return absl::InvalidArgumentError("--max_in_flight must be at least 1");
   }
+  if (o.max_chain_steps == 0) {
+    return absl::InvalidArgumentError("--max_chain_steps must be at least 1");
+  }
+  if (o.chunk_bytes == 0 || o.chunk_bytes + kChunkOverheadBytes > o.max_message_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--chunk_bytes must be in [1, max_message_bytes - ", kChunkOverheadBytes, "]"));
+  }
   if (o.stream_window == 0) {
     return absl::InvalidArgumentError("--stream_window must be at least 1");
   }

@@ -17,6 +17,9 @@ namespace dmls::server {
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 
+// Room for a chunk message's fields besides its bytes.
+inline constexpr uint64_t kChunkOverheadBytes = 64 * 1024;
+
 struct ServerOptions {
   // Listening address and port. 127.0.0.1 keeps a default start private;
   // containers pass 0.0.0.0. Port 0 lets the OS pick one (tests).
@@ -78,6 +81,16 @@ struct ServerOptions {
   // estimate; beyond it RESOURCE_EXHAUSTED, MEMORY_BUDGET). 0 = a quarter
   // of the machine's physical memory, and at least 4 x max_message_bytes.
   uint64_t memory_budget_bytes = 0;
+  // Resident tensors (TensorService): bytes one principal and all of them
+  // together may hold (RESOURCE_EXHAUSTED, RESIDENT_QUOTA beyond), the time
+  // to live of a tensor created without one (0 = no expiry), the most steps
+  // of one ExecuteChain, and the default chunk of ReadTensor /
+  // ExecuteChunked responses (the largest is max_message_bytes less 64 KiB).
+  uint64_t resident_bytes_per_principal = 8 * kGiB;
+  uint64_t resident_bytes_total = 16 * kGiB;
+  uint64_t resident_ttl_seconds = 3600;
+  uint32_t max_chain_steps = 64;
+  uint64_t chunk_bytes = 1 * kMiB;
 
   // Connection hygiene (gRPC channel arguments, see ConnectionChannelArgs).
   // A connection that has not sent the HTTP/2 preface and SETTINGS within

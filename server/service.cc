@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "server/message_codec.h"
+#include "server/principal.h"
 #include "server/status_mapping.h"
 
 namespace dmls::server {
@@ -24,27 +25,32 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
   return absl::FromChrono(deadline);
 }
 
-// Unary Execute. Lives until both gRPC (OnDone) and the engine (the outcome
-// callback) are through with it, because the engine may call back after the
-// client cancelled and the RPC is gone.
-class ExecuteReactor final : public grpc::ServerUnaryReactor {
+// Unary Execute and ExecuteChain (Request -> Outcome, see
+// request_processor.h). Lives until both gRPC (OnDone) and the engine (the
+// outcome callback) are through with it, because the engine may call back
+// after the client cancelled and the RPC is gone.
+template <typename Request, typename Outcome>
+class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
  public:
-  ExecuteReactor(grpc::CallbackServerContext* context,
-                 grpc::ByteBuffer* response, spdlog::logger* logger)
+  using Run = void (RequestProcessor::*)(Request&, CallContext,
+                                         absl::AnyInvocable<void(Outcome)>);
+
+  UnaryExecuteReactor(grpc::CallbackServerContext* context,
+                      grpc::ByteBuffer* response, spdlog::logger* logger)
       : context_(context), response_(response), logger_(logger) {}
 
-  void Start(RequestProcessor& processor, const grpc::ByteBuffer& bytes) {
-    v1::ExecuteRequest request;
+  void Start(RequestProcessor& processor, Run run, const grpc::ByteBuffer& bytes) {
+    Request request;
     if (absl::Status parsed = ParseRequest(bytes, &request); !parsed.ok()) {
-      logger_->debug("Execute: {}", std::string(parsed.message()));
-      ExecuteOutcome outcome;
+      logger_->debug("{}: {}", Request::descriptor()->name(), std::string(parsed.message()));
+      Outcome outcome;
       outcome.error = RequestError::FromStatus(parsed);
       OnOutcome(std::move(outcome));  // answers, drops the engine's reference
       return;
     }
-    processor.Execute(
-        request, CallContext{DeadlineOf(*context_), cancelled_},
-        [this](ExecuteOutcome outcome) { OnOutcome(std::move(outcome)); });
+    (processor.*run)(
+        request, CallContext{DeadlineOf(*context_), cancelled_, PrincipalOf(*context_)},
+        [this](Outcome outcome) { OnOutcome(std::move(outcome)); });
   }
 
   void OnCancel() override {
@@ -56,7 +62,7 @@ class ExecuteReactor final : public grpc::ServerUnaryReactor {
   void OnDone() override { Unref(); }
 
  private:
-  void OnOutcome(ExecuteOutcome outcome) {
+  void OnOutcome(Outcome outcome) {
     grpc::Status status;
     grpc::ByteBuffer serialized;
     if (outcome.error.ok()) {
@@ -118,6 +124,7 @@ class ExecuteStreamReactor final
       : processor_(processor),
         window_(window == 0 ? 1 : window),
         deadline_(DeadlineOf(*context)),
+        principal_(PrincipalOf(*context)),
         logger_(std::move(logger)) {
     reading_ = true;
     StartRead(&read_buffer_);
@@ -162,7 +169,7 @@ class ExecuteStreamReactor final
     }
     if (read_more) StartRead(&read_buffer_);
     processor_.Execute(
-        request, CallContext{deadline_, cancelled_},
+        request, CallContext{deadline_, cancelled_, principal_},
         [this](ExecuteOutcome outcome) { OnOutcome(std::move(outcome)); });
   }
 
@@ -289,6 +296,7 @@ class ExecuteStreamReactor final
   RequestProcessor& processor_;
   const uint32_t window_;
   const absl::Time deadline_;
+  const absl::StatusOr<std::string> principal_;
   const std::shared_ptr<spdlog::logger> logger_;
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
       std::make_shared<std::atomic<bool>>(false);
@@ -324,7 +332,8 @@ DmlServiceImpl::DmlServiceImpl(Engine* engine, ServiceOptions options,
     : options_(options),
       capabilities_(std::move(capabilities)),
       logger_(logger),
-      processor_(engine, options.processor, std::move(logger)) {}
+      store_(engine, options.store),
+      processor_(engine, options.processor, std::move(logger), &store_) {}
 
 grpc::ServerUnaryReactor* DmlServiceImpl::GetCapabilities(
     grpc::CallbackServerContext* context, const v1::GetCapabilitiesRequest*,
@@ -352,8 +361,18 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Validate(
 grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  auto* reactor = new ExecuteReactor(context, response, logger_.get());
-  reactor->Start(processor_, *request);
+  auto* reactor = new UnaryExecuteReactor<v1::ExecuteRequest, ExecuteOutcome>(
+      context, response, logger_.get());
+  reactor->Start(processor_, &RequestProcessor::Execute, *request);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  auto* reactor = new UnaryExecuteReactor<v1::ChainRequest, ChainOutcome>(
+      context, response, logger_.get());
+  reactor->Start(processor_, &RequestProcessor::ExecuteChain, *request);
   return reactor;
 }
 

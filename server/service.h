@@ -27,12 +27,15 @@
 #include "dmlserve/v1/dmlserve.grpc.pb.h"
 #include "engine/core/engine.h"
 #include "server/request_processor.h"
+#include "server/tensor_store.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {
 
 struct ServiceOptions {
   ProcessorOptions processor;
+  // Resident tensors (tensor_store.h); the TensorService shares the store.
+  TensorStoreOptions store;
   // Requests of one ExecuteStream read but not yet answered.
   uint32_t stream_window = 64;
 };
@@ -43,7 +46,8 @@ using DmlServiceBase =
         dmlserve::v1::DmlService::WithRawCallbackMethod_Validate<
             dmlserve::v1::DmlService::WithRawCallbackMethod_Execute<
                 dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteStream<
-                    dmlserve::v1::DmlService::Service>>>>;
+                    dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteChain<
+                        dmlserve::v1::DmlService::Service>>>>>;
 
 class DmlServiceImpl final : public DmlServiceBase {
  public:
@@ -67,12 +71,19 @@ class DmlServiceImpl final : public DmlServiceBase {
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ExecuteStream(
       grpc::CallbackServerContext* context) override;
 
+  // Request: a serialized ChainRequest; response: ChainResponse.
+  grpc::ServerUnaryReactor* ExecuteChain(grpc::CallbackServerContext* context,
+                                         const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) override;
+
   RequestProcessor& processor() { return processor_; }
+  TensorStore& store() { return store_; }
 
  private:
   const ServiceOptions options_;
   const dmlserve::v1::GetCapabilitiesResponse capabilities_;
   const std::shared_ptr<spdlog::logger> logger_;
+  TensorStore store_;  // before processor_, which borrows it
   RequestProcessor processor_;
 };
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
+#include "engine/core/host_resident.h"
 
 namespace dmls {
 namespace {
@@ -29,6 +30,47 @@ void HandBackRequest(ExecuteRequest& request) {
       std::move(request.on_device_lost);
   request.on_device_lost = nullptr;
   hook(std::move(request));
+}
+
+absl::StatusOr<std::shared_ptr<ResidentBuffer>> Engine::AllocateResident(
+    uint64_t bytes, absl::string_view /*placement_key*/) {
+  absl::StatusOr<std::shared_ptr<HostResidentBuffer>> b =
+      HostResidentBuffer::Create(this, bytes, device_info().name);
+  if (!b.ok()) return b.status();
+  return std::shared_ptr<ResidentBuffer>(std::move(*b));
+}
+
+namespace {
+
+HostResidentBuffer* HostBufferOf(Engine* engine, ResidentBuffer* buffer) {
+  auto* host = dynamic_cast<HostResidentBuffer*>(buffer);
+  return host != nullptr && host->engine() == engine ? host : nullptr;
+}
+
+}  // namespace
+
+void Engine::WriteResident(std::shared_ptr<ResidentBuffer> buffer,
+                           uint64_t offset, std::string bytes,
+                           StatusCallback done) {
+  HostResidentBuffer* host = HostBufferOf(this, buffer.get());
+  if (host == nullptr) {
+    return done(absl::InternalError("a resident tensor of another engine reached this one"));
+  }
+  done(host->Write(offset, bytes));
+}
+
+void Engine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
+                          uint64_t offset, uint64_t length,
+                          BytesCallback done) {
+  HostResidentBuffer* host = HostBufferOf(this, buffer.get());
+  if (host == nullptr) {
+    return done(absl::InternalError("a resident tensor of another engine reached this one"));
+  }
+  done(host->Read(offset, length));
+}
+
+void Engine::ExecuteChain(ChainRequest request, ChainCallback done) {
+  RunChainOnHost(*this, std::move(request), std::move(done));
 }
 
 }  // namespace dmls

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/core/operator_desc.h"
+#include "engine/core/resident.h"
 #include "engine/core/types.h"
 
 namespace dmls {
@@ -95,6 +96,29 @@ class Engine {
   // another thread and possibly before Execute returns. Errors: see
   // absl::StatusCode; RESOURCE_EXHAUSTED when a memory cap is hit.
   virtual void Execute(ExecuteRequest request, ExecuteCallback done) = 0;
+
+  // Resident tensors and chains (resident.h). The defaults keep buffers in
+  // host memory and run chains step by step through Execute
+  // (host_resident.h); engines with device memory override all four.
+  //
+  // A zero-filled buffer of `bytes` bytes. `placement_key` groups buffers
+  // that should share a device (the server passes the owner), for engines
+  // over several devices. RESOURCE_EXHAUSTED when memory (or the device
+  // memory cap) runs out.
+  virtual absl::StatusOr<std::shared_ptr<ResidentBuffer>> AllocateResident(
+      uint64_t bytes, absl::string_view placement_key);
+  // Copies `bytes` to [offset, offset + bytes.size()) of `buffer` (one this
+  // engine allocated). `done` once, possibly on another thread; writes and
+  // reads of a buffer and chains using it take effect in call order.
+  virtual void WriteResident(std::shared_ptr<ResidentBuffer> buffer,
+                             uint64_t offset, std::string bytes,
+                             StatusCallback done);
+  virtual void ReadResident(std::shared_ptr<ResidentBuffer> buffer,
+                            uint64_t offset, uint64_t length,
+                            BytesCallback done);
+  // Runs a validated chain (resident.h): its resident buffers are this
+  // engine's. `done` is called exactly once.
+  virtual void ExecuteChain(ChainRequest request, ChainCallback done);
 
   // Stops accepting work and waits for work in flight. Idempotent.
   virtual void Shutdown() {}

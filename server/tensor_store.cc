@@ -1,0 +1,205 @@
+#include "server/tensor_store.h"
+
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/ops/rule_status.h"
+
+namespace dmls::server {
+
+std::string NewTensorHandle() {
+  // std::random_device reads the kernel's random source on Linux.
+  static std::mutex mu;
+  static std::random_device device;
+  uint32_t words[4];
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (uint32_t& w : words) w = device();
+  }
+  return absl::StrFormat("t-%08x%08x%08x%08x", words[0], words[1], words[2], words[3]);
+}
+
+namespace {
+
+absl::Status NotFound(const std::string& handle) {
+  return ops::RuleStatus(absl::StatusCode::kNotFound, "HANDLE_NOT_FOUND", "handle",
+                         absl::StrCat("no resident tensor '", handle.substr(0, 64),
+                                      "' (unknown, released, expired, or not yours)"));
+}
+
+}  // namespace
+
+TensorStore::TensorStore(Engine* engine, TensorStoreOptions options)
+    : engine_(engine), options_(std::move(options)) {
+  if (options_.sweep_interval > absl::ZeroDuration()) {
+    sweeper_ = std::thread([this] { SweepLoop(); });
+  }
+}
+
+TensorStore::~TensorStore() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+absl::Time TensorStore::Now() const {
+  return options_.now ? options_.now() : absl::Now();
+}
+
+absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Create(
+    const std::string& principal, const TensorDesc& desc, absl::Duration ttl,
+    bool pending) {
+  const uint64_t bytes = desc.total_tensor_size_in_bytes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t mine = principal_bytes_[principal];
+    std::string which;
+    if (bytes > options_.bytes_per_principal - std::min(mine, options_.bytes_per_principal)) {
+      which = absl::StrCat("your resident tensors hold ", mine, " of your ",
+                           options_.bytes_per_principal, " bytes");
+    } else if (bytes > options_.bytes_total - std::min(stats_.bytes, options_.bytes_total)) {
+      which = absl::StrCat("the server's resident tensors hold ", stats_.bytes, " of ",
+                           options_.bytes_total, " bytes");
+    }
+    if (!which.empty()) {
+      ++stats_.quota_rejections;
+      if (mine == 0) principal_bytes_.erase(principal);
+      return ops::RuleStatus(
+          absl::StatusCode::kResourceExhausted, "RESIDENT_QUOTA", "",
+          absl::StrCat("a tensor of ", bytes, " bytes does not fit: ", which,
+                       "; release some first"));
+    }
+    // Reserve before allocating, so that concurrent creates cannot
+    // overshoot together.
+    principal_bytes_[principal] += bytes;
+    stats_.bytes += bytes;
+  }
+  auto give_back = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.bytes -= bytes;
+    if ((principal_bytes_[principal] -= bytes) == 0) principal_bytes_.erase(principal);
+  };
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> buffer =
+      engine_->AllocateResident(std::max<uint64_t>(bytes, 1), principal);
+  if (!buffer.ok()) {
+    give_back();
+    return buffer.status();
+  }
+  auto tensor = std::make_shared<ResidentTensor>();
+  tensor->handle = NewTensorHandle();
+  tensor->principal = principal;
+  tensor->desc = desc;
+  tensor->buffer = std::move(*buffer);
+  if (ttl <= absl::ZeroDuration()) ttl = options_.default_ttl;
+  if (ttl > absl::ZeroDuration()) tensor->expires = Now() + ttl;
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_[tensor->handle] = Entry{tensor, !pending};
+  ++stats_.tensors;
+  ++stats_.created;
+  return std::shared_ptr<const ResidentTensor>(std::move(tensor));
+}
+
+void TensorStore::Publish(const std::string& handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(handle);
+  if (it != entries_.end()) it->second.published = true;
+}
+
+void TensorStore::Abandon(const std::string& handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(handle);
+  if (it != entries_.end()) EraseLocked(it);
+}
+
+void TensorStore::EraseLocked(std::map<std::string, Entry>::iterator it) {
+  const ResidentTensor& t = *it->second.tensor;
+  const uint64_t bytes = t.desc.total_tensor_size_in_bytes;
+  stats_.bytes -= bytes;
+  --stats_.tensors;
+  auto p = principal_bytes_.find(t.principal);
+  if (p != principal_bytes_.end() && (p->second -= bytes) == 0) principal_bytes_.erase(p);
+  entries_.erase(it);
+}
+
+absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Find(
+    const std::string& principal, const std::string& handle) const {
+  const absl::Time now = Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(handle);
+  if (it == entries_.end() || !it->second.published ||
+      it->second.tensor->principal != principal || it->second.tensor->expires <= now) {
+    return NotFound(handle);
+  }
+  return it->second.tensor;
+}
+
+absl::Status TensorStore::Release(const std::string& principal,
+                                  const std::string& handle) {
+  const absl::Time now = Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(handle);
+  if (it == entries_.end() || !it->second.published ||
+      it->second.tensor->principal != principal || it->second.tensor->expires <= now) {
+    return NotFound(handle);
+  }
+  EraseLocked(it);
+  return absl::OkStatus();
+}
+
+std::vector<std::shared_ptr<const ResidentTensor>> TensorStore::List(
+    const std::string& principal) const {
+  const absl::Time now = Now();
+  std::vector<std::shared_ptr<const ResidentTensor>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [handle, e] : entries_) {
+    if (e.published && e.tensor->principal == principal && e.tensor->expires > now) {
+      out.push_back(e.tensor);
+    }
+  }
+  return out;
+}
+
+uint64_t TensorStore::PrincipalBytes(const std::string& principal) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = principal_bytes_.find(principal);
+  return it == principal_bytes_.end() ? 0 : it->second;
+}
+
+size_t TensorStore::Sweep() {
+  const absl::Time now = Now();
+  std::vector<std::shared_ptr<const ResidentTensor>> dropped;  // freed outside mu_
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    auto next = std::next(it);
+    if (it->second.tensor->expires <= now) {
+      dropped.push_back(it->second.tensor);
+      EraseLocked(it);
+      ++stats_.expired;
+    }
+    it = next;
+  }
+  return dropped.size();
+}
+
+void TensorStore::SweepLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    wake_.wait_for(lock, absl::ToChronoNanoseconds(options_.sweep_interval));
+    if (stopping_) break;
+    lock.unlock();
+    Sweep();
+    lock.lock();
+  }
+}
+
+TensorStoreStats TensorStore::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace dmls::server
