@@ -2,11 +2,15 @@
 
 #include <utility>
 
+#include "spdlog/spdlog.h"
+
 namespace dmls::d3d12 {
 
 absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(
     GpuEngineOptions options) {
   sched::SchedulerOptions scheduler = options.scheduler;
+  const ResidentExecutorOptions resident = options.resident;
+  std::shared_ptr<spdlog::logger> logger = options.logger;
   absl::StatusOr<std::unique_ptr<GpuRunner>> runner =
       GpuRunner::Create(static_cast<GpuRunnerOptions>(std::move(options)));
   if (!runner.ok()) return runner.status();
@@ -14,6 +18,11 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(
   engine->runner_ = std::move(*runner);
   engine->scheduler_ =
       std::make_unique<sched::Scheduler>(engine->runner_.get(), scheduler);
+  absl::StatusOr<std::unique_ptr<ResidentExecutor>> executor = ResidentExecutor::Create(
+      engine->runner_.get(), engine.get(), resident,
+      logger ? logger : spdlog::default_logger());
+  if (!executor.ok()) return executor.status();
+  engine->resident_ = std::move(*executor);
   return engine;
 }
 
@@ -23,7 +32,27 @@ void GpuEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
   scheduler_->Submit(std::move(request), std::move(done));
 }
 
+absl::StatusOr<std::shared_ptr<ResidentBuffer>> GpuEngine::AllocateResident(
+    uint64_t bytes, absl::string_view /*placement_key*/) {
+  return resident_->Allocate(bytes);
+}
+
+void GpuEngine::WriteResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                              std::string bytes, StatusCallback done) {
+  resident_->Write(std::move(buffer), offset, std::move(bytes), std::move(done));
+}
+
+void GpuEngine::ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                             uint64_t length, BytesCallback done) {
+  resident_->Read(std::move(buffer), offset, length, std::move(done));
+}
+
+void GpuEngine::ExecuteChain(ChainRequest request, ChainCallback done) {
+  resident_->RunChain(std::move(request), std::move(done));
+}
+
 void GpuEngine::Shutdown() {
+  if (resident_) resident_->Shutdown();
   scheduler_->Shutdown();
   runner_->Shutdown();
 }
@@ -50,13 +79,22 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
           {"gpu_us", s.gpu_us},
           {"copy_out_us", s.copy_out_us},
           {"device_lost", s.device_lost ? 1u : 0u},
-          {"handed_back", s.handed_back}};
+          {"handed_back", s.handed_back},
+          {"resident_buffers", s.resident.buffers},
+          {"resident_bytes", s.resident.buffer_bytes},
+          {"chains", s.resident.chains},
+          {"chain_steps", s.resident.chain_steps},
+          {"resident_writes", s.resident.writes},
+          {"resident_reads", s.resident.reads},
+          {"resident_bytes_written", s.resident.bytes_written},
+          {"resident_bytes_read", s.resident.bytes_read}};
 }
 
 GpuEngineStats GpuEngine::stats() const {
   GpuEngineStats s;
   static_cast<GpuRunnerStats&>(s) = runner_->stats();
   s.scheduler = scheduler_->stats();
+  if (resident_) s.resident = resident_->stats();
   return s;
 }
 

@@ -21,16 +21,19 @@
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
 #include "engine/d3d12/gpu_runner.h"
+#include "engine/d3d12/resident_executor.h"
 #include "engine/sched/scheduler.h"
 
 namespace dmls::d3d12 {
 
 struct GpuEngineOptions : GpuRunnerOptions {
   sched::SchedulerOptions scheduler;
+  ResidentExecutorOptions resident;
 };
 
 struct GpuEngineStats : GpuRunnerStats {
   sched::SchedulerStats scheduler;
+  ResidentExecutorStats resident;
 };
 
 class GpuEngine : public Engine {
@@ -44,6 +47,14 @@ class GpuEngine : public Engine {
   bool Healthy() const override { return !runner_->lost(); }
   void Execute(ExecuteRequest request, ExecuteCallback done) override;
   void Shutdown() override;
+  // Resident tensors on this device (resident_executor.h).
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> AllocateResident(
+      uint64_t bytes, absl::string_view placement_key) override;
+  void WriteResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                     std::string bytes, StatusCallback done) override;
+  void ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                    uint64_t length, BytesCallback done) override;
+  void ExecuteChain(ChainRequest request, ChainCallback done) override;
 
   GpuEngineStats stats() const;
   std::vector<std::pair<std::string, uint64_t>> Counters() const override;
@@ -59,6 +70,7 @@ class GpuEngine : public Engine {
 
   std::unique_ptr<GpuRunner> runner_;
   std::unique_ptr<sched::Scheduler> scheduler_;
+  std::unique_ptr<ResidentExecutor> resident_;  // uses runner_
 };
 
 }  // namespace dmls::d3d12

@@ -154,6 +154,15 @@ class GpuRunner : public sched::Runner {
   GpuRunnerStats stats() const;
   uint64_t memory_cap_bytes() const { return pool_->memory_cap_bytes(); }
 
+  // For the resident-tensor executor (resident_executor.h), which shares
+  // the device, the pool (and with it the memory cap) and the kernels.
+  ID3D12Device* d3d() const { return device_->d3d(); }
+  BufferPool* pool() const { return pool_.get(); }
+  PipelineCache* pipelines() const { return pipelines_.get(); }
+  const Planner& planner() const { return options_.planner; }
+  // Marks the device lost (first cause wins) and wakes the scheduler.
+  void MarkLost(const absl::Status& cause);
+
   // Whether the device is lost (see above); never turns false again.
   bool lost() const { return lost_.load(); }
   // Testing: behave from now on as if the device had been removed (work in
@@ -189,8 +198,6 @@ class GpuRunner : public sched::Runner {
   void Complete(Completion& c);
   // memcpy, split over the chunk pool when large.
   void Copy(void* dst, const void* src, uint64_t bytes);
-  // Marks the device lost (first cause wins) and wakes the scheduler.
-  void MarkLost(const absl::Status& cause);
   absl::Status lost_status() const;
   // Fails one request of a lost device: restores its payloads from `state`
   // and hands it back when it has an on_device_lost hook, then calls `done`.

@@ -3,6 +3,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "engine/sched/admission.h"
 #include "spdlog/spdlog.h"
@@ -164,6 +165,64 @@ std::vector<std::pair<std::string, uint64_t>> MultiEngine::Counters() const {
     }
   }
   return out;
+}
+
+absl::StatusOr<std::shared_ptr<ResidentBuffer>> MultiEngine::AllocateResident(
+    uint64_t bytes, absl::string_view placement_key) {
+  const size_t n = children_.size();
+  if (n == 0) return absl::UnavailableError("no engine to keep a resident tensor on");
+  const size_t start = absl::HashOf(placement_key) % n;
+  for (size_t i = 0; i < n; ++i) {
+    Child& c = *children_[(start + i) % n];
+    if (c.engine->Healthy()) return c.engine->AllocateResident(bytes, placement_key);
+  }
+  return absl::UnavailableError("every device is lost");
+}
+
+namespace {
+
+// The child that made `buffer`, or null (a buffer of no child of ours).
+Engine* OwnerOf(const ResidentBuffer* buffer, Engine* self) {
+  Engine* e = buffer ? buffer->engine() : nullptr;
+  return e == self ? nullptr : e;
+}
+
+}  // namespace
+
+void MultiEngine::WriteResident(std::shared_ptr<ResidentBuffer> buffer,
+                                uint64_t offset, std::string bytes,
+                                StatusCallback done) {
+  Engine* owner = OwnerOf(buffer.get(), this);
+  if (owner == nullptr) return done(absl::InternalError("a resident buffer of no device"));
+  owner->WriteResident(std::move(buffer), offset, std::move(bytes), std::move(done));
+}
+
+void MultiEngine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
+                               uint64_t offset, uint64_t length, BytesCallback done) {
+  Engine* owner = OwnerOf(buffer.get(), this);
+  if (owner == nullptr) return done(absl::InternalError("a resident buffer of no device"));
+  owner->ReadResident(std::move(buffer), offset, length, std::move(done));
+}
+
+void MultiEngine::ExecuteChain(ChainRequest request, ChainCallback done) {
+  Engine* owner = nullptr;
+  for (const ChainStep& step : request.steps) {
+    for (const ResidentBuffer* b : {step.input.resident.get(), step.scale.resident.get(),
+                                    step.bias.resident.get(), step.output.get()}) {
+      if (b == nullptr) continue;
+      if (owner != nullptr && b->engine() != owner) {
+        return done(absl::FailedPreconditionError(
+            "the chain's resident tensors live on different devices"));
+      }
+      owner = b->engine();
+    }
+  }
+  if (owner == nullptr) {
+    const int i = Pick(std::vector<bool>(children_.size(), false));
+    if (i < 0) return done(absl::UnavailableError("every device is lost"));
+    owner = children_[i]->engine.get();
+  }
+  owner->ExecuteChain(std::move(request), std::move(done));
 }
 
 }  // namespace dmls::sched

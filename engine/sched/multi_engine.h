@@ -9,7 +9,7 @@
 // answers sooner and so gets more. Ties (e.g. all idle) go round-robin.
 // Routing once at admission keeps batching per child: each child still
 // forms and coalesces its own batches. No tensor is resident anywhere yet,
-// so any child can take any request.
+// so any child can take any inline request.
 //
 // Device loss: a child answering with DeviceLostError (engine.h) and no
 // longer Healthy() is dead: it gets no more requests. Every request it
@@ -21,6 +21,14 @@
 // errors, RESOURCE_EXHAUSTED from one child's memory cap included, are
 // answered as they are: children of one server have the same cap, so
 // another would refuse the request too.
+//
+// Resident tensors live on one child: a buffer goes to the child that the
+// placement key (the server passes the owner) hashes to among the live
+// ones, so one owner's tensors share a device; reads and writes go to the
+// buffer's child, and a chain runs on the child of its resident tensors
+// (FAILED_PRECONDITION when they are on different children, which only a
+// lost device can bring about), or on the least-loaded one when it has
+// none. A lost child's tensors are lost with it (UNAVAILABLE).
 //
 // Ownership: owns the children. Thread-safety: as Engine; Shutdown shuts
 // every child down (a request handed back during it may find the other
@@ -70,6 +78,13 @@ class MultiEngine : public Engine {
   bool Healthy() const override;
   void Execute(ExecuteRequest request, ExecuteCallback done) override;
   void Shutdown() override;
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> AllocateResident(
+      uint64_t bytes, absl::string_view placement_key) override;
+  void WriteResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                     std::string bytes, StatusCallback done) override;
+  void ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                    uint64_t length, BytesCallback done) override;
+  void ExecuteChain(ChainRequest request, ChainCallback done) override;
   // routed (requests), retried (runs again after a loss), retry_unavailable
   // (handed back with no untried live child left), engines_lost, then per
   // child under its label: routed (runs sent to it) and its own counters.

@@ -1,0 +1,560 @@
+#include "engine/d3d12/resident_executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <future>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "engine/core/host_resident.h"
+#include "engine/d3d12/hresult.h"
+
+namespace dmls::d3d12 {
+namespace {
+
+uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+// Buffer ranges start at this alignment (a multiple of every texel size).
+constexpr uint64_t kAlign = 256;
+
+uint64_t Bytes(const std::optional<TensorDesc>& t) {
+  return t ? t->total_tensor_size_in_bytes : 0;
+}
+
+// Resource states of one command list: every buffer starts in COMMON
+// (buffers decay to it after each ExecuteCommandLists) and transitions are
+// batched until Flush.
+class StateTracker {
+ public:
+  explicit StateTracker(ID3D12GraphicsCommandList* list) : list_(list) {}
+  void To(ID3D12Resource* r, D3D12_RESOURCE_STATES to) {
+    auto [it, inserted] = state_.try_emplace(r, D3D12_RESOURCE_STATE_COMMON);
+    if (it->second == to) return;
+    D3D12_RESOURCE_BARRIER b = {};
+    b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+    b.Transition.pResource = r;
+    b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+    b.Transition.StateBefore = it->second;
+    b.Transition.StateAfter = to;
+    pending_.push_back(b);
+    it->second = to;
+  }
+  // Orders every UAV access before with every one after.
+  void UavBarrier() {
+    D3D12_RESOURCE_BARRIER b = {};
+    b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
+    b.UAV.pResource = nullptr;
+    pending_.push_back(b);
+  }
+  void Flush() {
+    if (pending_.empty()) return;
+    list_->ResourceBarrier(static_cast<UINT>(pending_.size()), pending_.data());
+    pending_.clear();
+  }
+
+ private:
+  ID3D12GraphicsCommandList* const list_;
+  std::unordered_map<ID3D12Resource*, D3D12_RESOURCE_STATES> state_;
+  std::vector<D3D12_RESOURCE_BARRIER> pending_;
+};
+
+}  // namespace
+
+// A resident buffer: one DEFAULT pool buffer, given back to the pool when
+// the last holder lets go (no GPU work can be using it then: the executor
+// holds a reference for as long as its own work runs).
+class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
+ public:
+  DeviceBuffer(ResidentExecutor* owner, Engine* engine, PoolBuffer* buffer,
+               uint64_t size, std::string device)
+      : ResidentBuffer(engine, size, std::move(device)), owner_(owner), buffer_(buffer) {}
+  ~DeviceBuffer() override {
+    {
+      std::lock_guard<std::mutex> lock(owner_->stats_mu_);
+      --owner_->stats_.buffers;
+      owner_->stats_.buffer_bytes -= buffer_->size;
+    }
+    owner_->runner_->pool()->Release(buffer_, 0);
+  }
+  ID3D12Resource* resource() const { return buffer_->resource.get(); }
+  uint64_t capacity() const { return buffer_->size; }
+
+ private:
+  ResidentExecutor* const owner_;
+  PoolBuffer* const buffer_;
+};
+
+ID3D12Resource* ResidentExecutor::ResourceOf(const ResidentBuffer& buffer) {
+  auto* d = dynamic_cast<const DeviceBuffer*>(&buffer);
+  return d ? d->resource() : nullptr;
+}
+
+absl::StatusOr<std::unique_ptr<ResidentExecutor>> ResidentExecutor::Create(
+    GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
+    std::shared_ptr<spdlog::logger> logger) {
+  std::unique_ptr<ResidentExecutor> e(
+      new ResidentExecutor(runner, engine, options, std::move(logger)));
+  if (absl::Status s = e->Init(); !s.ok()) return s;
+  return e;
+}
+
+ResidentExecutor::ResidentExecutor(GpuRunner* runner, Engine* engine,
+                                   ResidentExecutorOptions options,
+                                   std::shared_ptr<spdlog::logger> logger)
+    : runner_(runner), engine_(engine), options_(options), log_(std::move(logger)) {}
+
+absl::Status ResidentExecutor::Init() {
+  ID3D12Device* d = runner_->d3d();
+  D3D12_COMMAND_QUEUE_DESC qd = {};
+  qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
+  DMLS_RETURN_IF_FAILED(
+      d->CreateCommandQueue(&qd, DMLS_IID_PPV(ID3D12CommandQueue, queue_.Put())),
+      "CreateCommandQueue (resident)");
+  DMLS_RETURN_IF_FAILED(
+      d->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT,
+                                DMLS_IID_PPV(ID3D12CommandAllocator, allocator_.Put())),
+      "CreateCommandAllocator (resident)");
+  DMLS_RETURN_IF_FAILED(
+      d->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
+                           DMLS_IID_PPV(ID3D12GraphicsCommandList, list_.Put())),
+      "CreateCommandList (resident)");
+  DMLS_RETURN_IF_FAILED(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  absl::StatusOr<std::unique_ptr<Fence>> fence = Fence::Create(d);
+  if (!fence.ok()) return fence.status();
+  fence_ = std::move(*fence);
+  absl::StatusOr<std::unique_ptr<DispatchBinder>> binder =
+      DispatchBinder::Create(d, runner_->pipelines(), options_.binder);
+  if (!binder.ok()) return binder.status();
+  binder_ = std::move(*binder);
+  worker_ = std::thread([this] { WorkerLoop(); });
+  return absl::OkStatus();
+}
+
+ResidentExecutor::~ResidentExecutor() {
+  Shutdown();
+  if (upload_) runner_->pool()->Release(upload_, 0);
+  if (readback_) runner_->pool()->Release(readback_, 0);
+}
+
+void ResidentExecutor::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+bool ResidentExecutor::Post(absl::AnyInvocable<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+void ResidentExecutor::WorkerLoop() {
+  for (;;) {
+    absl::AnyInvocable<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+absl::Status ResidentExecutor::DeviceStatus() const {
+  if (runner_->lost()) return DeviceLostError("the GPU device is lost");
+  return absl::OkStatus();
+}
+
+absl::Status ResidentExecutor::Begin() {
+  if (recording_) list_->Close();  // left open by a recording that failed
+  recording_ = true;
+  HRESULT hr = allocator_->Reset();
+  if (SUCCEEDED(hr)) hr = list_->Reset(allocator_.get(), nullptr);
+  return SUCCEEDED(hr) ? absl::OkStatus() : HrToStatus(hr, "command list Reset");
+}
+
+absl::StatusOr<uint64_t> ResidentExecutor::Submit() {
+  recording_ = false;
+  HRESULT hr = list_->Close();
+  if (FAILED(hr)) return HrToStatus(hr, "command list Close");
+  ID3D12CommandList* lists[] = {list_.get()};
+  queue_->ExecuteCommandLists(1, lists);
+  absl::StatusOr<uint64_t> value = fence_->Signal(queue_.get());
+  if (value.ok()) binder_->Retire(*value);
+  return value;
+}
+
+absl::Status ResidentExecutor::WaitFor(uint64_t value) {
+  absl::Status s = fence_->Wait(value);
+  if (s.ok() && fence_->completed() == UINT64_MAX) {
+    s = absl::UnavailableError("device removed (fence at UINT64_MAX)");
+  }
+  if (!s.ok()) {
+    runner_->MarkLost(s);
+    return DeviceLostError(s.message());
+  }
+  binder_->Reclaim(value);
+  return absl::OkStatus();
+}
+
+absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
+                                      const char* bytes, uint64_t size, bool zero) {
+  const uint64_t half = options_.staging_bytes;
+  if (upload_ == nullptr) {
+    absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kUpload, 2 * half);
+    if (!b.ok()) return b.status();
+    upload_ = *b;
+  }
+  if (zero) {
+    // Zeros from both halves; nothing will overwrite them while zeroing.
+    for (uint64_t v : half_fence_) {
+      if (absl::Status s = WaitFor(v); !s.ok()) return s;
+    }
+    std::memset(upload_->mapped, 0, 2 * half);
+  }
+  uint64_t last = 0;
+  for (uint64_t at = 0, i = 0; at < size; ++i) {
+    const uint64_t n = std::min(half, size - at);
+    const int h = zero ? 0 : static_cast<int>(i % 2);
+    if (!zero) {
+      if (absl::Status s = WaitFor(half_fence_[h]); !s.ok()) return s;
+      std::memcpy(upload_->mapped + h * half, bytes + at, n);
+    }
+    if (absl::Status s = Begin(); !s.ok()) return s;
+    StateTracker st(list_.get());
+    st.To(dst, D3D12_RESOURCE_STATE_COPY_DEST);
+    st.Flush();
+    list_->CopyBufferRegion(dst, offset + at, upload_->resource.get(), h * half, n);
+    absl::StatusOr<uint64_t> v = Submit();
+    if (!v.ok()) return v.status();
+    half_fence_[h] = last = *v;
+    at += n;
+  }
+  return WaitFor(last);
+}
+
+absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
+                                        uint64_t length, std::string& out) {
+  const uint64_t half = options_.staging_bytes;
+  if (readback_ == nullptr) {
+    absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kReadback, 2 * half);
+    if (!b.ok()) return b.status();
+    readback_ = *b;
+  }
+  out.resize(length);
+  // Copy piece i+1 on the GPU while the CPU copies piece i out.
+  auto start = [&](uint64_t at, int h) -> absl::StatusOr<uint64_t> {
+    if (absl::Status s = Begin(); !s.ok()) return s;
+    StateTracker st(list_.get());
+    st.To(src, D3D12_RESOURCE_STATE_COPY_SOURCE);
+    st.Flush();
+    list_->CopyBufferRegion(readback_->resource.get(), h * half, src, offset + at,
+                            std::min(half, length - at));
+    return Submit();
+  };
+  if (length == 0) return absl::OkStatus();
+  absl::StatusOr<uint64_t> pending = start(0, 0);
+  for (uint64_t at = 0, i = 0; at < length; ++i) {
+    if (!pending.ok()) return pending.status();
+    const uint64_t value = *pending;
+    const uint64_t n = std::min(half, length - at);
+    const int h = static_cast<int>(i % 2);
+    if (absl::Status s = WaitFor(value); !s.ok()) return s;
+    if (at + n < length) pending = start(at + n, 1 - h);
+    std::memcpy(out.data() + at, readback_->mapped + h * half, n);
+    at += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint64_t bytes) {
+  if (absl::Status s = DeviceStatus(); !s.ok()) return s;
+  absl::StatusOr<PoolBuffer*> b =
+      runner_->pool()->Acquire(HeapKind::kDefault, RoundUp(std::max<uint64_t>(bytes, 1), kAlign));
+  if (!b.ok()) return b.status();
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.buffers;
+    stats_.buffer_bytes += (*b)->size;
+  }
+  auto buffer = std::make_shared<DeviceBuffer>(this, engine_, *b, bytes,
+                                               runner_->device_info().name);
+  // Pool buffers are reused: clear before anyone can read it.
+  std::promise<absl::Status> cleared;
+  std::future<absl::Status> result = cleared.get_future();
+  if (!Post([this, buffer, &cleared] {
+        cleared.set_value(Upload(buffer->resource(), 0, nullptr, buffer->capacity(), true));
+      })) {
+    return absl::UnavailableError("the GPU engine is shutting down");
+  }
+  if (absl::Status s = result.get(); !s.ok()) return s;
+  return std::shared_ptr<ResidentBuffer>(std::move(buffer));
+}
+
+void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                             std::string bytes, StatusCallback done) {
+  ID3D12Resource* r = buffer ? ResourceOf(*buffer) : nullptr;
+  if (r == nullptr) return done(absl::InternalError("not a resident buffer of this GPU"));
+  if (absl::Status s = CheckResidentRange(buffer->size(), offset, bytes.size()); !s.ok()) {
+    return done(s);
+  }
+  auto task = std::make_shared<StatusCallback>(std::move(done));
+  if (!Post([this, buffer, r, offset, bytes = std::move(bytes), task]() mutable {
+        absl::Status s = DeviceStatus();
+        if (s.ok()) s = Upload(r, offset, bytes.data(), bytes.size(), false);
+        if (s.ok()) {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stats_.writes;
+          stats_.bytes_written += bytes.size();
+        }
+        (*task)(s);
+      })) {
+    (*task)(absl::UnavailableError("the GPU engine is shutting down"));
+  }
+}
+
+void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                            uint64_t length, BytesCallback done) {
+  ID3D12Resource* r = buffer ? ResourceOf(*buffer) : nullptr;
+  if (r == nullptr) return done(absl::InternalError("not a resident buffer of this GPU"));
+  if (absl::Status s = CheckResidentRange(buffer->size(), offset, length); !s.ok()) {
+    return done(s);
+  }
+  auto task = std::make_shared<BytesCallback>(std::move(done));
+  if (!Post([this, buffer, r, offset, length, task] {
+        std::string out;
+        absl::Status s = DeviceStatus();
+        if (s.ok()) s = Download(r, offset, length, out);
+        if (!s.ok()) return (*task)(s);
+        {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stats_.reads;
+          stats_.bytes_read += length;
+        }
+        (*task)(std::move(out));
+      })) {
+    (*task)(absl::UnavailableError("the GPU engine is shutting down"));
+  }
+}
+
+void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
+  auto state = std::make_shared<std::pair<ChainRequest, ChainCallback>>(std::move(request),
+                                                                        std::move(done));
+  if (!Post([this, state] {
+        ChainRequest& r = state->first;
+        absl::StatusOr<ChainResult> result = absl::UnknownError("");
+        if (r.cancelled && r.cancelled->load()) {
+          result = absl::CancelledError("the call was cancelled before execution");
+        } else if (absl::Now() >= r.deadline) {
+          result = absl::DeadlineExceededError("the deadline passed before execution");
+        } else if (absl::Status s = DeviceStatus(); !s.ok()) {
+          result = s;
+        } else {
+          result = RunChainNow(r);
+        }
+        if (result.ok()) {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stats_.chains;
+          stats_.chain_steps += r.steps.size();
+        }
+        state->second(std::move(result));
+      })) {
+    state->second(absl::UnavailableError("the GPU engine is shutting down"));
+  }
+}
+
+absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request) {
+  BufferPool* pool = runner_->pool();
+  const size_t n = request.steps.size();
+  std::vector<PoolBuffer*> temps;  // given back when this returns
+  struct GiveBack {
+    BufferPool* pool;
+    std::vector<PoolBuffer*>* temps;
+    ~GiveBack() {
+      for (PoolBuffer* b : *temps) pool->Release(b, 0);
+    }
+  } give_back{pool, &temps};
+  auto temp = [&](HeapKind kind, uint64_t bytes) -> absl::StatusOr<PoolBuffer*> {
+    absl::StatusOr<PoolBuffer*> b = pool->Acquire(kind, std::max<uint64_t>(bytes, 1));
+    if (b.ok()) temps.push_back(*b);
+    return b;
+  };
+  struct Buf {
+    ID3D12Resource* resource = nullptr;
+    uint64_t bytes = 0;  // usable
+  };
+
+  // Where each step reads a step's output: the last reader of each.
+  std::vector<size_t> last_reader(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (const ChainSource* s : {&request.steps[i].input, &request.steps[i].scale,
+                                 &request.steps[i].bias}) {
+      if (s->kind == ChainSource::Kind::kStep) {
+        last_reader[s->step] = std::max(last_reader[s->step], i);
+      }
+    }
+  }
+
+  // Inline bytes: one upload buffer for all of them.
+  uint64_t upload_bytes = 0, readback_bytes = 0;
+  for (const ChainStep& s : request.steps) {
+    for (const ChainSource* src : {&s.input, &s.scale, &s.bias}) {
+      if (src->kind == ChainSource::Kind::kInline) upload_bytes += RoundUp(src->bytes.size(), kAlign);
+    }
+    if (s.return_output) readback_bytes += RoundUp(StepOutputBytes(s), kAlign);
+  }
+  PoolBuffer* upload = nullptr;
+  PoolBuffer* readback = nullptr;
+  if (upload_bytes) {
+    absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kUpload, upload_bytes);
+    if (!b.ok()) return b.status();
+    upload = *b;
+  }
+  if (readback_bytes) {
+    absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kReadback, readback_bytes);
+    if (!b.ok()) return b.status();
+    readback = *b;
+  }
+
+  if (absl::Status s = Begin(); !s.ok()) return s;
+  ID3D12GraphicsCommandList* list = list_.get();
+  StateTracker st(list);
+  binder_->SetState(list);
+  std::vector<Buf> step_out(n);
+  std::vector<uint64_t> readback_at(n, 0);
+  uint64_t upload_at = 0, rb_at = 0;
+  ID3D12PipelineState* pso = nullptr;
+
+  auto source = [&](ChainSource& src, uint64_t want) -> absl::StatusOr<Buf> {
+    switch (src.kind) {
+      case ChainSource::Kind::kNone:
+        return Buf{};
+      case ChainSource::Kind::kResident: {
+        ID3D12Resource* r = ResourceOf(*src.resident);
+        if (r == nullptr) return absl::InternalError("a resident tensor of another engine");
+        return Buf{r, static_cast<const DeviceBuffer&>(*src.resident).capacity()};
+      }
+      case ChainSource::Kind::kStep:
+        return step_out[src.step];
+      case ChainSource::Kind::kInline: {
+        absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(want, 16));
+        if (!b.ok()) return b.status();
+        std::memcpy(upload->mapped + upload_at, src.bytes.data(), src.bytes.size());
+        st.To((*b)->resource.get(), D3D12_RESOURCE_STATE_COPY_DEST);
+        st.Flush();
+        list->CopyBufferRegion((*b)->resource.get(), 0, upload->resource.get(), upload_at,
+                               src.bytes.size());
+        upload_at += RoundUp(src.bytes.size(), kAlign);
+        std::string().swap(src.bytes);
+        return Buf{(*b)->resource.get(), (*b)->size};
+      }
+    }
+    return absl::InternalError("unknown chain source");
+  };
+
+  for (size_t i = 0; i < n; ++i) {
+    ChainStep& step = request.steps[i];
+    absl::StatusOr<gpu::DispatchPlan> plan = runner_->planner()(step.op, step.in_place);
+    if (!plan.ok()) return plan.status();
+    absl::StatusOr<Buf> in = source(step.input, Bytes(step.op.input));
+    if (!in.ok()) return in.status();
+    absl::StatusOr<Buf> scale = source(step.scale, Bytes(step.op.scale));
+    if (!scale.ok()) return scale.status();
+    absl::StatusOr<Buf> bias = source(step.bias, Bytes(step.op.bias));
+    if (!bias.ok()) return bias.status();
+    const uint64_t out_bytes = StepOutputBytes(step);
+    Buf out;
+    if (step.in_place) {
+      out = *in;
+      // An earlier step's output that a later step still reads must not
+      // change under it: work on a copy.
+      if (step.input.kind == ChainSource::Kind::kStep && last_reader[step.input.step] > i) {
+        absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(out_bytes, 16));
+        if (!b.ok()) return b.status();
+        st.To(in->resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
+        st.To((*b)->resource.get(), D3D12_RESOURCE_STATE_COPY_DEST);
+        st.Flush();
+        list->CopyBufferRegion((*b)->resource.get(), 0, in->resource, 0,
+                               Bytes(step.op.input));
+        out = Buf{(*b)->resource.get(), (*b)->size};
+        in = out;
+      }
+    } else {
+      absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(out_bytes, 16));
+      if (!b.ok()) return b.status();
+      out = Buf{(*b)->resource.get(), (*b)->size};
+    }
+    Buf scratch;
+    if (plan->scratch_bytes) {
+      absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, plan->scratch_bytes);
+      if (!b.ok()) return b.status();
+      scratch = Buf{(*b)->resource.get(), (*b)->size};
+    }
+    SlotBuffers slots;
+    slots.Set(gpu::BufferSlot::kInput, in->resource, in->bytes);
+    slots.Set(gpu::BufferSlot::kOutput, out.resource, out.bytes);
+    if (scale->resource) slots.Set(gpu::BufferSlot::kScale, scale->resource, scale->bytes);
+    if (bias->resource) slots.Set(gpu::BufferSlot::kBias, bias->resource, bias->bytes);
+    if (scratch.resource) slots.Set(gpu::BufferSlot::kScratch, scratch.resource, scratch.bytes);
+    absl::StatusOr<std::vector<BoundDispatch>> bound = binder_->Bind(*plan, slots);
+    if (!bound.ok()) return bound.status();
+    // Reads as shader resources, writes as UAVs; a step after another
+    // waits for its UAV writes.
+    for (const Buf* b : {&*in, &*scale, &*bias}) {
+      if (b->resource && b->resource != out.resource) {
+        st.To(b->resource, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+      }
+    }
+    st.To(out.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    if (scratch.resource) st.To(scratch.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    if (i > 0) st.UavBarrier();
+    st.Flush();
+    DispatchBinder::Record(list, *bound, &pso);
+    step_out[i] = out;
+    if (step.output) {
+      ID3D12Resource* r = ResourceOf(*step.output);
+      if (r == nullptr) return absl::InternalError("a resident tensor of another engine");
+      st.To(out.resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
+      st.To(r, D3D12_RESOURCE_STATE_COPY_DEST);
+      st.Flush();
+      list->CopyBufferRegion(r, 0, out.resource, 0, std::min(out_bytes, step.output->size()));
+    }
+    if (step.return_output) {
+      st.To(out.resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
+      st.Flush();
+      list->CopyBufferRegion(readback->resource.get(), rb_at, out.resource, 0, out_bytes);
+      readback_at[i] = rb_at;
+      rb_at += RoundUp(out_bytes, kAlign);
+    }
+  }
+  absl::StatusOr<uint64_t> value = Submit();
+  if (!value.ok()) return value.status();
+  if (absl::Status s = WaitFor(*value); !s.ok()) return s;
+  ChainResult result;
+  result.outputs.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!request.steps[i].return_output) continue;
+    const uint64_t bytes = StepOutputBytes(request.steps[i]);
+    result.outputs[i].assign(reinterpret_cast<const char*>(readback->mapped) + readback_at[i],
+                             bytes);
+  }
+  return result;
+}
+
+ResidentExecutorStats ResidentExecutor::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+}  // namespace dmls::d3d12

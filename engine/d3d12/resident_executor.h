@@ -1,0 +1,140 @@
+// ResidentExecutor: resident tensors and operator chains on a GpuRunner's
+// device (engine/core/resident.h). Buffers are DEFAULT-heap pool buffers
+// (so they count against the engine's memory cap); writes and reads go
+// through staging buffers of its own; a chain is recorded into one command
+// list -- inline inputs uploaded, each step's kernels, barriers between
+// steps, copies into resident outputs and readbacks of returned outputs
+// right after the step that makes them -- and submitted once, so
+// intermediates never leave the device.
+//
+// Everything runs on one worker thread of its own, in call order, on its
+// own command queue and fence: a write, a chain and a read of one buffer
+// take effect in the order they were called. The GpuRunner's batches (on
+// the runner's queue) never touch resident buffers.
+//
+// Ownership: borrows the runner's device, pool and pipeline cache (the
+// runner must outlive it); buffers hold the pool buffer until their last
+// user lets go. Thread-safety: every method is thread-safe; callbacks run
+// on the worker thread (or the caller's, for errors found at once).
+#ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
+#define DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "engine/core/engine.h"
+#include "engine/core/resident.h"
+#include "engine/d3d12/buffer_pool.h"
+#include "engine/d3d12/dispatch_binder.h"
+#include "engine/d3d12/fence.h"
+#include "engine/d3d12/gpu_runner.h"
+#include "spdlog/logger.h"
+
+namespace dmls::d3d12 {
+
+struct ResidentExecutorOptions {
+  // Bytes of each of the two upload and two readback staging halves: big
+  // transfers alternate between the halves, so that the CPU fills one
+  // while the GPU copies the other.
+  uint64_t staging_bytes = uint64_t{16} << 20;
+  DispatchBinderOptions binder{16384, 16, 4096};
+};
+
+struct ResidentExecutorStats {
+  uint64_t buffers = 0;        // resident buffers alive
+  uint64_t buffer_bytes = 0;   // their pool bytes
+  uint64_t chains = 0;
+  uint64_t chain_steps = 0;
+  uint64_t writes = 0;
+  uint64_t reads = 0;
+  uint64_t bytes_written = 0;
+  uint64_t bytes_read = 0;
+};
+
+class ResidentExecutor {
+ public:
+  // `engine` is what the buffers report as theirs (the GpuEngine).
+  static absl::StatusOr<std::unique_ptr<ResidentExecutor>> Create(
+      GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
+      std::shared_ptr<spdlog::logger> logger);
+  ~ResidentExecutor();
+
+  // Zero-filled (the clear runs before this returns).
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> Allocate(uint64_t bytes);
+  void Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, std::string bytes,
+             StatusCallback done);
+  void Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, uint64_t length,
+            BytesCallback done);
+  void RunChain(ChainRequest request, ChainCallback done);
+
+  // Runs what is queued, then stops the worker; later calls fail
+  // UNAVAILABLE. Idempotent.
+  void Shutdown();
+
+  ResidentExecutorStats stats() const;
+
+ private:
+  class DeviceBuffer;
+  struct ChainPlan;
+
+  ResidentExecutor(GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
+                   std::shared_ptr<spdlog::logger> logger);
+  absl::Status Init();
+  // Queues `task` for the worker; false (task not run) after Shutdown.
+  bool Post(absl::AnyInvocable<void()> task);
+  void WorkerLoop();
+
+  // Worker thread only: command list recording and submission.
+  absl::Status Begin();
+  // Closes, submits and returns the fence value (does not wait).
+  absl::StatusOr<uint64_t> Submit();
+  absl::Status WaitFor(uint64_t value);
+  absl::Status DeviceStatus() const;
+  // Copies `bytes` into [offset, +size) of `dst` through the upload halves.
+  absl::Status Upload(ID3D12Resource* dst, uint64_t offset, const char* bytes,
+                      uint64_t size, bool zero);
+  absl::Status Download(ID3D12Resource* src, uint64_t offset, uint64_t length,
+                        std::string& out);
+  absl::StatusOr<ChainResult> RunChainNow(ChainRequest& request);
+  static ID3D12Resource* ResourceOf(const ResidentBuffer& buffer);
+
+  GpuRunner* const runner_;
+  Engine* const engine_;
+  const ResidentExecutorOptions options_;
+  const std::shared_ptr<spdlog::logger> log_;
+
+  // Worker-thread state.
+  ComPtr<ID3D12CommandQueue> queue_;
+  ComPtr<ID3D12CommandAllocator> allocator_;
+  ComPtr<ID3D12GraphicsCommandList> list_;
+  std::unique_ptr<Fence> fence_;
+  std::unique_ptr<DispatchBinder> binder_;
+  PoolBuffer* upload_ = nullptr;    // two halves of staging_bytes
+  PoolBuffer* readback_ = nullptr;  // two halves of staging_bytes
+  uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
+  bool recording_ = false;           // list_ is open
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread worker_;
+
+  mutable std::mutex stats_mu_;
+  ResidentExecutorStats stats_ ABSL_GUARDED_BY(stats_mu_);
+};
+
+}  // namespace dmls::d3d12
+
+#endif  // DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
