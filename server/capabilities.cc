@@ -94,8 +94,8 @@ v1::GetCapabilitiesResponse BuildCapabilities(
   limits->set_resident_bytes_total(options.resident_bytes_total);
   limits->set_resident_ttl_seconds(options.resident_ttl_seconds);
   limits->set_max_chain_steps(options.max_chain_steps);
-  limits->set_default_chunk_bytes(options.chunk_bytes);
-  limits->set_max_chunk_bytes(options.max_message_bytes - kChunkOverheadBytes);
+  limits->set_default_chunk_bytes(DefaultChunkBytes(options));
+  limits->set_max_chunk_bytes(MaxChunkBytes(options));
   return response;
 }
 

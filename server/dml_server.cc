@@ -32,6 +32,9 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   service_options.processor.max_message_bytes = options.max_message_bytes;
   service_options.stream_window = options.stream_window;
   service_options.processor.max_chain_steps = options.max_chain_steps;
+  service_options.chunked.max_tensor_bytes = options.max_tensor_bytes;
+  service_options.chunked.default_chunk_bytes = DefaultChunkBytes(options);
+  service_options.chunked.max_chunk_bytes = MaxChunkBytes(options);
   service_options.store.bytes_per_principal = options.resident_bytes_per_principal;
   service_options.store.bytes_total = options.resident_bytes_total;
   service_options.store.default_ttl =
@@ -55,8 +58,8 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   builder.RegisterService(server->service_.get());
   TensorServiceOptions tensor_options;
   tensor_options.max_tensor_bytes = options.max_tensor_bytes;
-  tensor_options.default_chunk_bytes = options.chunk_bytes;
-  tensor_options.max_chunk_bytes = options.max_message_bytes - kChunkOverheadBytes;
+  tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
+  tensor_options.max_chunk_bytes = MaxChunkBytes(options);
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
       &server->service_->store(), engine, tensor_options, logger);
   builder.RegisterService(server->tensor_service_.get());

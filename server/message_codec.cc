@@ -236,6 +236,7 @@ absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
 grpc::Status SerializeResponse(const google::protobuf::Message& message,
                                grpc::ByteBuffer* out) {
   bool own_buffer = false;
+  out->Clear();  // the serializer expects an empty buffer
   return grpc::SerializationTraits<google::protobuf::Message>::Serialize(
       message, out, &own_buffer);
 }

@@ -58,9 +58,8 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.max_chain_steps == 0) {
     return absl::InvalidArgumentError("--max_chain_steps must be at least 1");
   }
-  if (o.chunk_bytes == 0 || o.chunk_bytes + kChunkOverheadBytes > o.max_message_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--chunk_bytes must be in [1, max_message_bytes - ", kChunkOverheadBytes, "]"));
+  if (o.chunk_bytes == 0) {
+    return absl::InvalidArgumentError("--chunk_bytes must be at least 1");
   }
   if (o.stream_window == 0) {
     return absl::InvalidArgumentError("--stream_window must be at least 1");
@@ -168,6 +167,14 @@ std::string ListenAddress(const ServerOptions& o) {
     return absl::StrCat("[", o.address, "]:", o.port);
   }
   return absl::StrCat(o.address, ":", o.port);
+}
+
+uint64_t MaxChunkBytes(const ServerOptions& o) {
+  return o.max_message_bytes - std::min(kChunkOverheadBytes, o.max_message_bytes / 4);
+}
+
+uint64_t DefaultChunkBytes(const ServerOptions& o) {
+  return std::min(o.chunk_bytes, MaxChunkBytes(o));
 }
 
 }  // namespace dmls::server

@@ -85,7 +85,7 @@ struct ServerOptions {
   // together may hold (RESOURCE_EXHAUSTED, RESIDENT_QUOTA beyond), the time
   // to live of a tensor created without one (0 = no expiry), the most steps
   // of one ExecuteChain, and the default chunk of ReadTensor /
-  // ExecuteChunked responses (the largest is max_message_bytes less 64 KiB).
+  // ExecuteChunked responses (at most MaxChunkBytes).
   uint64_t resident_bytes_per_principal = 8 * kGiB;
   uint64_t resident_bytes_total = 16 * kGiB;
   uint64_t resident_ttl_seconds = 3600;
@@ -136,6 +136,13 @@ inline constexpr int kMinClientPingIntervalSeconds = 10;
 // without data), the accepted client ping interval, max connection idle.
 std::vector<std::pair<std::string, int>> ConnectionChannelArgs(
     const ServerOptions& options);
+
+// The largest chunk of data one message may carry: max_message_bytes less
+// room for the message's other fields (64 KiB, or a quarter of a small
+// limit).
+uint64_t MaxChunkBytes(const ServerOptions& options);
+// chunk_bytes, at most MaxChunkBytes.
+uint64_t DefaultChunkBytes(const ServerOptions& options);
 
 }  // namespace dmls::server
 

@@ -330,6 +330,7 @@ DmlServiceImpl::DmlServiceImpl(Engine* engine, ServiceOptions options,
                                v1::GetCapabilitiesResponse capabilities,
                                std::shared_ptr<spdlog::logger> logger)
     : options_(options),
+      engine_(engine),
       capabilities_(std::move(capabilities)),
       logger_(logger),
       store_(engine, options.store),
@@ -380,6 +381,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
   return new ExecuteStreamReactor(context, processor_, options_.stream_window,
                                   logger_);
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+DmlServiceImpl::ExecuteChunked(grpc::CallbackServerContext* context) {
+  return NewChunkedReactor(context, engine_, &store_, options_.chunked, logger_);
 }
 
 }  // namespace dmls::server

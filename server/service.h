@@ -26,6 +26,7 @@
 
 #include "dmlserve/v1/dmlserve.grpc.pb.h"
 #include "engine/core/engine.h"
+#include "server/chunked_reactor.h"
 #include "server/request_processor.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
@@ -36,6 +37,7 @@ struct ServiceOptions {
   ProcessorOptions processor;
   // Resident tensors (tensor_store.h); the TensorService shares the store.
   TensorStoreOptions store;
+  ChunkedOptions chunked;
   // Requests of one ExecuteStream read but not yet answered.
   uint32_t stream_window = 64;
 };
@@ -47,7 +49,8 @@ using DmlServiceBase =
             dmlserve::v1::DmlService::WithRawCallbackMethod_Execute<
                 dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteStream<
                     dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteChain<
-                        dmlserve::v1::DmlService::Service>>>>>;
+                        dmlserve::v1::DmlService::WithRawCallbackMethod_ExecuteChunked<
+                            dmlserve::v1::DmlService::Service>>>>>>;
 
 class DmlServiceImpl final : public DmlServiceBase {
  public:
@@ -76,11 +79,16 @@ class DmlServiceImpl final : public DmlServiceBase {
                                          const grpc::ByteBuffer* request,
                                          grpc::ByteBuffer* response) override;
 
+  // Serialized ChunkedRequests in, ChunkedResponses out (chunked_reactor.h).
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ExecuteChunked(
+      grpc::CallbackServerContext* context) override;
+
   RequestProcessor& processor() { return processor_; }
   TensorStore& store() { return store_; }
 
  private:
   const ServiceOptions options_;
+  Engine* const engine_;
   const dmlserve::v1::GetCapabilitiesResponse capabilities_;
   const std::shared_ptr<spdlog::logger> logger_;
   TensorStore store_;  // before processor_, which borrows it

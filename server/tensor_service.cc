@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "engine/ops/rule_status.h"
 #include "engine/ops/validator.h"
+#include "server/chunk_cursor.h"
 #include "server/message_codec.h"
 #include "server/principal.h"
 #include "server/proto_mapping.h"
@@ -75,8 +76,7 @@ absl::Status CheckResidentDesc(const TensorDesc& desc, const std::string& path,
 namespace {
 
 absl::Status ChunkError(std::string rule, std::string field, std::string message) {
-  return ops::RuleStatus(absl::StatusCode::kInvalidArgument, std::move(rule),
-                         std::move(field), std::move(message));
+  return ChunkCursor::Error(std::move(rule), std::move(field), std::move(message));
 }
 
 // Answers a unary call with `status` or the serialized `message`.
@@ -121,27 +121,11 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return;
     }
     const uint64_t offset = msg.chunk().offset();
-    const uint64_t n = msg.chunk().data().size();
-    if (offset < next_) {
-      return Fail(ChunkError("CHUNK_OVERLAP", "chunk.offset",
-                             absl::StrCat("a chunk at ", offset, " overlaps bytes already "
-                                          "written (the next chunk starts at ", next_, ")")));
+    if (absl::Status s = cursor_.Accept(offset, msg.chunk().data().size(), "chunk");
+        !s.ok()) {
+      return Fail(s);
     }
-    if (offset > next_) {
-      return Fail(ChunkError("CHUNK_OUT_OF_ORDER", "chunk.offset",
-                             absl::StrCat("a chunk at ", offset, " leaves a gap: the next "
-                                          "chunk starts at ", next_)));
-    }
-    if (n > end_ - next_) {
-      return Fail(ChunkError("CHUNK_EXCESS", "chunk.data",
-                             absl::StrCat("the chunk ends at ", offset + n,
-                                          ", past the end of the write at ", end_)));
-    }
-    next_ += n;
-    {
-      absl::MutexLock lock(&mu_);
-      ++refs_;
-    }
+    refs_.fetch_add(1);
     service_.engine().WriteResident(
         tensor_->buffer, offset, std::move(*msg.mutable_chunk()->mutable_data()),
         [this](absl::Status s) {
@@ -196,8 +180,9 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                         absl::StrCat("bytes [", msg.start_offset(), ", +", msg.total_bytes(),
                                      ") are outside the tensor's ", size));
     }
-    next_ = msg.start_offset();
-    end_ = msg.total_bytes() == 0 ? size : msg.start_offset() + msg.total_bytes();
+    cursor_ = ChunkCursor(msg.start_offset(), msg.total_bytes() == 0
+                                                  ? size
+                                                  : msg.start_offset() + msg.total_bytes());
     return absl::OkStatus();
   }
 
@@ -206,10 +191,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return Fail(ChunkError("CHUNK_HEADER_MISSING", "handle",
                              "the stream ended before naming a tensor"));
     }
-    if (next_ != end_) {
-      return Fail(ChunkError("CHUNK_MISSING", "chunk",
-                             absl::StrCat("the stream ended at byte ", next_, " of ", end_)));
-    }
+    if (absl::Status s = cursor_.Complete("chunk"); !s.ok()) return Fail(s);
     if (created_) {
       service_.store().Publish(tensor_->handle);
       published_ = true;
@@ -224,12 +206,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
   void Unref() {
-    bool last;
-    {
-      absl::MutexLock lock(&mu_);
-      last = --refs_ == 0;
-    }
-    if (last) delete this;
+    if (refs_.fetch_sub(1) == 1) delete this;
   }
 
   TensorServiceImpl& service_;
@@ -241,10 +218,8 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   std::shared_ptr<const ResidentTensor> tensor_;
   bool created_ = false;
   bool published_ = false;
-  uint64_t next_ = 0;
-  uint64_t end_ = 0;
-  absl::Mutex mu_;
-  int refs_ ABSL_GUARDED_BY(mu_) = 1;  // gRPC's, plus one per engine write
+  ChunkCursor cursor_;
+  std::atomic<int> refs_{1};  // gRPC's, plus one per engine write
 };
 
 // ReadTensor: the range in chunks; the engine reads chunk k+1 while chunk k
@@ -317,7 +292,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         n = std::min(chunk_, end_ - next_);
         next_ += n;
         fetching_ = true;
-        ++refs_;
+        refs_.fetch_add(1);
       } else if (!writing_ && !fetching_ && !have_ready_ && next_ == end_) {
         FinishLocked(grpc::Status::OK);
       }
@@ -356,12 +331,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   }
 
   void Unref() {
-    bool last;
-    {
-      absl::MutexLock lock(&mu_);
-      last = --refs_ == 0;
-    }
-    if (last) delete this;
+    if (refs_.fetch_sub(1) == 1) delete this;
   }
 
   TensorServiceImpl& service_;
@@ -376,7 +346,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ByteBuffer ready_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer outgoing_;  // gRPC's between StartWrite and OnWriteDone
-  int refs_ ABSL_GUARDED_BY(mu_) = 1;  // gRPC's, plus one per engine read
+  std::atomic<int> refs_{1};  // gRPC's, plus one per engine read
 };
 
 }  // namespace

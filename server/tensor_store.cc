@@ -116,7 +116,7 @@ void TensorStore::Abandon(const std::string& handle) {
   if (it != entries_.end()) EraseLocked(it);
 }
 
-void TensorStore::EraseLocked(std::map<std::string, Entry>::iterator it) {
+void TensorStore::EraseLocked(std::map<std::string, Entry>::const_iterator it) {
   const ResidentTensor& t = *it->second.tensor;
   const uint64_t bytes = t.desc.total_tensor_size_in_bytes;
   stats_.bytes -= bytes;
@@ -126,27 +126,29 @@ void TensorStore::EraseLocked(std::map<std::string, Entry>::iterator it) {
   entries_.erase(it);
 }
 
-absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Find(
+std::map<std::string, TensorStore::Entry>::const_iterator TensorStore::FindLocked(
     const std::string& principal, const std::string& handle) const {
-  const absl::Time now = Now();
-  std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(handle);
   if (it == entries_.end() || !it->second.published ||
-      it->second.tensor->principal != principal || it->second.tensor->expires <= now) {
-    return NotFound(handle);
+      it->second.tensor->principal != principal || it->second.tensor->expires <= Now()) {
+    return entries_.end();
   }
+  return it;
+}
+
+absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Find(
+    const std::string& principal, const std::string& handle) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = FindLocked(principal, handle);
+  if (it == entries_.end()) return NotFound(handle);
   return it->second.tensor;
 }
 
 absl::Status TensorStore::Release(const std::string& principal,
                                   const std::string& handle) {
-  const absl::Time now = Now();
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(handle);
-  if (it == entries_.end() || !it->second.published ||
-      it->second.tensor->principal != principal || it->second.tensor->expires <= now) {
-    return NotFound(handle);
-  }
+  auto it = FindLocked(principal, handle);
+  if (it == entries_.end()) return NotFound(handle);
   EraseLocked(it);
   return absl::OkStatus();
 }

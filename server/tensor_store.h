@@ -117,7 +117,11 @@ class TensorStore {
   };
   absl::Time Now() const;
   // Removes `it`, giving its bytes back. mu_ held.
-  void EraseLocked(std::map<std::string, Entry>::iterator it)
+  void EraseLocked(std::map<std::string, Entry>::const_iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `principal`'s published, unexpired entry for `handle`, or end().
+  std::map<std::string, Entry>::const_iterator FindLocked(
+      const std::string& principal, const std::string& handle) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SweepLoop();
 

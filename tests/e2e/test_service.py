@@ -57,7 +57,7 @@ class HealthAndReflectionTest(ServerTestCase):
         self.assertEqual(service.name, "DmlService")
         self.assertEqual({m.name for m in service.method},
                          {"GetCapabilities", "Validate", "Execute",
-                          "ExecuteStream"})
+                          "ExecuteStream", "ExecuteChain", "ExecuteChunked"})
 
     def test_capabilities(self):
         caps = self.client.capabilities()
