@@ -1,0 +1,188 @@
+#include "server/chain_builder.h"
+
+#include "engine/ops/rule_status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/fake_engine.h"
+#include "server/proto_mapping.h"
+#include "server/test_requests.h"
+
+namespace dmls::server {
+namespace {
+
+namespace v1 = dmlserve::v1;
+using ::testing::ElementsAre;
+using ::testing::Pair;
+using testing::Float32Tensor;
+using testing::ReluRequest;
+
+std::vector<std::pair<std::string, std::string>> RulesOf(const absl::Status& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ops::Violation& v : ops::ViolationsOf(s)) out.emplace_back(v.rule, v.field);
+  return out;
+}
+
+class ChainBuilderTest : public ::testing::Test {
+ protected:
+  ChainBuilderTest() : store_(&engine_, StoreOptions()) {}
+  static TensorStoreOptions StoreOptions() {
+    TensorStoreOptions o;
+    o.sweep_interval = absl::ZeroDuration();
+    return o;
+  }
+  // A resident FLOAT32 tensor of `sizes` owned by `owner`.
+  std::string Resident(const std::vector<uint64_t>& sizes, const std::string& owner = "me") {
+    auto t = store_.Create(owner, TensorFromProto(Float32Tensor(sizes)), absl::ZeroDuration(),
+                           false);
+    EXPECT_TRUE(t.ok());
+    return (*t)->handle;
+  }
+  // A RELU step over 2x3x2x3 FLOAT32.
+  static v1::ChainStep Relu() {
+    v1::ExecuteRequest r = ReluRequest(1);
+    v1::ChainStep s;
+    *s.mutable_operator_() = r.operator_();
+    return s;
+  }
+  absl::StatusOr<BuiltChain> Build(v1::ChainRequest& r) {
+    return BuildChain(r, "me", store_, limits_);
+  }
+  FakeEngine engine_;
+  TensorStore store_;
+  ChainLimits limits_;
+};
+
+TEST_F(ChainBuilderTest, BuildsSourcesAndOutputs) {
+  const std::string h = Resident({2, 3, 2, 3});
+  v1::ChainRequest r;
+  v1::ChainStep* a = r.add_steps();
+  *a = Relu();
+  a->mutable_input()->set_handle(h);
+  v1::ChainStep* b = r.add_steps();
+  *b = Relu();
+  b->mutable_input()->set_step(0);
+  b->set_return_output(true);
+  b->set_keep_output(true);
+  absl::StatusOr<BuiltChain> built = Build(r);
+  ASSERT_TRUE(built.ok()) << built.status();
+  ASSERT_EQ(built->request.steps.size(), 2u);
+  EXPECT_EQ(built->request.steps[0].input.kind, ChainSource::Kind::kResident);
+  EXPECT_EQ(built->request.steps[1].input.kind, ChainSource::Kind::kStep);
+  EXPECT_NE(built->request.steps[1].output, nullptr);
+  ASSERT_EQ(built->outputs.size(), 1u);
+  EXPECT_TRUE(built->outputs[0].returns_bytes);
+  EXPECT_TRUE(built->outputs[0].new_tensor);
+  EXPECT_EQ(built->returned_bytes, 144u);
+  // Pending until settled.
+  EXPECT_FALSE(store_.Find("me", built->outputs[0].handle).ok());
+  built->Settle(store_, true);
+  EXPECT_TRUE(store_.Find("me", built->outputs[0].handle).ok());
+}
+
+TEST_F(ChainBuilderTest, EveryProblemWithItsPath) {
+  const std::string small = Resident({1, 1, 1, 2});
+  v1::ChainRequest r;
+  *r.add_steps() = Relu();  // step 0: no input source
+  v1::ChainStep* s1 = r.add_steps();
+  *s1 = Relu();
+  s1->mutable_input()->set_step(1);  // itself
+  v1::ChainStep* s2 = r.add_steps();
+  *s2 = Relu();
+  s2->mutable_input()->set_handle(small);  // wrong size
+  s2->mutable_scale()->set_data("xx");     // RELU has no scale
+  s2->set_return_output(true);
+  v1::ChainStep* s3 = r.add_steps();
+  *s3 = Relu();
+  s3->mutable_operator_()->mutable_relu()->mutable_input()->add_sizes(7);  // rank mismatch
+  s3->mutable_input()->set_data(std::string(144, 'a'));
+  s3->set_return_output(true);
+  absl::Status s = Build(r).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  std::vector<std::pair<std::string, std::string>> rules = RulesOf(s);
+  ASSERT_GE(rules.size(), 5u);
+  EXPECT_EQ(rules[0], std::make_pair(std::string("CHAIN_SOURCE_MISSING"), std::string("steps[0].input")));
+  EXPECT_EQ(rules[1], std::make_pair(std::string("CHAIN_STEP_FORWARD"), std::string("steps[1].input.step")));
+  EXPECT_EQ(rules[2], std::make_pair(std::string("HANDLE_SIZE_MISMATCH"), std::string("steps[2].input.handle")));
+  EXPECT_EQ(rules[3], std::make_pair(std::string("CHAIN_SOURCE_UNEXPECTED"), std::string("steps[2].scale")));
+  EXPECT_THAT(rules[4].second, ::testing::StartsWith("steps[3].operator.relu."));
+}
+
+TEST_F(ChainBuilderTest, AnotherPrincipalsHandleIsNotFound) {
+  const std::string theirs = Resident({2, 3, 2, 3}, "them");
+  v1::ChainRequest r;
+  *r.add_steps() = Relu();
+  r.mutable_steps(0)->mutable_input()->set_handle(theirs);
+  r.mutable_steps(0)->set_return_output(true);
+  absl::Status s = Build(r).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(RulesOf(s), ElementsAre(Pair("HANDLE_NOT_FOUND", "steps[0].input.handle")));
+}
+
+TEST_F(ChainBuilderTest, OutputRules) {
+  const std::string h = Resident({2, 3, 2, 3});
+  const std::string small = Resident({1, 1, 1, 2});
+  auto one = [&](auto edit) {
+    v1::ChainRequest r;
+    *r.add_steps() = Relu();
+    r.mutable_steps(0)->mutable_input()->set_handle(h);
+    edit(*r.mutable_steps(0));
+    return RulesOf(Build(r).status());
+  };
+  EXPECT_THAT(one([](v1::ChainStep&) {}), ElementsAre(Pair("CHAIN_NO_OUTPUT", "steps")));
+  EXPECT_THAT(one([&](v1::ChainStep& s) { s.set_output_handle(h); }),
+              ElementsAre(Pair("OUTPUT_ALIASES_INPUT", "steps[0].output_handle")));
+  EXPECT_THAT(one([&](v1::ChainStep& s) { s.set_output_handle(small); }),
+              ElementsAre(Pair("OUTPUT_HANDLE_TOO_SMALL", "steps[0].output_handle")));
+  EXPECT_THAT(one([&](v1::ChainStep& s) {
+                s.set_output_handle(small);
+                s.set_keep_output(true);
+              }),
+              ElementsAre(Pair("OUTPUT_MODE_CONFLICT", "steps[0].keep_output")));
+  // In place on a resident input is an output of its own.
+  EXPECT_TRUE(one([](v1::ChainStep& s) { s.set_in_place(true); }).empty());
+}
+
+TEST_F(ChainBuilderTest, LimitsAreResourceExhausted) {
+  limits_.max_steps = 2;
+  v1::ChainRequest r;
+  for (int i = 0; i < 3; ++i) *r.add_steps() = Relu();
+  EXPECT_EQ(Build(r).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(RulesOf(Build(r).status()), ElementsAre(Pair("CHAIN_TOO_LONG", "steps")));
+  limits_.max_steps = 64;
+  limits_.max_returned_bytes = 100;
+  v1::ChainRequest big;
+  *big.add_steps() = Relu();
+  big.mutable_steps(0)->mutable_input()->set_data(std::string(144, 'a'));
+  big.mutable_steps(0)->set_return_output(true);
+  EXPECT_THAT(RulesOf(Build(big).status()), ElementsAre(Pair("MESSAGE_BYTES_LIMIT", "steps")));
+}
+
+TEST_F(ChainBuilderTest, ExecuteRequestsBecomeOneStepChains) {
+  v1::ExecuteRequest e = ReluRequest(9);
+  e.set_input_handle("t-x");
+  absl::Status both = ChainOfExecute(e).status();
+  EXPECT_THAT(RulesOf(both), ElementsAre(Pair("HANDLE_AND_BYTES", "input_handle")));
+
+  const std::string h = Resident({2, 3, 2, 3});
+  v1::ExecuteRequest k = ReluRequest(9);
+  k.clear_input();
+  k.set_input_handle(h);
+  k.set_keep_output(true);
+  EXPECT_TRUE(UsesResidentTensors(k));
+  EXPECT_FALSE(UsesResidentTensors(ReluRequest(1)));
+  absl::StatusOr<v1::ChainRequest> chain = ChainOfExecute(k);
+  ASSERT_TRUE(chain.ok());
+  EXPECT_EQ(chain->request_id(), 9u);
+  ASSERT_EQ(chain->steps_size(), 1);
+  EXPECT_EQ(chain->steps(0).input().handle(), h);
+  EXPECT_TRUE(chain->steps(0).keep_output());
+  EXPECT_FALSE(chain->steps(0).return_output());
+
+  EXPECT_EQ(ExecutePath("steps[0].input.handle"), "input_handle");
+  EXPECT_EQ(ExecutePath("steps[0].scale.data"), "scale");
+  EXPECT_EQ(ExecutePath("steps[0].operator.relu.input.sizes[0]"), "operator.relu.input.sizes[0]");
+  EXPECT_EQ(ExecutePath("feature_level"), "feature_level");
+}
+
+}  // namespace
+}  // namespace dmls::server
