@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/time/clock.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/state_tracker.h"
 #include "engine/dxbc/planner.h"
 #include "engine/sched/admission.h"
 #include "spdlog/spdlog.h"
@@ -876,56 +876,32 @@ void GpuRunner::Submit(Frame* frame, Recording& rec) {
   // outputs in one resource: kernels read them through SRVs while the
   // resource is in UNORDERED_ACCESS (vkd3d derives barriers from states;
   // docs/WINDOWS.md notes what the Windows debug layer would say).
-  std::unordered_map<ID3D12Resource*, D3D12_RESOURCE_STATES> state;
-  std::vector<D3D12_RESOURCE_BARRIER> barriers;
-  auto transition = [&](ID3D12Resource* r, D3D12_RESOURCE_STATES to) {
-    auto [it, inserted] = state.try_emplace(r, D3D12_RESOURCE_STATE_COMMON);
-    if (it->second == to) return;
-    D3D12_RESOURCE_BARRIER b = {};
-    b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
-    b.Transition.pResource = r;
-    b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
-    b.Transition.StateBefore = it->second;
-    b.Transition.StateAfter = to;
-    barriers.push_back(b);
-    it->second = to;
-  };
-  auto flush = [&] {
-    if (!barriers.empty()) {
-      list->ResourceBarrier(static_cast<UINT>(barriers.size()), barriers.data());
-      barriers.clear();
-    }
-  };
-  for (const Recording::Copy& c : rec.uploads) transition(c.dst, D3D12_RESOURCE_STATE_COPY_DEST);
-  flush();
+  StateTracker st(list);
+  for (const Recording::Copy& c : rec.uploads) st.To(c.dst, D3D12_RESOURCE_STATE_COPY_DEST);
+  st.Flush();
   for (const Recording::Copy& c : rec.uploads) {
     list->CopyBufferRegion(c.dst, c.dst_offset, c.src, c.src_offset, c.bytes);
   }
   for (ID3D12Resource* r : rec.read_resources) {
-    transition(r, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+    st.To(r, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
   }
   for (ID3D12Resource* r : rec.write_resources) {
-    transition(r, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    st.To(r, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
   }
-  flush();
+  st.Flush();
   binder_->SetState(list);
   ID3D12PipelineState* pso = nullptr;
   for (size_t level = 0; level < rec.levels.size(); ++level) {
     if (level > 0) {
-      for (ID3D12Resource* r : rec.write_resources) {
-        D3D12_RESOURCE_BARRIER b = {};
-        b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
-        b.UAV.pResource = r;
-        barriers.push_back(b);
-      }
-      flush();
+      for (ID3D12Resource* r : rec.write_resources) st.Uav(r);
+      st.Flush();
     }
     DispatchBinder::Record(list, rec.levels[level], &pso);
   }
   for (const Recording::Copy& c : rec.readbacks) {
-    transition(c.src, D3D12_RESOURCE_STATE_COPY_SOURCE);
+    st.To(c.src, D3D12_RESOURCE_STATE_COPY_SOURCE);
   }
-  flush();
+  st.Flush();
   for (const Recording::Copy& c : rec.readbacks) {
     list->CopyBufferRegion(c.dst, c.dst_offset, c.src, c.src_offset, c.bytes);
   }

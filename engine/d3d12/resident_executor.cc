@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
-#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/core/host_resident.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/state_tracker.h"
 
 namespace dmls::d3d12 {
 namespace {
@@ -21,43 +21,6 @@ constexpr uint64_t kAlign = 256;
 uint64_t Bytes(const std::optional<TensorDesc>& t) {
   return t ? t->total_tensor_size_in_bytes : 0;
 }
-
-// Resource states of one command list: every buffer starts in COMMON
-// (buffers decay to it after each ExecuteCommandLists) and transitions are
-// batched until Flush.
-class StateTracker {
- public:
-  explicit StateTracker(ID3D12GraphicsCommandList* list) : list_(list) {}
-  void To(ID3D12Resource* r, D3D12_RESOURCE_STATES to) {
-    auto [it, inserted] = state_.try_emplace(r, D3D12_RESOURCE_STATE_COMMON);
-    if (it->second == to) return;
-    D3D12_RESOURCE_BARRIER b = {};
-    b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
-    b.Transition.pResource = r;
-    b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
-    b.Transition.StateBefore = it->second;
-    b.Transition.StateAfter = to;
-    pending_.push_back(b);
-    it->second = to;
-  }
-  // Orders every UAV access before with every one after.
-  void UavBarrier() {
-    D3D12_RESOURCE_BARRIER b = {};
-    b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
-    b.UAV.pResource = nullptr;
-    pending_.push_back(b);
-  }
-  void Flush() {
-    if (pending_.empty()) return;
-    list_->ResourceBarrier(static_cast<UINT>(pending_.size()), pending_.data());
-    pending_.clear();
-  }
-
- private:
-  ID3D12GraphicsCommandList* const list_;
-  std::unordered_map<ID3D12Resource*, D3D12_RESOURCE_STATES> state_;
-  std::vector<D3D12_RESOURCE_BARRIER> pending_;
-};
 
 }  // namespace
 
@@ -111,15 +74,17 @@ absl::Status ResidentExecutor::Init() {
   DMLS_RETURN_IF_FAILED(
       d->CreateCommandQueue(&qd, DMLS_IID_PPV(ID3D12CommandQueue, queue_.Put())),
       "CreateCommandQueue (resident)");
-  DMLS_RETURN_IF_FAILED(
-      d->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT,
-                                DMLS_IID_PPV(ID3D12CommandAllocator, allocator_.Put())),
-      "CreateCommandAllocator (resident)");
-  DMLS_RETURN_IF_FAILED(
-      d->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
-                           DMLS_IID_PPV(ID3D12GraphicsCommandList, list_.Put())),
-      "CreateCommandList (resident)");
-  DMLS_RETURN_IF_FAILED(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  for (int i = 0; i < 2; ++i) {
+    DMLS_RETURN_IF_FAILED(
+        d->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT,
+                                  DMLS_IID_PPV(ID3D12CommandAllocator, allocators_[i].Put())),
+        "CreateCommandAllocator (resident)");
+    DMLS_RETURN_IF_FAILED(
+        d->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocators_[i].get(), nullptr,
+                             DMLS_IID_PPV(ID3D12GraphicsCommandList, lists_[i].Put())),
+        "CreateCommandList (resident)");
+    DMLS_RETURN_IF_FAILED(lists_[i]->Close(), "ID3D12GraphicsCommandList::Close");
+  }
   absl::StatusOr<std::unique_ptr<Fence>> fence = Fence::Create(d);
   if (!fence.ok()) return fence.status();
   fence_ = std::move(*fence);
@@ -127,6 +92,11 @@ absl::Status ResidentExecutor::Init() {
       DispatchBinder::Create(d, runner_->pipelines(), options_.binder);
   if (!binder.ok()) return binder.status();
   binder_ = std::move(*binder);
+  // Staging stays a small part of a small cap (4 x staging_bytes in all).
+  staging_bytes_ = options_.staging_bytes;
+  if (const uint64_t cap = runner_->pool()->memory_cap_bytes(); cap != 0) {
+    staging_bytes_ = std::max<uint64_t>(64 << 10, std::min(staging_bytes_, cap / 32));
+  }
   worker_ = std::thread([this] { WorkerLoop(); });
   return absl::OkStatus();
 }
@@ -178,9 +148,12 @@ absl::Status ResidentExecutor::DeviceStatus() const {
 
 absl::Status ResidentExecutor::Begin() {
   if (recording_) list_->Close();  // left open by a recording that failed
+  frame_ = 1 - frame_;
+  if (absl::Status s = WaitFor(frame_fence_[frame_]); !s.ok()) return s;
   recording_ = true;
-  HRESULT hr = allocator_->Reset();
-  if (SUCCEEDED(hr)) hr = list_->Reset(allocator_.get(), nullptr);
+  list_ = lists_[frame_].get();
+  HRESULT hr = allocators_[frame_]->Reset();
+  if (SUCCEEDED(hr)) hr = list_->Reset(allocators_[frame_].get(), nullptr);
   return SUCCEEDED(hr) ? absl::OkStatus() : HrToStatus(hr, "command list Reset");
 }
 
@@ -188,10 +161,13 @@ absl::StatusOr<uint64_t> ResidentExecutor::Submit() {
   recording_ = false;
   HRESULT hr = list_->Close();
   if (FAILED(hr)) return HrToStatus(hr, "command list Close");
-  ID3D12CommandList* lists[] = {list_.get()};
+  ID3D12CommandList* lists[] = {list_};
   queue_->ExecuteCommandLists(1, lists);
   absl::StatusOr<uint64_t> value = fence_->Signal(queue_.get());
-  if (value.ok()) binder_->Retire(*value);
+  if (value.ok()) {
+    binder_->Retire(*value);
+    frame_fence_[frame_] = *value;
+  }
   return value;
 }
 
@@ -210,7 +186,7 @@ absl::Status ResidentExecutor::WaitFor(uint64_t value) {
 
 absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
                                       const char* bytes, uint64_t size, bool zero) {
-  const uint64_t half = options_.staging_bytes;
+  const uint64_t half = staging_bytes_;
   if (upload_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kUpload, 2 * half);
     if (!b.ok()) return b.status();
@@ -232,7 +208,7 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
       std::memcpy(upload_->mapped + h * half, bytes + at, n);
     }
     if (absl::Status s = Begin(); !s.ok()) return s;
-    StateTracker st(list_.get());
+    StateTracker st(list_);
     st.To(dst, D3D12_RESOURCE_STATE_COPY_DEST);
     st.Flush();
     list_->CopyBufferRegion(dst, offset + at, upload_->resource.get(), h * half, n);
@@ -246,7 +222,7 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
 
 absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
                                         uint64_t length, std::string& out) {
-  const uint64_t half = options_.staging_bytes;
+  const uint64_t half = staging_bytes_;
   if (readback_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kReadback, 2 * half);
     if (!b.ok()) return b.status();
@@ -256,7 +232,7 @@ absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
   // Copy piece i+1 on the GPU while the CPU copies piece i out.
   auto start = [&](uint64_t at, int h) -> absl::StatusOr<uint64_t> {
     if (absl::Status s = Begin(); !s.ok()) return s;
-    StateTracker st(list_.get());
+    StateTracker st(list_);
     st.To(src, D3D12_RESOURCE_STATE_COPY_SOURCE);
     st.Flush();
     list_->CopyBufferRegion(readback_->resource.get(), h * half, src, offset + at,
@@ -428,7 +404,7 @@ absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request)
   }
 
   if (absl::Status s = Begin(); !s.ok()) return s;
-  ID3D12GraphicsCommandList* list = list_.get();
+  ID3D12GraphicsCommandList* list = list_;
   StateTracker st(list);
   binder_->SetState(list);
   std::vector<Buf> step_out(n);
@@ -518,7 +494,7 @@ absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request)
     }
     st.To(out.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
     if (scratch.resource) st.To(scratch.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
-    if (i > 0) st.UavBarrier();
+    if (i > 0) st.Uav(nullptr);
     st.Flush();
     DispatchBinder::Record(list, *bound, &pso);
     step_out[i] = out;

@@ -46,7 +46,7 @@ namespace dmls::d3d12 {
 struct ResidentExecutorOptions {
   // Bytes of each of the two upload and two readback staging halves: big
   // transfers alternate between the halves, so that the CPU fills one
-  // while the GPU copies the other.
+  // while the GPU copies the other. At most a 32nd of the memory cap.
   uint64_t staging_bytes = uint64_t{16} << 20;
   DispatchBinderOptions binder{16384, 16, 4096};
 };
@@ -116,14 +116,21 @@ class ResidentExecutor {
 
   // Worker-thread state.
   ComPtr<ID3D12CommandQueue> queue_;
-  ComPtr<ID3D12CommandAllocator> allocator_;
-  ComPtr<ID3D12GraphicsCommandList> list_;
+  // Two allocators and lists, used in turn, so that one can be recorded
+  // while the other's work runs; an allocator is reset only once its
+  // last submission has completed (frame_fence_).
+  ComPtr<ID3D12CommandAllocator> allocators_[2];
+  ComPtr<ID3D12GraphicsCommandList> lists_[2];
+  uint64_t frame_fence_[2] = {0, 0};
+  int frame_ = 0;
+  ID3D12GraphicsCommandList* list_ = nullptr;  // the one being recorded
   std::unique_ptr<Fence> fence_;
   std::unique_ptr<DispatchBinder> binder_;
   PoolBuffer* upload_ = nullptr;    // two halves of staging_bytes
   PoolBuffer* readback_ = nullptr;  // two halves of staging_bytes
   uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
   bool recording_ = false;           // list_ is open
+  uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
 
   std::mutex mu_;
   std::condition_variable cv_;
