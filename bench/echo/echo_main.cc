@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/echo/echo_service.h"
+#include "bench/echo/echo_tensor_service.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -80,6 +81,8 @@ int main(int argc, char** argv) {
                            &bound_port);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&service);
+  dmls::echo::EchoTensorService tensors;
+  builder.RegisterService(&tensors);
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
