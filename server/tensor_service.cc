@@ -96,8 +96,12 @@ grpc::Status ClientStatus(const absl::Status& s, spdlog::logger& log) {
   return ToGrpcStatus(RequestError::FromStatus(s), &log);
 }
 
-// WriteTensor: chunks in order into one tensor. Lives until gRPC is done
-// (OnDone) and the engine has answered the write in flight.
+// WriteTensor: chunks in order into one tensor. Up to kWriteWindow chunks
+// may be with the engine at once (it applies them in order) while the next
+// is read, so receiving overlaps copying to the device. Lives until gRPC is
+// done (OnDone) and the engine has answered every write.
+constexpr int kWriteWindow = 4;
+
 class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   WriteReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
@@ -107,7 +111,17 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) return End();
+    if (!ok) {
+      bool end;
+      {
+        absl::MutexLock lock(&mu_);
+        reads_done_ = true;
+        end = writes_ == 0;
+      }
+      if (end) End();
+      return;
+    }
+    // Reads come one at a time: tensor_ and cursor_ are this thread's.
     v1::WriteTensorRequest msg;
     if (absl::Status s = ParseRequest(incoming_, &msg); !s.ok()) return Fail(s);
     if (!tensor_) {
@@ -125,17 +139,20 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
         !s.ok()) {
       return Fail(s);
     }
+    bool read_now;
+    {
+      absl::MutexLock lock(&mu_);
+      ++writes_;
+      read_now = reading_ = writes_ < kWriteWindow;
+    }
     refs_.fetch_add(1);
     service_.engine().WriteResident(
         tensor_->buffer, offset, std::move(*msg.mutable_chunk()->mutable_data()),
         [this](absl::Status s) {
-          if (!s.ok()) {
-            Fail(s, /*engine=*/true);
-          } else {
-            StartRead(&incoming_);
-          }
+          OnWritten(s);
           Unref();
         });
+    if (read_now) StartRead(&incoming_);
   }
 
   void OnCancel() override {}
@@ -145,6 +162,23 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
  private:
+  void OnWritten(const absl::Status& s) {
+    if (!s.ok()) return Fail(s, /*engine=*/true);
+    bool read_now = false, end = false;
+    {
+      absl::MutexLock lock(&mu_);
+      --writes_;
+      if (finished_) return;
+      if (reads_done_) {
+        end = writes_ == 0;
+      } else if (!reading_) {
+        read_now = reading_ = true;
+      }
+    }
+    if (read_now) StartRead(&incoming_);
+    if (end) End();
+  }
+
   absl::Status Open(v1::WriteTensorRequest& msg) {
     if (!principal_.ok()) return principal_.status();
     if (msg.has_create() == !msg.handle().empty()) {
@@ -174,8 +208,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       tensor_ = *t;
     }
     const uint64_t size = tensor_->desc.total_tensor_size_in_bytes;
-    if (msg.start_offset() > size ||
-        msg.total_bytes() > size - msg.start_offset()) {
+    if (msg.start_offset() > size || msg.total_bytes() > size - msg.start_offset()) {
       return ChunkError("CHUNK_EXCESS", "total_bytes",
                         absl::StrCat("bytes [", msg.start_offset(), ", +", msg.total_bytes(),
                                      ") are outside the tensor's ", size));
@@ -186,12 +219,14 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     return absl::OkStatus();
   }
 
+  // Every chunk is read and written.
   void End() {
     if (!tensor_) {
       return Fail(ChunkError("CHUNK_HEADER_MISSING", "handle",
                              "the stream ended before naming a tensor"));
     }
     if (absl::Status s = cursor_.Complete("chunk"); !s.ok()) return Fail(s);
+    if (!MarkFinished()) return;
     if (created_) {
       service_.store().Publish(tensor_->handle);
       published_ = true;
@@ -200,9 +235,16 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
   void Fail(const absl::Status& s, bool engine = false) {
-    grpc::Status status = engine ? ToGrpcStatus(RequestError::FromEngine(s), &service_.logger())
-                                 : ClientStatus(s, service_.logger());
-    Finish(status);
+    if (!MarkFinished()) return;
+    Finish(engine ? ToGrpcStatus(RequestError::FromEngine(s), &service_.logger())
+                  : ClientStatus(s, service_.logger()));
+  }
+
+  bool MarkFinished() {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return false;
+    finished_ = true;
+    return true;
   }
 
   void Unref() {
@@ -213,12 +255,17 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   const absl::StatusOr<std::string> principal_;
   grpc::ByteBuffer* const response_;
   grpc::ByteBuffer incoming_;
-  // Only the reactor's own sequence (read, then engine write, then read)
-  // touches these: one step at a time.
+  // Set by the reading side only (reads are sequential); End and OnDone
+  // come after the last read.
   std::shared_ptr<const ResidentTensor> tensor_;
   bool created_ = false;
   bool published_ = false;
   ChunkCursor cursor_;
+  absl::Mutex mu_;
+  int writes_ ABSL_GUARDED_BY(mu_) = 0;        // chunks with the engine
+  bool reading_ ABSL_GUARDED_BY(mu_) = true;   // a read is outstanding
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int> refs_{1};  // gRPC's, plus one per engine write
 };
 
