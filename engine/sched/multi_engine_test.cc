@@ -284,5 +284,69 @@ TEST(MultiEngine, DeviceLostStatusIsMarked) {
   EXPECT_FALSE(IsDeviceLost(absl::OkStatus()));
 }
 
+// A one-step IDENTITY chain over `buffer`, its output returned.
+ChainRequest ChainOver(std::shared_ptr<ResidentBuffer> buffer) {
+  ChainRequest r;
+  ChainStep s;
+  s.op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
+  s.op.input = MakeTensorDesc(DataType::kFloat32, {buffer->size() / 4});
+  s.op.output = s.op.input;
+  s.input = ChainSource::Resident(std::move(buffer));
+  s.return_output = true;
+  r.steps.push_back(std::move(s));
+  return r;
+}
+
+absl::StatusOr<ChainResult> RunChain(Engine& e, ChainRequest r) {
+  absl::StatusOr<ChainResult> out = absl::UnknownError("not answered");
+  e.ExecuteChain(std::move(r), [&](absl::StatusOr<ChainResult> got) { out = std::move(got); });
+  return out;  // the fake children answer at once
+}
+
+TEST(MultiEngine, OneOwnersTensorsShareADeviceAndChainsRunThere) {
+  Fixture f;
+  std::vector<Engine*> owners_of_alice, owners;
+  for (int i = 0; i < 8; ++i) {
+    auto b = f.engine->AllocateResident(16, "alice");
+    ASSERT_TRUE(b.ok());
+    owners_of_alice.push_back((*b)->engine());
+  }
+  for (Engine* e : owners_of_alice) EXPECT_EQ(e, owners_of_alice.front());
+  // Different owners spread over the children.
+  for (int i = 0; i < 64; ++i) {
+    owners.push_back((*f.engine->AllocateResident(16, "owner" + std::to_string(i)))->engine());
+  }
+  EXPECT_NE(std::count(owners.begin(), owners.end(), f.child0), 0);
+  EXPECT_NE(std::count(owners.begin(), owners.end(), f.child1), 0);
+
+  auto on0 = *f.engine->AllocateResident(16, "x");
+  Engine* home = on0->engine();
+  FakeChild* other = home == f.child0 ? f.child1 : f.child0;
+  absl::Status written = absl::UnknownError("");
+  f.engine->WriteResident(on0, 0, "abcdefghijklmnop", [&](absl::Status s) { written = s; });
+  ASSERT_TRUE(written.ok());
+  absl::StatusOr<ChainResult> ran = RunChain(*f.engine, ChainOver(on0));
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  // The child that holds the tensor ran it (its Execute prefixes its name).
+  EXPECT_EQ(ran->outputs[0], home->device_info().name + ":abcdefghijklmnop");
+
+  // Tensors on two devices in one chain: refused.
+  std::shared_ptr<ResidentBuffer> elsewhere;
+  for (int i = 0; !elsewhere; ++i) {
+    auto b = *f.engine->AllocateResident(16, "k" + std::to_string(i));
+    if (b->engine() == other) elsewhere = b;
+  }
+  ChainRequest mixed = ChainOver(on0);
+  mixed.steps[0].output = elsewhere;
+  EXPECT_EQ(RunChain(*f.engine, std::move(mixed)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  // A lost device takes no new tensors.
+  other->Lose();
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ((*f.engine->AllocateResident(16, "n" + std::to_string(i)))->engine(), home);
+  }
+}
+
 }  // namespace
 }  // namespace dmls::sched
