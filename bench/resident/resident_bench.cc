@@ -13,6 +13,12 @@
 //   --mode=roundtrip create, write, CELU (kept resident), read a tensor of
 //                    --bytes and check every element against the CELU
 //                    formula on the client. Needs dmlserve.
+//   --mode=chainload --clients threads, each with its own channel and
+//                    tenant and a resident tensor of --bytes, run chains of
+//                    --steps MVN1 (or --op=celu) steps on it in a closed
+//                    loop for --seconds; prints chains/s and device GB/s
+//                    (the compute-bound load of the several-GPU
+//                    measurement).
 //
 // Each timed step runs --iters times after one warm-up; the report gives
 // the median and the fastest, one line per figure, and "ratio" lines.
@@ -21,7 +27,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <functional>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +45,10 @@ ABSL_FLAG(std::string, mode, "chain", "chain, transfer or roundtrip");
 ABSL_FLAG(uint64_t, bytes, uint64_t{64} << 20, "tensor bytes (a multiple of 16 KiB)");
 ABSL_FLAG(uint64_t, chunk_bytes, uint64_t{4} << 20, "chunk size of transfers");
 ABSL_FLAG(int, iters, 10, "timed repetitions");
+ABSL_FLAG(int, clients, 16, "chainload: client threads");
+ABSL_FLAG(int, steps, 16, "chainload: operators per chain");
+ABSL_FLAG(double, seconds, 10, "chainload: measured seconds (after 1 s of warm-up)");
+ABSL_FLAG(std::string, op, "mvn1", "chainload: mvn1 or celu");
 
 namespace {
 
@@ -121,8 +133,10 @@ void Report(const std::string& name, const Timing& t, uint64_t bytes) {
 
 class Bench {
  public:
-  explicit Bench(const std::string& target) {
+  explicit Bench(const std::string& target, const std::string& tenant = "") : tenant_(tenant) {
     grpc::ChannelArguments args;
+    // Each Bench its own connection (its own peer).
+    args.SetInt("grpc.channel_id", next_channel_id_++);
     args.SetMaxReceiveMessageSize(-1);
     args.SetMaxSendMessageSize(-1);
     auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
@@ -133,6 +147,7 @@ class Bench {
   // Writes `data` as a new tensor (or into `handle`) in chunks.
   std::string Upload(const std::string& data, uint64_t chunk, const std::string& handle = "") {
     grpc::ClientContext ctx;
+    Tag(ctx);
     v1::ResidentTensorInfo info;
     auto writer = tensors_->WriteTensor(&ctx, &info);
     v1::WriteTensorRequest first;
@@ -156,6 +171,7 @@ class Bench {
 
   std::string Download(const std::string& handle, uint64_t length, uint64_t chunk) {
     grpc::ClientContext ctx;
+    Tag(ctx);
     v1::ReadTensorRequest r;
     r.set_handle(handle);
     r.set_length(length);
@@ -172,6 +188,7 @@ class Bench {
 
   std::string Execute(v1::ExecuteRequest r) {
     grpc::ClientContext ctx;
+    Tag(ctx);
     v1::ExecuteResponse out;
     grpc::Status s = dml_->Execute(&ctx, r, &out);
     if (!s.ok()) Die("Execute", s);
@@ -180,6 +197,7 @@ class Bench {
 
   v1::ChainResponse Chain(const v1::ChainRequest& r) {
     grpc::ClientContext ctx;
+    Tag(ctx);
     v1::ChainResponse out;
     grpc::Status s = dml_->ExecuteChain(&ctx, r, &out);
     if (!s.ok()) Die("ExecuteChain", s);
@@ -187,6 +205,11 @@ class Bench {
   }
 
  private:
+  void Tag(grpc::ClientContext& ctx) const {
+    if (!tenant_.empty()) ctx.AddMetadata("tenant", tenant_);
+  }
+  static inline std::atomic<int> next_channel_id_{0};
+  const std::string tenant_;
   std::unique_ptr<v1::DmlService::Stub> dml_;
   std::unique_ptr<v1::TensorService::Stub> tensors_;
 };
@@ -285,6 +308,58 @@ int RunRoundtrip(Bench& b, uint64_t bytes, uint64_t chunk) {
   return bad == 0 && y.size() == bytes ? 0 : 1;
 }
 
+int RunChainLoad(const std::string& target, uint64_t bytes, uint64_t chunk) {
+  const int clients = std::max(1, absl::GetFlag(FLAGS_clients));
+  const int steps = std::max(1, absl::GetFlag(FLAGS_steps));
+  const double seconds = absl::GetFlag(FLAGS_seconds);
+  const bool mvn = absl::GetFlag(FLAGS_op) == "mvn1";
+  const v1::TensorDesc d = Desc(bytes);
+  const std::string x = Data(bytes);
+  std::atomic<bool> measuring{false}, stop{false};
+  std::atomic<uint64_t> chains{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      Bench b(target, absl::StrCat("load-", c));
+      const std::string h = b.Upload(x, chunk);
+      v1::ChainRequest chain;
+      for (int i = 0; i < steps; ++i) {
+        auto* s = chain.add_steps();
+        *s->mutable_operator_() = mvn ? Mvn1(d) : Celu(d);
+        s->set_in_place(!mvn);  // MVN1 has no in-place form
+        if (i == 0 || !mvn) {
+          s->mutable_input()->set_handle(h);
+        } else {
+          s->mutable_input()->set_step(i - 1);
+        }
+      }
+      if (mvn) chain.mutable_steps(steps - 1)->set_output_handle(b.Upload(x, chunk));
+      while (!stop.load()) {
+        b.Chain(chain);
+        if (measuring.load()) chains.fetch_add(1);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1) + std::chrono::milliseconds(200 * clients));
+  measuring = true;
+  const auto start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const uint64_t done = chains.load();
+  const double elapsed = Seconds(Clock::now() - start);
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  const double per_s = done / elapsed;
+  // Device bytes per step: MVN1 reads its input twice and writes once;
+  // CELU in place reads and writes once.
+  const double step_bytes = (mvn ? 3.0 : 2.0) * bytes;
+  std::printf("chainload: %d clients, chains of %d x %s on %llu bytes: %llu chains in %.2f s = "
+              "%.1f chains/s, %.1f steps/s, %.1f GB/s of device traffic\n",
+              clients, steps, mvn ? "MVN1" : "CELU", static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(done), elapsed, per_s, per_s * steps,
+              per_s * steps * step_bytes / 1e9);
+  return done > 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -295,8 +370,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--bytes must be a positive multiple of 16 KiB\n");
     return 2;
   }
-  Bench b(absl::GetFlag(FLAGS_target));
   const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "chainload") return RunChainLoad(absl::GetFlag(FLAGS_target), bytes, chunk);
+  Bench b(absl::GetFlag(FLAGS_target));
   const int iters = std::max(1, absl::GetFlag(FLAGS_iters));
   if (mode == "chain") return RunChain(b, bytes, chunk, iters);
   if (mode == "transfer") return RunTransfer(b, bytes, chunk, iters);
