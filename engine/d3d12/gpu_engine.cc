@@ -87,7 +87,10 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
           {"resident_writes", s.resident.writes},
           {"resident_reads", s.resident.reads},
           {"resident_bytes_written", s.resident.bytes_written},
-          {"resident_bytes_read", s.resident.bytes_read}};
+          {"resident_bytes_read", s.resident.bytes_read},
+          {"chain_record_us", s.resident.chain_record_us},
+          {"chain_wait_us", s.resident.chain_wait_us},
+          {"chain_views_created", s.resident.views_created}};
 }
 
 GpuEngineStats GpuEngine::stats() const {

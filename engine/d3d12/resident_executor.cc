@@ -351,6 +351,7 @@ void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
 }
 
 absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request) {
+  const absl::Time started = absl::Now();
   BufferPool* pool = runner_->pool();
   const size_t n = request.steps.size();
   std::vector<PoolBuffer*> temps;  // given back when this returns
@@ -514,9 +515,15 @@ absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request)
       rb_at += RoundUp(out_bytes, kAlign);
     }
   }
+  const absl::Time recorded = absl::Now();
   absl::StatusOr<uint64_t> value = Submit();
   if (!value.ok()) return value.status();
   if (absl::Status s = WaitFor(*value); !s.ok()) return s;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.chain_record_us += absl::ToInt64Microseconds(recorded - started);
+    stats_.chain_wait_us += absl::ToInt64Microseconds(absl::Now() - recorded);
+  }
   ChainResult result;
   result.outputs.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -530,7 +537,9 @@ absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request)
 
 ResidentExecutorStats ResidentExecutor::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
-  return stats_;
+  ResidentExecutorStats s = stats_;
+  s.views_created = binder_->views_created();
+  return s;
 }
 
 }  // namespace dmls::d3d12

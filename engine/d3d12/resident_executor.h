@@ -60,6 +60,11 @@ struct ResidentExecutorStats {
   uint64_t reads = 0;
   uint64_t bytes_written = 0;
   uint64_t bytes_read = 0;
+  // Time chains spent being recorded (planning, binding, recording) and
+  // waiting for the device, summed; typed views created for them.
+  uint64_t chain_record_us = 0;
+  uint64_t chain_wait_us = 0;
+  uint64_t views_created = 0;
 };
 
 class ResidentExecutor {
