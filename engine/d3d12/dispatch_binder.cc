@@ -221,10 +221,20 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
 
 absl::StatusOr<ArenaTables> DispatchBinder::CreateArenaTables(
     ID3D12Resource* buffer, uint64_t bytes) {
+  absl::StatusOr<ArenaTables> t = CreateTables({buffer, buffer, buffer, buffer, buffer},
+                                               {bytes, bytes, bytes, bytes, bytes});
+  if (t.ok()) t->resource = buffer;
+  return t;
+}
+
+absl::StatusOr<ArenaTables> DispatchBinder::CreateTables(
+    const std::array<ID3D12Resource*, 5>& buffers, const std::array<uint64_t, 5>& bytes) {
   constexpr uint32_t kPerArena = 2 * kSrvSlots + 2 * kUavSlots;
-  if (bytes / 4 > gpu::kMaxViewTexels) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("an arena of ", bytes, " bytes exceeds one R32 view"));
+  for (uint64_t b : bytes) {
+    if (b / 4 > gpu::kMaxViewTexels) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a buffer of ", b, " bytes exceeds one R32 view"));
+    }
   }
   uint32_t first = 0;
   {
@@ -236,7 +246,7 @@ absl::StatusOr<ArenaTables> DispatchBinder::CreateArenaTables(
       first = persistent_used_;
       persistent_used_ += kPerArena;
     } else {
-      return absl::ResourceExhaustedError("no descriptors left for arena tables");
+      return absl::ResourceExhaustedError("no descriptors left for persistent tables");
     }
   }
   const uint64_t heap_index = uint64_t{descriptor_ring_.capacity()} + first;
@@ -246,38 +256,42 @@ absl::StatusOr<ArenaTables> DispatchBinder::CreateArenaTables(
   auto gpu = [&](uint64_t i) {
     return D3D12_GPU_DESCRIPTOR_HANDLE{gpu_start_.ptr + (heap_index + i) * descriptor_size_};
   };
-  auto srv = [&](uint64_t i, gpu::ViewFormat f) {
+  // A null resource gets a null descriptor (the kernel never reads it).
+  auto srv = [&](uint64_t i, size_t position, gpu::ViewFormat f) {
     D3D12_SHADER_RESOURCE_VIEW_DESC sd = {};
     sd.ViewDimension = D3D12_SRV_DIMENSION_BUFFER;
     sd.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
     sd.Format = static_cast<DXGI_FORMAT>(f);
-    sd.Buffer.NumElements = static_cast<UINT>(bytes / TexelBytes(f));
-    device_->CreateShaderResourceView(buffer, &sd, cpu(i));
+    if (buffers[position]) {
+      sd.Buffer.NumElements = static_cast<UINT>(bytes[position] / TexelBytes(f));
+    }
+    device_->CreateShaderResourceView(buffers[position], &sd, cpu(i));
     views_created_.fetch_add(1, std::memory_order_relaxed);
   };
-  auto uav = [&](uint64_t i, gpu::ViewFormat f) {
+  auto uav = [&](uint64_t i, size_t position, gpu::ViewFormat f) {
     D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
     ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;
     ud.Format = static_cast<DXGI_FORMAT>(f);
-    ud.Buffer.NumElements = static_cast<UINT>(bytes / TexelBytes(f));
-    device_->CreateUnorderedAccessView(buffer, nullptr, &ud, cpu(i));
+    if (buffers[position]) {
+      ud.Buffer.NumElements = static_cast<UINT>(bytes[position] / TexelBytes(f));
+    }
+    device_->CreateUnorderedAccessView(buffers[position], nullptr, &ud, cpu(i));
     views_created_.fetch_add(1, std::memory_order_relaxed);
   };
   using F = gpu::ViewFormat;
   ArenaTables t;
-  t.resource = buffer;
   const F t0[2] = {F::kR32G32B32A32Uint, F::kR32Uint};
   for (uint64_t k = 0; k < 2; ++k) {
     const uint64_t at = k * kSrvSlots;
-    srv(at + 0, t0[k]);
-    srv(at + 1, F::kR32Uint);
-    srv(at + 2, F::kR32Uint);
+    srv(at + 0, 0, t0[k]);
+    srv(at + 1, 1, F::kR32Uint);
+    srv(at + 2, 2, F::kR32Uint);
     t.srv[k] = gpu(at);
   }
   for (uint64_t k = 0; k < 2; ++k) {
     const uint64_t at = 2 * kSrvSlots + k * kUavSlots;
-    uav(at + 0, t0[k]);
-    uav(at + 1, F::kR32Float);
+    uav(at + 0, 3, t0[k]);
+    uav(at + 1, 4, F::kR32Float);
     t.uav[k] = gpu(at);
   }
   return t;

@@ -57,8 +57,9 @@ struct BoundDispatch {
   std::vector<ID3D12Resource*> barrier_before;
 };
 
-// Descriptor tables over one whole arena buffer (arena.h), created once
-// when the arena is. Every kernel's views are one of these format sets
+// Descriptor tables over whole buffers, created once: over one arena buffer
+// (arena.h) in every position, or (CreateTables) over a buffer per
+// position, for the resident executor's steps. Every kernel's views are one of these format sets
 // (kernel_abi.h), so an arena request binds a table instead of creating
 // views: srv[0] = t0 R32G32B32A32_UINT, srv[1] = t0 R32_UINT, with t1 and
 // t2 R32_UINT in both; uav[0] = u0 R32G32B32A32_UINT, uav[1] = u0 R32_UINT,
@@ -66,6 +67,8 @@ struct BoundDispatch {
 struct ArenaTables {
   D3D12_GPU_DESCRIPTOR_HANDLE srv[2] = {};
   D3D12_GPU_DESCRIPTOR_HANDLE uav[2] = {};
+  // The arena buffer; null for tables over several buffers (UAV barriers
+  // inside a plan are then global).
   ID3D12Resource* resource = nullptr;
 };
 
@@ -98,6 +101,10 @@ class DispatchBinder {
   // kMaxViewTexels R32 texels). Thread-safe with respect to itself.
   absl::StatusOr<ArenaTables> CreateArenaTables(ID3D12Resource* buffer,
                                                 uint64_t bytes);
+  // The same over a buffer per position: t0, t1, t2, u0, u1 (null: a null
+  // descriptor), each of `bytes` (at most kMaxViewTexels R32 texels).
+  absl::StatusOr<ArenaTables> CreateTables(const std::array<ID3D12Resource*, 5>& buffers,
+                                           const std::array<uint64_t, 5>& bytes);
   // Gives an arena's table descriptors back for a later arena (the arena's
   // buffer is going away). Thread-safe with respect to CreateArenaTables.
   void ReleaseArenaTables(const ArenaTables& tables);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,7 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
       --owner_->stats_.buffers;
       owner_->stats_.buffer_bytes -= buffer_->size;
     }
+    owner_->ForgetTables(buffer_->resource.get());
     owner_->runner_->pool()->Release(buffer_, 0);
   }
   ID3D12Resource* resource() const { return buffer_->resource.get(); }
@@ -97,12 +99,17 @@ absl::Status ResidentExecutor::Init() {
   if (const uint64_t cap = runner_->pool()->memory_cap_bytes(); cap != 0) {
     staging_bytes_ = std::max<uint64_t>(64 << 10, std::min(staging_bytes_, cap / 32));
   }
+  if (const uint64_t cap = runner_->pool()->memory_cap_bytes(); cap != 0) {
+    max_free_temp_bytes_ = std::min(max_free_temp_bytes_, cap / 8);
+  }
   worker_ = std::thread([this] { WorkerLoop(); });
+  completion_ = std::thread([this] { CompletionLoop(); });
   return absl::OkStatus();
 }
 
 ResidentExecutor::~ResidentExecutor() {
   Shutdown();
+  DropTemps(0);
   if (upload_) runner_->pool()->Release(upload_, 0);
   if (readback_) runner_->pool()->Release(readback_, 0);
 }
@@ -115,6 +122,12 @@ void ResidentExecutor::Shutdown() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  {
+    std::lock_guard<std::mutex> lock(flight_mu_);
+    completion_stopping_ = true;
+  }
+  flight_cv_.notify_all();
+  if (completion_.joinable()) completion_.join();
 }
 
 bool ResidentExecutor::Post(absl::AnyInvocable<void()> task) {
@@ -329,44 +342,52 @@ void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
                                                                         std::move(done));
   if (!Post([this, state] {
         ChainRequest& r = state->first;
-        absl::StatusOr<ChainResult> result = absl::UnknownError("");
+        absl::Status s;
         if (r.cancelled && r.cancelled->load()) {
-          result = absl::CancelledError("the call was cancelled before execution");
+          s = absl::CancelledError("the call was cancelled before execution");
         } else if (absl::Now() >= r.deadline) {
-          result = absl::DeadlineExceededError("the deadline passed before execution");
-        } else if (absl::Status s = DeviceStatus(); !s.ok()) {
-          result = s;
+          s = absl::DeadlineExceededError("the deadline passed before execution");
         } else {
-          result = RunChainNow(r);
+          s = DeviceStatus();
         }
-        if (result.ok()) {
-          std::lock_guard<std::mutex> lock(stats_mu_);
-          ++stats_.chains;
-          stats_.chain_steps += r.steps.size();
+        if (s.ok()) {
+          // On success the chain is in flight and the completion thread
+          // answers it.
+          s = RecordChain(r, state->second);
         }
-        state->second(std::move(result));
+        if (!s.ok()) state->second(s);
       })) {
     state->second(absl::UnavailableError("the GPU engine is shutting down"));
   }
 }
 
-absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request) {
+absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback& done) {
   const absl::Time started = absl::Now();
   BufferPool* pool = runner_->pool();
   const size_t n = request.steps.size();
-  std::vector<PoolBuffer*> temps;  // given back when this returns
+  // Device temporaries go back to the executor's own free list (their
+  // views stay cached); upload and readback memory to the pool.
+  std::vector<PoolBuffer*> temps, device_temps;
   struct GiveBack {
-    BufferPool* pool;
+    ResidentExecutor* self;
     std::vector<PoolBuffer*>* temps;
+    std::vector<PoolBuffer*>* device_temps;
     ~GiveBack() {
-      for (PoolBuffer* b : *temps) pool->Release(b, 0);
+      for (PoolBuffer* b : *temps) self->runner_->pool()->Release(b, 0);
+      self->KeepTemps(*device_temps);
     }
-  } give_back{pool, &temps};
+  } give_back{this, &temps, &device_temps};
   auto temp = [&](HeapKind kind, uint64_t bytes) -> absl::StatusOr<PoolBuffer*> {
+    if (kind == HeapKind::kDefault) {
+      absl::StatusOr<PoolBuffer*> b = AcquireTemp(std::max<uint64_t>(bytes, 1));
+      if (b.ok()) device_temps.push_back(*b);
+      return b;
+    }
     absl::StatusOr<PoolBuffer*> b = pool->Acquire(kind, std::max<uint64_t>(bytes, 1));
     if (b.ok()) temps.push_back(*b);
     return b;
   };
+  ReleaseForgottenTables();
   struct Buf {
     ID3D12Resource* resource = nullptr;
     uint64_t bytes = 0;  // usable
@@ -484,7 +505,7 @@ absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request)
     if (scale->resource) slots.Set(gpu::BufferSlot::kScale, scale->resource, scale->bytes);
     if (bias->resource) slots.Set(gpu::BufferSlot::kBias, bias->resource, bias->bytes);
     if (scratch.resource) slots.Set(gpu::BufferSlot::kScratch, scratch.resource, scratch.bytes);
-    absl::StatusOr<std::vector<BoundDispatch>> bound = binder_->Bind(*plan, slots);
+    absl::StatusOr<std::vector<BoundDispatch>> bound = BindStep(*plan, slots);
     if (!bound.ok()) return bound.status();
     // Reads as shader resources, writes as UAVs; a step after another
     // waits for its UAV writes.
@@ -518,21 +539,215 @@ absl::StatusOr<ChainResult> ResidentExecutor::RunChainNow(ChainRequest& request)
   const absl::Time recorded = absl::Now();
   absl::StatusOr<uint64_t> value = Submit();
   if (!value.ok()) return value.status();
-  if (absl::Status s = WaitFor(*value); !s.ok()) return s;
+  auto c = std::make_unique<InFlightChain>();
+  c->fence = *value;
+  c->submitted = absl::Now();
+  c->done = std::move(done);
+  c->steps = n;
+  c->readback = readback;
+  for (size_t i = 0; i < n; ++i) {
+    if (request.steps[i].return_output) {
+      c->returned.push_back({i, readback_at[i], StepOutputBytes(request.steps[i])});
+    }
+  }
+  // The chain's buffers stay alive (and its temporaries out of reuse)
+  // until its work is done.
+  c->request = std::move(request);
+  c->temps = std::exchange(temps, {});
+  c->device_temps = std::exchange(device_temps, {});
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.chain_record_us += absl::ToInt64Microseconds(recorded - started);
-    stats_.chain_wait_us += absl::ToInt64Microseconds(absl::Now() - recorded);
   }
-  ChainResult result;
-  result.outputs.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!request.steps[i].return_output) continue;
-    const uint64_t bytes = StepOutputBytes(request.steps[i]);
-    result.outputs[i].assign(reinterpret_cast<const char*>(readback->mapped) + readback_at[i],
-                             bytes);
+  {
+    std::lock_guard<std::mutex> lock(flight_mu_);
+    in_flight_.push_back(std::move(c));
   }
-  return result;
+  flight_cv_.notify_one();
+  return absl::OkStatus();
+}
+
+void ResidentExecutor::CompletionLoop() {
+  for (;;) {
+    std::unique_ptr<InFlightChain> c;
+    {
+      std::unique_lock<std::mutex> lock(flight_mu_);
+      flight_cv_.wait(lock, [&] { return completion_stopping_ || !in_flight_.empty(); });
+      if (in_flight_.empty()) return;
+      c = std::move(in_flight_.front());
+      in_flight_.pop_front();
+    }
+    absl::Status s = fence_->Wait(c->fence);
+    if (s.ok() && fence_->completed() == UINT64_MAX) {
+      s = absl::UnavailableError("device removed (fence at UINT64_MAX)");
+    }
+    absl::StatusOr<ChainResult> result = absl::UnknownError("");
+    if (!s.ok()) {
+      runner_->MarkLost(s);
+      result = DeviceLostError(s.message());
+    } else {
+      ChainResult r;
+      r.outputs.resize(c->steps);
+      for (const auto& [step, at, bytes] : c->returned) {
+        r.outputs[step].assign(reinterpret_cast<const char*>(c->readback->mapped) + at, bytes);
+      }
+      result = std::move(r);
+    }
+    for (PoolBuffer* b : c->temps) runner_->pool()->Release(b, 0);
+    KeepTemps(c->device_temps);
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats_.chain_wait_us += absl::ToInt64Microseconds(absl::Now() - c->submitted);
+      if (result.ok()) {
+        ++stats_.chains;
+        stats_.chain_steps += c->steps;
+      }
+    }
+    ChainCallback done = std::move(c->done);
+    c.reset();  // the chain's buffers go before its answer
+    done(std::move(result));
+  }
+}
+
+absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    // The smallest free one that fits without wasting more than half.
+    auto best = free_temps_.end();
+    for (auto it = free_temps_.begin(); it != free_temps_.end(); ++it) {
+      const uint64_t size = (*it)->size;
+      if (size >= bytes && size <= 2 * bytes + (64 << 10) &&
+          (best == free_temps_.end() || size < (*best)->size)) {
+        best = it;
+      }
+    }
+    if (best != free_temps_.end()) {
+      PoolBuffer* b = *best;
+      free_temps_.erase(best);
+      free_temp_bytes_ -= b->size;
+      return b;
+    }
+  }
+  absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kDefault, bytes);
+  if (absl::IsResourceExhausted(b.status())) {
+    // Memory kept for reuse goes back first.
+    DropTemps(0);
+    b = runner_->pool()->Acquire(HeapKind::kDefault, bytes);
+  }
+  return b;
+}
+
+void ResidentExecutor::KeepTemps(const std::vector<PoolBuffer*>& temps) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    for (PoolBuffer* b : temps) {
+      free_temps_.push_back(b);
+      free_temp_bytes_ += b->size;
+    }
+  }
+  DropTemps(max_free_temp_bytes_);
+}
+
+void ResidentExecutor::DropTemps(uint64_t keep_bytes) {
+  std::vector<PoolBuffer*> dropped;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    while (free_temp_bytes_ > keep_bytes && !free_temps_.empty()) {
+      PoolBuffer* b = free_temps_.front();
+      free_temps_.erase(free_temps_.begin());
+      free_temp_bytes_ -= b->size;
+      ForgetTablesLocked(b->resource.get());
+      dropped.push_back(b);
+    }
+  }
+  for (PoolBuffer* b : dropped) runner_->pool()->Release(b, 0);
+}
+
+void ResidentExecutor::ForgetTables(ID3D12Resource* resource) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  ForgetTablesLocked(resource);
+}
+
+void ResidentExecutor::ForgetTablesLocked(ID3D12Resource* resource) {
+  for (auto it = tables_.begin(); it != tables_.end();) {
+    const auto& key = it->first;
+    if (std::find(key.begin(), key.end(), resource) != key.end()) {
+      // The descriptors may still be in the command list being recorded:
+      // they are given back before the next chain.
+      forgotten_.push_back({it->second, fence_->last_signaled()});
+      it = tables_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void ResidentExecutor::ReleaseForgottenTables() {
+  const uint64_t completed = fence_->completed();
+  bool full;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    // Given back once no submitted list can refer to them any more.
+    auto done = std::partition(forgotten_.begin(), forgotten_.end(),
+                               [&](const Forgotten& f) { return f.fence > completed; });
+    for (auto it = done; it != forgotten_.end(); ++it) binder_->ReleaseArenaTables(it->tables);
+    forgotten_.erase(done, forgotten_.end());
+    full = tables_.size() >= kMaxCachedTables;
+  }
+  if (!full) return;
+  // Rare: start the cache afresh once the device is idle.
+  if (!WaitFor(fence_->last_signaled()).ok()) return;
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  for (const auto& [key, t] : tables_) binder_->ReleaseArenaTables(t);
+  tables_.clear();
+}
+
+absl::StatusOr<std::vector<BoundDispatch>> ResidentExecutor::BindStep(
+    const gpu::DispatchPlan& plan, const SlotBuffers& slots) {
+  std::vector<BoundDispatch> out;
+  for (const gpu::Dispatch& d : plan.dispatches) {
+    TableKey key = {};
+    std::array<uint64_t, 5> bytes = {};
+    const std::array<const gpu::View*, 5> views = {&d.srv[0], &d.srv[1], &d.srv[2], &d.uav[0],
+                                                   &d.uav[1]};
+    bool cacheable = true;
+    for (size_t p = 0; p < views.size(); ++p) {
+      if (views[p]->buffer == gpu::BufferSlot::kNone) continue;
+      const size_t slot = static_cast<size_t>(views[p]->buffer);
+      key[p] = slots.resource[slot];
+      bytes[p] = slots.bytes[slot];
+      cacheable &= bytes[p] / 4 <= gpu::kMaxViewTexels;
+    }
+    std::optional<ArenaTables> tables;
+    if (cacheable) {
+      std::lock_guard<std::mutex> lock(cache_mu_);
+      if (auto it = tables_.find(key); it != tables_.end()) {
+        tables = it->second;
+      } else if (absl::StatusOr<ArenaTables> t = binder_->CreateTables(key, bytes); t.ok()) {
+        tables = tables_[key] = *t;
+      }
+    }
+    absl::StatusOr<std::vector<BoundDispatch>> bound = absl::UnimplementedError("");
+    if (tables) {
+      gpu::DispatchPlan one;
+      one.dispatches = {d};
+      // The tables' views start at each buffer's first byte.
+      for (size_t p = 0; p < views.size(); ++p) {
+        one.dispatches[0].view_base[p] = static_cast<uint32_t>(views[p]->first_element);
+      }
+      bound = binder_->BindArena(one, *tables);
+    }
+    if (absl::IsUnimplemented(bound.status())) {
+      // Views of their own in the ring: formats outside the tables, huge
+      // buffers, or no descriptors left for tables.
+      gpu::DispatchPlan one;
+      one.dispatches = {d};
+      bound = binder_->Bind(one, slots);
+    }
+    if (!bound.ok()) return bound.status();
+    out.push_back(std::move(bound->front()));
+  }
+  return out;
 }
 
 ResidentExecutorStats ResidentExecutor::stats() const {

@@ -22,12 +22,15 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <array>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -48,7 +51,9 @@ struct ResidentExecutorOptions {
   // transfers alternate between the halves, so that the CPU fills one
   // while the GPU copies the other. At most a 32nd of the memory cap.
   uint64_t staging_bytes = uint64_t{16} << 20;
-  DispatchBinderOptions binder{16384, 16, 4096};
+  // Ring descriptors for views made per dispatch, persistent descriptors
+  // for the cached tables (10 each), constant blocks.
+  DispatchBinderOptions binder{16384, 10 * 520, 8192};
 };
 
 struct ResidentExecutorStats {
@@ -111,7 +116,31 @@ class ResidentExecutor {
                       uint64_t size, bool zero);
   absl::Status Download(ID3D12Resource* src, uint64_t offset, uint64_t length,
                         std::string& out);
-  absl::StatusOr<ChainResult> RunChainNow(ChainRequest& request);
+  // Records and submits `request` (worker thread); on success the chain
+  // is in flight and `done` has moved to the completion thread.
+  absl::Status RecordChain(ChainRequest& request, ChainCallback& done);
+  // Waits for chains in submission order and answers them.
+  void CompletionLoop();
+
+  // Views: each dispatch binds descriptor tables made once for its tuple of
+  // buffers (t0, t1, t2, u0, u1) and cached, so a chain over the same
+  // tensors creates no view; offsets go in as view_base constants. Tables
+  // of a buffer that goes away are forgotten at once and their descriptors
+  // given back before the next chain (worker thread, nothing in flight).
+  using TableKey = std::array<ID3D12Resource*, 5>;
+  static constexpr size_t kMaxCachedTables = 512;
+  absl::StatusOr<std::vector<BoundDispatch>> BindStep(const gpu::DispatchPlan& plan,
+                                                      const SlotBuffers& slots);
+  void ForgetTables(ID3D12Resource* resource);
+  void ForgetTablesLocked(ID3D12Resource* resource) ABSL_EXCLUSIVE_LOCKS_REQUIRED(cache_mu_);
+  void ReleaseForgottenTables();
+  // Device temporaries of chains stay with the executor for reuse (their
+  // tables with them), up to max_free_temp_bytes_.
+  absl::StatusOr<PoolBuffer*> AcquireTemp(uint64_t bytes);
+  void KeepTemps(const std::vector<PoolBuffer*>& temps);
+  // Gives free temporaries back to the pool until at most `keep_bytes`
+  // remain.
+  void DropTemps(uint64_t keep_bytes);
   static ID3D12Resource* ResourceOf(const ResidentBuffer& buffer);
 
   GpuRunner* const runner_;
@@ -136,6 +165,36 @@ class ResidentExecutor {
   uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
   bool recording_ = false;           // list_ is open
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
+
+  std::mutex cache_mu_;
+  std::map<TableKey, ArenaTables> tables_ ABSL_GUARDED_BY(cache_mu_);
+  struct Forgotten {
+    ArenaTables tables;
+    uint64_t fence = 0;  // lists submitted up to here may use them
+  };
+  std::vector<Forgotten> forgotten_ ABSL_GUARDED_BY(cache_mu_);
+  std::vector<PoolBuffer*> free_temps_ ABSL_GUARDED_BY(cache_mu_);
+  uint64_t free_temp_bytes_ ABSL_GUARDED_BY(cache_mu_) = 0;
+  uint64_t max_free_temp_bytes_ = uint64_t{1} << 30;
+
+  // A chain submitted and not yet answered: what must live until its
+  // fence completes.
+  struct InFlightChain {
+    uint64_t fence = 0;
+    absl::Time submitted;
+    ChainRequest request;  // holds its resident buffers
+    ChainCallback done;
+    size_t steps = 0;
+    PoolBuffer* readback = nullptr;  // in temps
+    std::vector<std::tuple<size_t, uint64_t, uint64_t>> returned;  // step, offset, bytes
+    std::vector<PoolBuffer*> temps;         // back to the pool
+    std::vector<PoolBuffer*> device_temps;  // back to free_temps_
+  };
+  std::mutex flight_mu_;
+  std::condition_variable flight_cv_;
+  std::deque<std::unique_ptr<InFlightChain>> in_flight_ ABSL_GUARDED_BY(flight_mu_);
+  bool completion_stopping_ ABSL_GUARDED_BY(flight_mu_) = false;
+  std::thread completion_;
 
   std::mutex mu_;
   std::condition_variable cv_;

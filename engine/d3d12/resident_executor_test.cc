@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <thread>
 
 #include "engine/core/host_resident.h"
 #include "engine/cpu/cpu_engine.h"
@@ -241,6 +242,55 @@ TEST_F(ResidentExecutorTest, InPlaceUpdatesResidentInputsButNotSharedIntermediat
     ASSERT_EQ(negated[i], -want) << i;
     ASSERT_EQ(same[i], want) << i;
   }
+}
+
+TEST_F(ResidentExecutorTest, ManyChainsInFlightFromManyThreads) {
+  // Chains are recorded while earlier ones run; each must still see its own
+  // buffers and temporaries.
+  const uint64_t n = 2048;
+  constexpr int kThreads = 6, kChains = 15;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string x = FloatBytes(n, 100 + t);
+      std::shared_ptr<ResidentBuffer> b = Alloc(n * 4);
+      if (!b || !Write(b, 0, x).ok()) {
+        ++wrong;
+        return;
+      }
+      const std::vector<float> xs = Floats(x);
+      for (int c = 0; c < kChains; ++c) {
+        ChainRequest r;
+        ChainStep s0;
+        s0.op = Threshold(n, static_cast<float>(c) / kChains);
+        s0.input = ChainSource::Resident(b);
+        ChainStep s1;
+        s1.op = Unary(OperatorType::kActivationIdentity, n);
+        s1.input = ChainSource::Step(0);
+        s1.return_output = true;
+        r.steps = {s0, s1};
+        std::promise<absl::StatusOr<ChainResult>> p;
+        auto f = p.get_future();
+        gpu_->ExecuteChain(std::move(r),
+                           [&](absl::StatusOr<ChainResult> got) { p.set_value(std::move(got)); });
+        absl::StatusOr<ChainResult> got = f.get();
+        if (!got.ok()) {
+          ++wrong;
+          continue;
+        }
+        const std::vector<float> ys = Floats(got->outputs[1]);
+        for (uint64_t i = 0; i < n; ++i) {
+          if (ys[i] != std::max(xs[i], static_cast<float>(c) / kChains)) {
+            ++wrong;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST_F(ResidentExecutorTest, ResidentMemoryCountsAgainstTheCap) {
