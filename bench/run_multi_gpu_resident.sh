@@ -15,6 +15,7 @@
 # Server on cores 0-15, clients on 16-31, 10 s measured after warm-up.
 # The server logs per-engine counters at shutdown (gpuN.chains), which show
 # how the tenants split over the devices.
+# Then the resident executor's tests on the hardware adapter.
 # Expects .gpu/root, .gpu/lib (GPU.md step 1) and .gpu/build laid out like a
 # build directory. Logs under $OUT. Usage, on the GPU machine, from the
 # repository root:   bash bench/run_multi_gpu_resident.sh
@@ -32,7 +33,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee 
 
 point() {  # label adapters bench-args...
   local label=$1 adapters=$2; shift 2
-  local log="$OUT/server-$label-$adapters.log"
+  local log="$OUT/server-$label-${adapters//,/-}.log"
   taskset -c 0-15 $b/server/dmlserve --device=gpu --adapters=$adapters --port=50071 \
     --drain_seconds=0 --max_chain_steps=64 > "$log" 2>&1 &
   local srv=$!
@@ -55,3 +56,6 @@ point() {  # label adapters bench-args...
     done
   done
 } 2>&1 | tee "$OUT/multi_gpu_resident.log"
+echo "== the resident executor's tests on the hardware adapter"
+DMLS_KERNELS_TEST_ADAPTER=gpu $b/engine/d3d12/d3d12_operators_test --gtest_filter='Resident*' \
+  2>&1 | tee "$OUT/tests.log" | tail -3
