@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/view_cache.h"
 
 namespace dmls::d3d12 {
 
@@ -348,6 +349,79 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
     b.srv_table = tables.srv[vec4_in ? 0 : 1];
     b.uav_table = tables.uav[vec4_out ? 0 : 1];
     if (d.barrier_before) b.barrier_before = {tables.resource};
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindCopied(
+    const gpu::DispatchPlan& plan, const SlotBuffers& buffers, ViewCache& views) {
+  const size_t n = plan.dispatches.size();
+  std::vector<ID3D12PipelineState*> psos(n);
+  // Every view's source first (made on first use), so that a failure
+  // leaves the rings untouched.
+  std::vector<std::array<D3D12_CPU_DESCRIPTOR_HANDLE, kDescriptorsPerDispatch>> sources(n);
+  for (size_t i = 0; i < n; ++i) {
+    const gpu::Dispatch& d = plan.dispatches[i];
+    if (absl::Status st = CheckShape(d, i); !st.ok()) return st;
+    const std::array<const gpu::View*, kDescriptorsPerDispatch> v = {
+        &d.srv[0], &d.srv[1], &d.srv[2], &d.uav[0], &d.uav[1]};
+    for (size_t p = 0; p < v.size(); ++p) {
+      const bool uav = p >= kSrvSlots;
+      if (absl::Status st = CheckView(*v[p], buffers, i, uav ? "u" : "t",
+                                      uav ? p - kSrvSlots : p);
+          !st.ok()) {
+        return st;
+      }
+      sources[i][p] = {};
+      if (v[p]->buffer == gpu::BufferSlot::kNone) continue;
+      const size_t slot = static_cast<size_t>(v[p]->buffer);
+      absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h =
+          views.Get(buffers.resource[slot], buffers.bytes[slot], v[p]->format, uav);
+      if (!h.ok()) return absl::UnimplementedError(h.status().message());
+      sources[i][p] = *h;
+    }
+    absl::StatusOr<ID3D12PipelineState*> pso = pipelines_->Get(d.key);
+    if (!pso.ok()) return pso.status();
+    psos[i] = *pso;
+  }
+  if (n == 0) return std::vector<BoundDispatch>();
+  if (!CanBind(n)) return absl::ResourceExhaustedError("descriptor or constant ring full");
+  const uint64_t first_desc = *descriptor_ring_.Allocate(n * kDescriptorsPerDispatch);
+  const uint64_t first_block = *constant_ring_.Allocate(n);
+  std::vector<BoundDispatch> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    gpu::Dispatch d = plan.dispatches[i];
+    const std::array<const gpu::View*, kDescriptorsPerDispatch> v = {
+        &d.srv[0], &d.srv[1], &d.srv[2], &d.uav[0], &d.uav[1]};
+    const uint64_t base = first_desc + i * kDescriptorsPerDispatch;
+    for (size_t p = 0; p < v.size(); ++p) {
+      const D3D12_CPU_DESCRIPTOR_HANDLE dst{cpu_start_.ptr + (base + p) * descriptor_size_};
+      // The cached views start at each buffer's first byte.
+      d.view_base[p] = static_cast<uint32_t>(v[p]->first_element);
+      if (sources[i][p].ptr != 0) {
+        device_->CopyDescriptorsSimple(1, dst, sources[i][p],
+                                       D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV);
+      } else if (p < kSrvSlots) {
+        D3D12_SHADER_RESOURCE_VIEW_DESC sd = {};
+        sd.ViewDimension = D3D12_SRV_DIMENSION_BUFFER;
+        sd.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
+        sd.Format = NullFormat(v[p]->format);
+        device_->CreateShaderResourceView(nullptr, &sd, dst);
+      } else {
+        D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
+        ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;
+        ud.Format = NullFormat(v[p]->format);
+        device_->CreateUnorderedAccessView(nullptr, nullptr, &ud, dst);
+      }
+    }
+    BoundDispatch& b = out[i];
+    b.pso = psos[i];
+    b.groups = d.groups;
+    b.cbv = WriteConstants(first_block + i, d);
+    b.srv_table.ptr = gpu_start_.ptr + base * descriptor_size_;
+    b.uav_table.ptr = gpu_start_.ptr + (base + kSrvSlots) * descriptor_size_;
+    // Inside a plan: every UAV access before, before every one after.
+    if (d.barrier_before) b.barrier_before = {nullptr};
   }
   return out;
 }

@@ -33,6 +33,8 @@
 
 namespace dmls::d3d12 {
 
+class ViewCache;
+
 inline constexpr size_t kSlotCount = 6;  // gpu::BufferSlot values
 inline constexpr uint64_t kConstantBlockBytes = 256;
 
@@ -94,6 +96,13 @@ class DispatchBinder {
   // with nothing allocated when a ring is full.
   absl::StatusOr<std::vector<BoundDispatch>> Bind(const gpu::DispatchPlan& plan,
                                                   const SlotBuffers& buffers);
+  // As Bind, but each view is a copy of a cached whole-buffer view
+  // (view_cache.h) with the view's first element as its view_base: no view
+  // is created for buffers seen before. UNIMPLEMENTED when a buffer is
+  // larger than one view or the cache is full (then use Bind).
+  absl::StatusOr<std::vector<BoundDispatch>> BindCopied(const gpu::DispatchPlan& plan,
+                                                        const SlotBuffers& buffers,
+                                                        ViewCache& views);
   // Whether a plan of `dispatches` dispatches fits in the rings now.
   bool CanBind(size_t dispatches) const;
 

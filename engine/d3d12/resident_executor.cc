@@ -39,7 +39,7 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
       --owner_->stats_.buffers;
       owner_->stats_.buffer_bytes -= buffer_->size;
     }
-    owner_->ForgetTables(buffer_->resource.get());
+    owner_->views_->Forget(buffer_->resource.get());
     owner_->runner_->pool()->Release(buffer_, 0);
   }
   ID3D12Resource* resource() const { return buffer_->resource.get(); }
@@ -94,6 +94,9 @@ absl::Status ResidentExecutor::Init() {
       DispatchBinder::Create(d, runner_->pipelines(), options_.binder);
   if (!binder.ok()) return binder.status();
   binder_ = std::move(*binder);
+  absl::StatusOr<std::unique_ptr<ViewCache>> views = ViewCache::Create(d, options_.cached_views);
+  if (!views.ok()) return views.status();
+  views_ = std::move(*views);
   // Staging stays a small part of a small cap (4 x staging_bytes in all).
   staging_bytes_ = options_.staging_bytes;
   if (const uint64_t cap = runner_->pool()->memory_cap_bytes(); cap != 0) {
@@ -362,7 +365,6 @@ void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
 }
 
 absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback& done) {
-  const absl::Time started = absl::Now();
   BufferPool* pool = runner_->pool();
   const size_t n = request.steps.size();
   // Device temporaries go back to the executor's own free list (their
@@ -387,7 +389,6 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     if (b.ok()) temps.push_back(*b);
     return b;
   };
-  ReleaseForgottenTables();
   struct Buf {
     ID3D12Resource* resource = nullptr;
     uint64_t bytes = 0;  // usable
@@ -425,7 +426,9 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     readback = *b;
   }
 
+  // Waits for the list of two chains ago; recording is timed from here.
   if (absl::Status s = Begin(); !s.ok()) return s;
+  const absl::Time started = absl::Now();
   ID3D12GraphicsCommandList* list = list_;
   StateTracker st(list);
   binder_->SetState(list);
@@ -611,7 +614,7 @@ void ResidentExecutor::CompletionLoop() {
 
 absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
   {
-    std::lock_guard<std::mutex> lock(cache_mu_);
+    std::lock_guard<std::mutex> lock(temps_mu_);
     // The smallest free one that fits without wasting more than half.
     auto best = free_temps_.end();
     for (auto it = free_temps_.begin(); it != free_temps_.end(); ++it) {
@@ -639,7 +642,7 @@ absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
 
 void ResidentExecutor::KeepTemps(const std::vector<PoolBuffer*>& temps) {
   {
-    std::lock_guard<std::mutex> lock(cache_mu_);
+    std::lock_guard<std::mutex> lock(temps_mu_);
     for (PoolBuffer* b : temps) {
       free_temps_.push_back(b);
       free_temp_bytes_ += b->size;
@@ -651,109 +654,31 @@ void ResidentExecutor::KeepTemps(const std::vector<PoolBuffer*>& temps) {
 void ResidentExecutor::DropTemps(uint64_t keep_bytes) {
   std::vector<PoolBuffer*> dropped;
   {
-    std::lock_guard<std::mutex> lock(cache_mu_);
+    std::lock_guard<std::mutex> lock(temps_mu_);
     while (free_temp_bytes_ > keep_bytes && !free_temps_.empty()) {
       PoolBuffer* b = free_temps_.front();
       free_temps_.erase(free_temps_.begin());
       free_temp_bytes_ -= b->size;
-      ForgetTablesLocked(b->resource.get());
+      views_->Forget(b->resource.get());
       dropped.push_back(b);
     }
   }
   for (PoolBuffer* b : dropped) runner_->pool()->Release(b, 0);
 }
 
-void ResidentExecutor::ForgetTables(ID3D12Resource* resource) {
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  ForgetTablesLocked(resource);
-}
-
-void ResidentExecutor::ForgetTablesLocked(ID3D12Resource* resource) {
-  for (auto it = tables_.begin(); it != tables_.end();) {
-    const auto& key = it->first;
-    if (std::find(key.begin(), key.end(), resource) != key.end()) {
-      // The descriptors may still be in the command list being recorded:
-      // they are given back before the next chain.
-      forgotten_.push_back({it->second, fence_->last_signaled()});
-      it = tables_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-void ResidentExecutor::ReleaseForgottenTables() {
-  const uint64_t completed = fence_->completed();
-  bool full;
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    // Given back once no submitted list can refer to them any more.
-    auto done = std::partition(forgotten_.begin(), forgotten_.end(),
-                               [&](const Forgotten& f) { return f.fence > completed; });
-    for (auto it = done; it != forgotten_.end(); ++it) binder_->ReleaseArenaTables(it->tables);
-    forgotten_.erase(done, forgotten_.end());
-    full = tables_.size() >= kMaxCachedTables;
-  }
-  if (!full) return;
-  // Rare: start the cache afresh once the device is idle.
-  if (!WaitFor(fence_->last_signaled()).ok()) return;
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  for (const auto& [key, t] : tables_) binder_->ReleaseArenaTables(t);
-  tables_.clear();
-}
-
 absl::StatusOr<std::vector<BoundDispatch>> ResidentExecutor::BindStep(
     const gpu::DispatchPlan& plan, const SlotBuffers& slots) {
-  std::vector<BoundDispatch> out;
-  for (const gpu::Dispatch& d : plan.dispatches) {
-    TableKey key = {};
-    std::array<uint64_t, 5> bytes = {};
-    const std::array<const gpu::View*, 5> views = {&d.srv[0], &d.srv[1], &d.srv[2], &d.uav[0],
-                                                   &d.uav[1]};
-    bool cacheable = true;
-    for (size_t p = 0; p < views.size(); ++p) {
-      if (views[p]->buffer == gpu::BufferSlot::kNone) continue;
-      const size_t slot = static_cast<size_t>(views[p]->buffer);
-      key[p] = slots.resource[slot];
-      bytes[p] = slots.bytes[slot];
-      cacheable &= bytes[p] / 4 <= gpu::kMaxViewTexels;
-    }
-    std::optional<ArenaTables> tables;
-    if (cacheable) {
-      std::lock_guard<std::mutex> lock(cache_mu_);
-      if (auto it = tables_.find(key); it != tables_.end()) {
-        tables = it->second;
-      } else if (absl::StatusOr<ArenaTables> t = binder_->CreateTables(key, bytes); t.ok()) {
-        tables = tables_[key] = *t;
-      }
-    }
-    absl::StatusOr<std::vector<BoundDispatch>> bound = absl::UnimplementedError("");
-    if (tables) {
-      gpu::DispatchPlan one;
-      one.dispatches = {d};
-      // The tables' views start at each buffer's first byte.
-      for (size_t p = 0; p < views.size(); ++p) {
-        one.dispatches[0].view_base[p] = static_cast<uint32_t>(views[p]->first_element);
-      }
-      bound = binder_->BindArena(one, *tables);
-    }
-    if (absl::IsUnimplemented(bound.status())) {
-      // Views of their own in the ring: formats outside the tables, huge
-      // buffers, or no descriptors left for tables.
-      gpu::DispatchPlan one;
-      one.dispatches = {d};
-      bound = binder_->Bind(one, slots);
-    }
-    if (!bound.ok()) return bound.status();
-    out.push_back(std::move(bound->front()));
-  }
-  return out;
+  absl::StatusOr<std::vector<BoundDispatch>> bound = binder_->BindCopied(plan, slots, *views_);
+  // Views of their own in the ring: buffers larger than one view, or a
+  // full cache.
+  if (absl::IsUnimplemented(bound.status())) bound = binder_->Bind(plan, slots);
+  return bound;
 }
 
 ResidentExecutorStats ResidentExecutor::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
   ResidentExecutorStats s = stats_;
-  s.views_created = binder_->views_created();
+  s.views_created = binder_->views_created() + views_->views_created();
   return s;
 }
 

@@ -42,6 +42,7 @@
 #include "engine/d3d12/dispatch_binder.h"
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/gpu_runner.h"
+#include "engine/d3d12/view_cache.h"
 #include "spdlog/logger.h"
 
 namespace dmls::d3d12 {
@@ -51,9 +52,10 @@ struct ResidentExecutorOptions {
   // transfers alternate between the halves, so that the CPU fills one
   // while the GPU copies the other. At most a 32nd of the memory cap.
   uint64_t staging_bytes = uint64_t{16} << 20;
-  // Ring descriptors for views made per dispatch, persistent descriptors
-  // for the cached tables (10 each), constant blocks.
-  DispatchBinderOptions binder{16384, 10 * 520, 8192};
+  // Ring descriptors (5 per dispatch), no persistent ones, constant blocks.
+  DispatchBinderOptions binder{16384, 0, 8192};
+  // Whole-buffer views kept for reuse (5 formats at most per buffer).
+  uint32_t cached_views = 16384;
 };
 
 struct ResidentExecutorStats {
@@ -122,20 +124,13 @@ class ResidentExecutor {
   // Waits for chains in submission order and answers them.
   void CompletionLoop();
 
-  // Views: each dispatch binds descriptor tables made once for its tuple of
-  // buffers (t0, t1, t2, u0, u1) and cached, so a chain over the same
-  // tensors creates no view; offsets go in as view_base constants. Tables
-  // of a buffer that goes away are forgotten at once and their descriptors
-  // given back before the next chain (worker thread, nothing in flight).
-  using TableKey = std::array<ID3D12Resource*, 5>;
-  static constexpr size_t kMaxCachedTables = 512;
+  // Views are copies of whole-buffer views cached per buffer
+  // (view_cache.h), so a chain over buffers seen before creates none; a
+  // buffer's views are forgotten before it goes back to the pool.
   absl::StatusOr<std::vector<BoundDispatch>> BindStep(const gpu::DispatchPlan& plan,
                                                       const SlotBuffers& slots);
-  void ForgetTables(ID3D12Resource* resource);
-  void ForgetTablesLocked(ID3D12Resource* resource) ABSL_EXCLUSIVE_LOCKS_REQUIRED(cache_mu_);
-  void ReleaseForgottenTables();
   // Device temporaries of chains stay with the executor for reuse (their
-  // tables with them), up to max_free_temp_bytes_.
+  // views with them), up to max_free_temp_bytes_.
   absl::StatusOr<PoolBuffer*> AcquireTemp(uint64_t bytes);
   void KeepTemps(const std::vector<PoolBuffer*>& temps);
   // Gives free temporaries back to the pool until at most `keep_bytes`
@@ -160,21 +155,16 @@ class ResidentExecutor {
   ID3D12GraphicsCommandList* list_ = nullptr;  // the one being recorded
   std::unique_ptr<Fence> fence_;
   std::unique_ptr<DispatchBinder> binder_;
+  std::unique_ptr<ViewCache> views_;
   PoolBuffer* upload_ = nullptr;    // two halves of staging_bytes
   PoolBuffer* readback_ = nullptr;  // two halves of staging_bytes
   uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
   bool recording_ = false;           // list_ is open
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
 
-  std::mutex cache_mu_;
-  std::map<TableKey, ArenaTables> tables_ ABSL_GUARDED_BY(cache_mu_);
-  struct Forgotten {
-    ArenaTables tables;
-    uint64_t fence = 0;  // lists submitted up to here may use them
-  };
-  std::vector<Forgotten> forgotten_ ABSL_GUARDED_BY(cache_mu_);
-  std::vector<PoolBuffer*> free_temps_ ABSL_GUARDED_BY(cache_mu_);
-  uint64_t free_temp_bytes_ ABSL_GUARDED_BY(cache_mu_) = 0;
+  std::mutex temps_mu_;
+  std::vector<PoolBuffer*> free_temps_ ABSL_GUARDED_BY(temps_mu_);
+  uint64_t free_temp_bytes_ ABSL_GUARDED_BY(temps_mu_) = 0;
   uint64_t max_free_temp_bytes_ = uint64_t{1} << 30;
 
   // A chain submitted and not yet answered: what must live until its
