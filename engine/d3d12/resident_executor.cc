@@ -616,17 +616,10 @@ absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
   {
     std::lock_guard<std::mutex> lock(temps_mu_);
     // The smallest free one that fits without wasting more than half.
-    auto best = free_temps_.end();
-    for (auto it = free_temps_.begin(); it != free_temps_.end(); ++it) {
-      const uint64_t size = (*it)->size;
-      if (size >= bytes && size <= 2 * bytes + (64 << 10) &&
-          (best == free_temps_.end() || size < (*best)->size)) {
-        best = it;
-      }
-    }
-    if (best != free_temps_.end()) {
-      PoolBuffer* b = *best;
-      free_temps_.erase(best);
+    auto it = free_temps_.lower_bound(bytes);
+    if (it != free_temps_.end() && it->first <= 2 * bytes + (64 << 10)) {
+      PoolBuffer* b = it->second;
+      free_temps_.erase(it);
       free_temp_bytes_ -= b->size;
       return b;
     }
@@ -644,7 +637,7 @@ void ResidentExecutor::KeepTemps(const std::vector<PoolBuffer*>& temps) {
   {
     std::lock_guard<std::mutex> lock(temps_mu_);
     for (PoolBuffer* b : temps) {
-      free_temps_.push_back(b);
+      free_temps_.emplace(b->size, b);
       free_temp_bytes_ += b->size;
     }
   }
@@ -655,9 +648,11 @@ void ResidentExecutor::DropTemps(uint64_t keep_bytes) {
   std::vector<PoolBuffer*> dropped;
   {
     std::lock_guard<std::mutex> lock(temps_mu_);
+    // The largest go first.
     while (free_temp_bytes_ > keep_bytes && !free_temps_.empty()) {
-      PoolBuffer* b = free_temps_.front();
-      free_temps_.erase(free_temps_.begin());
+      auto last = std::prev(free_temps_.end());
+      PoolBuffer* b = last->second;
+      free_temps_.erase(last);
       free_temp_bytes_ -= b->size;
       views_->Forget(b->resource.get());
       dropped.push_back(b);

@@ -163,7 +163,7 @@ class ResidentExecutor {
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
 
   std::mutex temps_mu_;
-  std::vector<PoolBuffer*> free_temps_ ABSL_GUARDED_BY(temps_mu_);
+  std::multimap<uint64_t, PoolBuffer*> free_temps_ ABSL_GUARDED_BY(temps_mu_);  // by size
   uint64_t free_temp_bytes_ ABSL_GUARDED_BY(temps_mu_) = 0;
   uint64_t max_free_temp_bytes_ = uint64_t{1} << 30;
 
