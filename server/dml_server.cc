@@ -32,6 +32,9 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   service_options.processor.max_message_bytes = options.max_message_bytes;
   service_options.stream_window = options.stream_window;
   service_options.processor.max_chain_steps = options.max_chain_steps;
+  service_options.processor.max_output_ratio = options.max_output_ratio;
+  service_options.processor.max_output_ratio_limit = options.max_output_ratio_limit;
+  service_options.stream_queue_bytes = options.stream_queue_bytes;
   service_options.chunked.max_tensor_bytes = options.max_tensor_bytes;
   service_options.chunked.default_chunk_bytes = DefaultChunkBytes(options);
   service_options.chunked.max_chunk_bytes = MaxChunkBytes(options);

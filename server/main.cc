@@ -53,6 +53,15 @@ ABSL_FLAG(uint32_t, max_chain_steps, kDefaults.max_chain_steps,
           "Most operators in one ExecuteChain.");
 ABSL_FLAG(uint64_t, chunk_bytes, kDefaults.chunk_bytes,
           "Default chunk of ReadTensor and ExecuteChunked responses, in bytes.");
+ABSL_FLAG(uint64_t, max_output_ratio, kDefaults.max_output_ratio,
+          "Output bytes per payload byte a request may ask for above 1 MiB of "
+          "output; 0 = no limit.");
+ABSL_FLAG(uint64_t, max_output_ratio_limit, kDefaults.max_output_ratio_limit,
+          "The most a call may raise max_output_ratio to (dmls-max-output-ratio "
+          "metadata).");
+ABSL_FLAG(uint64_t, stream_queue_bytes, kDefaults.stream_queue_bytes,
+          "Response bytes one ExecuteStream may have waiting before the server "
+          "stops reading it.");
 ABSL_FLAG(std::string, device, kDefaults.device,
           "Engine: auto (Direct3D 12 if available, else cpu), gpu, software "
           "or cpu.");
@@ -145,6 +154,9 @@ int main(int argc, char** argv) {
   options.resident_ttl_seconds = absl::GetFlag(FLAGS_resident_ttl_seconds);
   options.max_chain_steps = absl::GetFlag(FLAGS_max_chain_steps);
   options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  options.max_output_ratio = absl::GetFlag(FLAGS_max_output_ratio);
+  options.max_output_ratio_limit = absl::GetFlag(FLAGS_max_output_ratio_limit);
+  options.stream_queue_bytes = absl::GetFlag(FLAGS_stream_queue_bytes);
   options.device = absl::GetFlag(FLAGS_device);
   options.adapter = absl::GetFlag(FLAGS_adapter);
   options.adapters = absl::GetFlag(FLAGS_adapters);

@@ -146,5 +146,15 @@ TEST(MessageCodec, FindsAnErrorExactlyWhenProtobufRejects) {
   EXPECT_GT(accepted, 2000);
 }
 
+TEST(MessageCodec, FiveByteTagsKeepTheirLow32BitsAsProtobufDoes) {
+  // A length-delimited field whose tag varint carries bits above 32
+  // (found by tests/fuzz/fuzz_request): protobuf keeps the low 32 bits and
+  // skips it as an unknown field.
+  const std::string bytes("\xda\xe2\xe2\xe2\x1d\x00", 6);
+  v1::ChainRequest parsed;
+  ASSERT_TRUE(parsed.ParseFromString(bytes));
+  EXPECT_EQ(FindWireFormatError(bytes, *v1::ChainRequest::descriptor()), std::nullopt);
+}
+
 }  // namespace
 }  // namespace dmls::server

@@ -59,6 +59,7 @@ v1::ValidateResponse RequestProcessor::Validate(
 sched::AdmissionOptions RequestProcessor::Admission() const {
   sched::AdmissionOptions a;
   a.max_tensor_bytes = options_.max_tensor_bytes;
+  a.max_output_ratio = options_.max_output_ratio;
   // The response carries the output range plus a few small fields.
   if (options_.max_message_bytes != 0) {
     a.max_output_bytes = options_.max_message_bytes > kResponseOverheadBytes
@@ -119,9 +120,18 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   engine_request.input = std::move(*request.mutable_input());
   engine_request.scale = std::move(*request.mutable_scale());
   engine_request.bias = std::move(*request.mutable_bias());
+  if (!context.output_ratio.ok()) {
+    done(finish(RequestError::FromStatus(context.output_ratio.status()), {}));
+    return;
+  }
+  sched::AdmissionOptions admission = admission_;
+  if (*context.output_ratio != 0) {
+    admission.max_output_ratio =
+        std::min(*context.output_ratio, options_.max_output_ratio_limit);
+  }
   // Validation, limits and payload sizes: engine/sched's admission, once
   // (the engine's scheduler is configured not to validate again).
-  if (absl::Status s = sched::Admit(engine_request, admission_); !s.ok()) {
+  if (absl::Status s = sched::Admit(engine_request, admission); !s.ok()) {
     RequestError error = RequestError::FromStatus(s);
     logger_->debug("request {} rejected: {}", request_id, error.message);
     done(finish(std::move(error), {}));

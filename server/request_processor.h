@@ -50,6 +50,11 @@ struct ProcessorOptions {
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
   // Most steps of one ExecuteChain.
   uint32_t max_chain_steps = 64;
+  // Amplification (engine/sched/admission.h): the default limit of output
+  // bytes per payload byte (0: none), and the most a call may ask for
+  // (CallContext::output_ratio).
+  uint64_t max_output_ratio = 64;
+  uint64_t max_output_ratio_limit = 4096;
 };
 
 // What the transport knows about the call a request arrived on.
@@ -60,6 +65,9 @@ struct CallContext {
   // Who is calling (principal.h); an error when the call names an invalid
   // tenant (reported only by requests that use resident tensors).
   absl::StatusOr<std::string> principal = std::string();
+  // The amplification limit the call asks for (call_metadata.h); 0: the
+  // server's default; an error when the metadata is malformed.
+  absl::StatusOr<uint64_t> output_ratio = uint64_t{0};
 };
 
 struct ExecuteOutcome {

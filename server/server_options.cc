@@ -61,6 +61,13 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.chunk_bytes == 0) {
     return absl::InvalidArgumentError("--chunk_bytes must be at least 1");
   }
+  if (o.stream_queue_bytes == 0) {
+    return absl::InvalidArgumentError("--stream_queue_bytes must be at least 1");
+  }
+  if (o.max_output_ratio_limit < o.max_output_ratio) {
+    return absl::InvalidArgumentError(
+        "--max_output_ratio_limit must be at least --max_output_ratio");
+  }
   if (o.stream_window == 0) {
     return absl::InvalidArgumentError("--stream_window must be at least 1");
   }

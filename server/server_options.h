@@ -91,6 +91,15 @@ struct ServerOptions {
   uint64_t resident_ttl_seconds = 3600;
   uint32_t max_chain_steps = 64;
   uint64_t chunk_bytes = 1 * kMiB;
+  // Amplification: an output range above 1 MiB may be at most this many
+  // times the request's payload bytes (RESOURCE_EXHAUSTED,
+  // OUTPUT_AMPLIFICATION); 0 = no limit. A call may ask for more with the
+  // `dmls-max-output-ratio` metadata, up to max_output_ratio_limit.
+  uint64_t max_output_ratio = 64;
+  uint64_t max_output_ratio_limit = 4096;
+  // Serialized responses of one ExecuteStream waiting to be written before
+  // the server stops reading that stream.
+  uint64_t stream_queue_bytes = 256 * kMiB;
 
   // Connection hygiene (gRPC channel arguments, see ConnectionChannelArgs).
   // A connection that has not sent the HTTP/2 preface and SETTINGS within

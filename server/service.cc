@@ -7,7 +7,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "engine/sched/admission.h"
+#include "server/call_metadata.h"
 #include "server/message_codec.h"
+#include "server/proto_mapping.h"
 #include "server/principal.h"
 #include "server/status_mapping.h"
 
@@ -23,6 +26,19 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
     return absl::InfiniteFuture();
   }
   return absl::FromChrono(deadline);
+}
+
+// The output bytes an ExecuteRequest's response will carry (its output
+// range; nothing when the output stays resident).
+uint64_t ExpectedResponseBytes(const v1::ExecuteRequest& request) {
+  if (!request.output_handle().empty() || request.keep_output() ||
+      (request.in_place() && !request.input_handle().empty())) {
+    return 0;
+  }
+  ExecuteRequest r;
+  r.op = OperatorFromProto(request.operator_());
+  r.in_place = request.in_place();
+  return sched::OutputRangeBytes(r);
 }
 
 // Unary Execute and ExecuteChain (Request -> Outcome, see
@@ -49,7 +65,9 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
       return;
     }
     (processor.*run)(
-        request, CallContext{DeadlineOf(*context_), cancelled_, PrincipalOf(*context_)},
+        request,
+        CallContext{DeadlineOf(*context_), cancelled_, PrincipalOf(*context_),
+                    RequestedOutputRatio(*context_)},
         [this](Outcome outcome) { OnOutcome(std::move(outcome)); });
   }
 
@@ -120,11 +138,13 @@ class ExecuteStreamReactor final
  public:
   ExecuteStreamReactor(grpc::CallbackServerContext* context,
                        RequestProcessor& processor, uint32_t window,
-                       std::shared_ptr<spdlog::logger> logger)
+                       uint64_t max_queued_bytes, std::shared_ptr<spdlog::logger> logger)
       : processor_(processor),
         window_(window == 0 ? 1 : window),
+        max_queued_bytes_(max_queued_bytes == 0 ? 1 : max_queued_bytes),
         deadline_(DeadlineOf(*context)),
         principal_(PrincipalOf(*context)),
+        output_ratio_(RequestedOutputRatio(*context)),
         logger_(std::move(logger)) {
     reading_ = true;
     StartRead(&read_buffer_);
@@ -159,18 +179,22 @@ class ExecuteStreamReactor final
       Run(actions);
       return;
     }
+    // The response this request will make, counted against the stream's
+    // byte bound from now until it is written.
+    const uint64_t expected = ExpectedResponseBytes(request);
     bool read_more = false;
     {
       absl::MutexLock lock(&mu_);
       reading_ = false;
       ++window_used_;
+      expected_bytes_ += expected;
       ++refs_;  // held by the outcome callback
-      if (!finished_ && window_used_ < window_) read_more = reading_ = true;
+      if (!finished_ && MayReadLocked()) read_more = reading_ = true;
     }
     if (read_more) StartRead(&read_buffer_);
     processor_.Execute(
-        request, CallContext{deadline_, cancelled_, principal_},
-        [this](ExecuteOutcome outcome) { OnOutcome(std::move(outcome)); });
+        request, CallContext{deadline_, cancelled_, principal_, output_ratio_},
+        [this, expected](ExecuteOutcome outcome) { OnOutcome(std::move(outcome), expected); });
   }
 
   void OnWriteDone(bool ok) override {
@@ -178,7 +202,10 @@ class ExecuteStreamReactor final
     {
       absl::MutexLock lock(&mu_);
       writing_ = false;
-      if (!queue_.empty()) queue_.pop_front();
+      if (!queue_.empty()) {
+        queued_bytes_ -= queue_.front().bytes.Length();
+        queue_.pop_front();
+      }
       --window_used_;
       if (!ok && !finished_) {
         // The client is gone; nothing more can be delivered.
@@ -221,7 +248,7 @@ class ExecuteStreamReactor final
     grpc::Status status;
   };
 
-  void OnOutcome(ExecuteOutcome outcome) {
+  void OnOutcome(ExecuteOutcome outcome, uint64_t expected) {
     if (!outcome.error.ok()) {
       FillResponse(outcome.error, &outcome.response, logger_.get());
     }
@@ -230,6 +257,7 @@ class ExecuteStreamReactor final
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
+      expected_bytes_ -= expected;
       if (finished_) {
         --window_used_;  // dropped: the stream is over
       } else if (!status.ok()) {
@@ -239,6 +267,7 @@ class ExecuteStreamReactor final
         actions.finish = true;
         actions.status = status;
       } else {
+        queued_bytes_ += serialized.Length();
         queue_.push_back(Pending{std::move(serialized), std::move(outcome.reservation)});
         actions = NextLocked();
       }
@@ -256,7 +285,7 @@ class ExecuteStreamReactor final
       writing_ = true;
       a.write = &queue_.front().bytes;
     }
-    if (!reading_ && !read_done_ && window_used_ < window_) {
+    if (!reading_ && !read_done_ && MayReadLocked()) {
       reading_ = true;
       a.read = true;
     }
@@ -268,14 +297,19 @@ class ExecuteStreamReactor final
     return a;
   }
 
+  // Another request may be read: the window has room and the responses
+  // waiting to be written stay under the stream's byte bound (a client
+  // that does not read its responses stops being read).
+  bool MayReadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return window_used_ < window_ && expected_bytes_ + queued_bytes_ < max_queued_bytes_;
+  }
+
   // Forgets the responses not yet handed to gRPC. The one being written
   // stays: gRPC may use it until OnWriteDone.
   void DropUnsentLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (writing_) {
-      queue_.erase(queue_.begin() + 1, queue_.end());
-    } else {
-      queue_.clear();
-    }
+    const auto first = queue_.begin() + (writing_ && !queue_.empty() ? 1 : 0);
+    for (auto it = first; it != queue_.end(); ++it) queued_bytes_ -= it->bytes.Length();
+    queue_.erase(first, queue_.end());
   }
 
   void Run(const Actions& a) {
@@ -295,8 +329,10 @@ class ExecuteStreamReactor final
 
   RequestProcessor& processor_;
   const uint32_t window_;
+  const uint64_t max_queued_bytes_;
   const absl::Time deadline_;
   const absl::StatusOr<std::string> principal_;
+  const absl::StatusOr<uint64_t> output_ratio_;
   const std::shared_ptr<spdlog::logger> logger_;
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
       std::make_shared<std::atomic<bool>>(false);
@@ -309,6 +345,8 @@ class ExecuteStreamReactor final
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t window_used_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // serialized, in queue_
+  uint64_t expected_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // of requests not answered yet
   // How the stream ends once every request read is answered: OK, or the
   // error of a message that did not parse.
   grpc::Status end_status_ ABSL_GUARDED_BY(mu_);
@@ -380,7 +418,7 @@ grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
   return new ExecuteStreamReactor(context, processor_, options_.stream_window,
-                                  logger_);
+                                  options_.stream_queue_bytes, logger_);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*

@@ -10,8 +10,12 @@
 // ends with INVALID_ARGUMENT.
 //
 // ExecuteStream keeps up to `stream_window` requests of one stream between
-// "read" and "response written"; while the window is full it stops reading,
-// which gives the client backpressure through gRPC flow control. Responses
+// "read" and "response written", and up to `stream_queue_bytes` of their
+// responses (the output ranges of those not answered yet, the serialized
+// size of those waiting to be written); while either is full it stops
+// reading, which gives
+// the client backpressure through gRPC flow control (and bounds what a
+// client that never reads can make the server hold). Responses
 // go out in completion order, one write at a time.
 //
 // Ownership: owns the RequestProcessor, borrows the engine. Reactors may
@@ -40,6 +44,9 @@ struct ServiceOptions {
   ChunkedOptions chunked;
   // Requests of one ExecuteStream read but not yet answered.
   uint32_t stream_window = 64;
+  // Serialized responses of one ExecuteStream waiting to be written; at
+  // this many bytes the stream is not read until the client takes some.
+  uint64_t stream_queue_bytes = uint64_t{256} << 20;
 };
 
 // The generated service with Validate, Execute and ExecuteStream raw.

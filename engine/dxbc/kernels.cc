@@ -1,5 +1,6 @@
 #include "engine/dxbc/kernels.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "engine/dxbc/activation_emit.h"
 #include "engine/dxbc/elementwise_kernel.h"
@@ -46,6 +47,17 @@ absl::StatusOr<KernelInfo> Finish(const ShaderBuilder& b, uint32_t threads_per_g
 }
 
 absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
+  // Exactly the listed keys: fields a stage does not use (a variant, MVN
+  // flags on an element-wise key, ...) must be at their defaults, so that
+  // one kernel never gets two keys (found by tests/fuzz/fuzz_kernel).
+  static const absl::flat_hash_set<KernelKey, KernelKeyHash>* const listed = [] {
+    auto* set = new absl::flat_hash_set<KernelKey, KernelKeyHash>();
+    for (const KernelKey& k : AllKernelKeys()) set->insert(k);
+    return set;
+  }();
+  if (!listed->contains(key)) {
+    return absl::InvalidArgumentError(absl::StrCat("no kernel for ", key.DebugString()));
+  }
   switch (key.stage) {
     case KernelStage::kElementwise: {
       bool type_ok = false;

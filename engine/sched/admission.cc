@@ -96,6 +96,19 @@ absl::Status Admit(const ExecuteRequest& r, const AdmissionOptions& options) {
                        ".total_tensor_size_in_bytes is ", expected));
     }
   }
+  const uint64_t payload_bytes = r.input.size() + r.scale.size() + r.bias.size();
+  if (options.max_output_ratio != 0 && r.op.output &&
+      OutputRangeBytes(r) > options.output_ratio_floor_bytes &&
+      OutputRangeBytes(r) / options.max_output_ratio > std::max<uint64_t>(payload_bytes, 1)) {
+    return ops::RuleStatus(
+        absl::StatusCode::kResourceExhausted, "OUTPUT_AMPLIFICATION",
+        absl::StrCat(op_path, ".output.total_tensor_size_in_bytes"),
+        absl::StrCat("the output range of ", OutputRangeBytes(r), " bytes is more than ",
+                     options.max_output_ratio, " times the ", payload_bytes,
+                     " payload bytes sent; raise the ratio with the '",
+                     "dmls-max-output-ratio' request metadata (within the server's limit) or "
+                     "send a resident input"));
+  }
   return absl::OkStatus();
 }
 

@@ -3,7 +3,8 @@
 // server limits, and payload sizes. Errors carry rule ids and field paths
 // (ops/rule_status.h) so the server reports them as it always has:
 //   INVALID_ARGUMENT  every validator violation; PAYLOAD_SIZE_MISMATCH
-//   RESOURCE_EXHAUSTED TENSOR_BYTES_LIMIT, MESSAGE_BYTES_LIMIT
+//   RESOURCE_EXHAUSTED TENSOR_BYTES_LIMIT, MESSAGE_BYTES_LIMIT,
+//                      OUTPUT_AMPLIFICATION
 // Deadline, cancellation, queue depth and the in-flight limit are the
 // Scheduler's (they depend on its state). Stateless: thread-safe.
 #ifndef DMLSERVE_ENGINE_SCHED_ADMISSION_H_
@@ -23,6 +24,12 @@ struct AdmissionOptions {
   // request may produce; the server derives it from its message limit.
   // 0: no limit.
   uint64_t max_output_bytes = 0;
+  // Amplification: an output range above `output_ratio_floor_bytes` may
+  // be at most `max_output_ratio` times the request's payload bytes (a
+  // 41-byte request with a stride-0 input can otherwise ask for a 255 MiB
+  // output). RESOURCE_EXHAUSTED (OUTPUT_AMPLIFICATION) beyond. 0: no limit.
+  uint64_t max_output_ratio = 0;
+  uint64_t output_ratio_floor_bytes = uint64_t{1} << 20;
   // Run the feature-level validator. A caller that has already validated
   // the request with Admit (the server does, to answer on its own thread)
   // turns it off in the engine so that no request is validated twice.

@@ -59,5 +59,32 @@ TEST(AdmissionTest, PayloadSizes) {
   EXPECT_EQ(RuleOf(Admit(r, {})), "PAYLOAD_SIZE_MISMATCH@scale");
 }
 
+// CELU whose input broadcasts one row of `row` elements over `rows` rows.
+ExecuteRequest Broadcast(uint64_t rows, uint64_t row) {
+  ExecuteRequest r;
+  r.op.type = static_cast<uint32_t>(OperatorType::kActivationCelu);
+  r.op.input = MakeTensorDesc(DataType::kFloat32, {rows, row}, std::vector<uint64_t>{0, 1});
+  r.op.output = MakeTensorDesc(DataType::kFloat32, {rows, row});
+  r.op.activation[0] = 1.0f;
+  r.input.assign(r.op.input->total_tensor_size_in_bytes, '\0');
+  return r;
+}
+
+TEST(AdmissionTest, OutputAmplification) {
+  AdmissionOptions o;
+  o.max_output_ratio = 64;
+  // 4 KiB in, 4 MiB out: 1024x.
+  absl::Status s = Admit(Broadcast(1024, 1024), o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(RuleOf(s), "OUTPUT_AMPLIFICATION@operator.celu.output.total_tensor_size_in_bytes");
+  o.max_output_ratio = 1024;
+  EXPECT_TRUE(Admit(Broadcast(1024, 1024), o).ok());
+  // Below the floor any ratio passes: 4 bytes in, 512 KiB out.
+  o.max_output_ratio = 2;
+  EXPECT_TRUE(Admit(Broadcast(131072, 1), o).ok());
+  o.max_output_ratio = 0;  // no limit
+  EXPECT_TRUE(Admit(Broadcast(1 << 20, 1), o).ok());
+}
+
 }  // namespace
 }  // namespace dmls::sched

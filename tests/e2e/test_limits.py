@@ -248,7 +248,10 @@ class DrainTest(unittest.TestCase):
         def call(stub, kind, req):
             start = time.monotonic()
             try:
-                stub.Execute(req, timeout=30)
+                # The broadcast row amplifies 128x: above the default
+                # --max_output_ratio, so the call asks for more.
+                stub.Execute(req, timeout=30,
+                             metadata=[("dmls-max-output-ratio", "256")])
                 code = grpc.StatusCode.OK
             except grpc.RpcError as e:
                 code = e.code()
@@ -374,3 +377,91 @@ class HalfOpenConnectionTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def rss_bytes(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def broadcast_request(rows, row, request_id=0):
+    """CELU whose 4-byte-per-element input row is broadcast over `rows`:
+    row * 4 payload bytes, rows * row * 4 output bytes."""
+    r = pb.ExecuteRequest(request_id=request_id)
+    c = r.operator.celu
+    c.input.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, (rows, row), [0, 1]))
+    c.output.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, (rows, row)))
+    c.alpha = 1.0
+    r.input = np.linspace(-2, 2, row, dtype=np.float32).tobytes()
+    return r
+
+
+class AmplificationTest(ServerTestCase):
+    """A small request that asks for a large output is refused unless the
+    call raises the ratio (within the server's limit); a stream whose client
+    never reads its responses stops being read, so the memory it can make
+    the server hold stays bounded."""
+    SERVER_ARGS = ("--max_output_ratio=64", "--max_output_ratio_limit=2048",
+                   "--stream_queue_bytes=8388608")
+    ROWS, ROW = 1024, 1024  # 4 KiB in, 4 MiB out: 1024x
+
+    def setUp(self):
+        self.channel = grpc.insecure_channel(self.target, options=[
+            ("grpc.max_receive_message_length", -1)])
+        self.stub = pb_grpc.DmlServiceStub(self.channel)
+
+    def tearDown(self):
+        self.channel.close()
+
+    def test_the_ratio_is_the_clients_to_raise(self):
+        request = broadcast_request(self.ROWS, self.ROW)
+        with self.assertRaises(grpc.RpcError) as e:
+            self.stub.Execute(request, timeout=30)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("OUTPUT_AMPLIFICATION", e.exception.details())
+        ok = self.stub.Execute(request, timeout=30,
+                               metadata=[("dmls-max-output-ratio", "1024")])
+        y = np.frombuffer(ok.output, np.float32).reshape(self.ROWS, self.ROW)
+        row = np.linspace(-2, 2, self.ROW, dtype=np.float32)
+        want = ref.activation("celu", row, {"alpha": 1.0})
+        self.assertFalse(ref.mismatches(y[-1], want, np.float32, "TRANSCENDENTAL"))
+        # Beyond the server's limit the limit applies.
+        with self.assertRaises(grpc.RpcError) as e:
+            self.stub.Execute(broadcast_request(4096, 1024), timeout=30,
+                              metadata=[("dmls-max-output-ratio", "1000000")])
+        self.assertIn("OUTPUT_AMPLIFICATION", e.exception.details())
+        with self.assertRaises(grpc.RpcError) as e:
+            self.stub.Execute(request, timeout=30,
+                              metadata=[("dmls-max-output-ratio", "lots")])
+        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("OUTPUT_RATIO_INVALID", e.exception.details())
+
+    def test_a_stream_that_never_reads_holds_bounded_memory(self):
+        pid = self.server.process.pid
+        before = rss_bytes(pid)
+        sent = []
+
+        def requests():
+            for i in range(200):  # 800 MiB of responses if all were held
+                sent.append(i)
+                yield broadcast_request(self.ROWS, self.ROW, request_id=i)
+
+        call = self.stub.ExecuteStream(
+            requests(), metadata=[("dmls-max-output-ratio", "1024")], timeout=60)
+        # Never read: the server stops reading once its window and byte
+        # bound are full, and gRPC flow control stops the client.
+        time.sleep(4)
+        grown = rss_bytes(pid) - before
+        # (The 800 KiB of requests themselves fit in gRPC's buffers, so the
+        # client may well have sent them all.)
+        # The window (64 requests) alone would let 256 MiB of responses
+        # pile up; the byte bound (8 MiB: two responses) keeps it to a few
+        # responses, their copies and gRPC's buffers.
+        self.assertLess(grown, 96 << 20, "RSS grew by %d bytes" % grown)
+        # Other clients are still served.
+        small, out, x = celu_request((256,))
+        self.client.execute_request(small)
+        call.cancel()
