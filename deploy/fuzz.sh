@@ -39,6 +39,7 @@ for t in $targets; do
   echo "== $t"
   (cd $dir && ASAN_OPTIONS=detect_leaks=1 ./tests/fuzz/$t "${limit[@]}" -max_len=4096 \
      -print_final_stats=1 corpus-$t) > $dir/$t.log 2>&1 || status=1
-  grep -E "^Done|stat::number_of_executed_units|stat::peak_rss|ERROR|invariant" $dir/$t.log || true
+  grep -E "^Done|stat::number_of_executed_units|stat::peak_rss|==[0-9]+== ERROR|invariant" \
+    $dir/$t.log || true
 done
 exit $status

@@ -1,5 +1,9 @@
 #include "server/dml_server.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <climits>
 #include <utility>
 
@@ -96,10 +100,20 @@ void DmlServer::SetServing(bool serving) {
 
 void DmlServer::WatchHealth() {
   bool serving = engine_->Healthy();
+  absl::Time next_trim = absl::Now() + kMemoryTrimInterval;
   absl::MutexLock lock(&health_mu_);
   while (!stop_watching_) {
     health_cv_.WaitWithTimeout(&health_mu_, kHealthCheckInterval);
     if (stop_watching_) break;
+    if (absl::Now() >= next_trim) {
+      // glibc keeps freed payload buffers (megabytes each, from many
+      // threads) in its arenas: give the free pages back, so that memory
+      // returns to where it was after a burst of large requests.
+#ifdef __GLIBC__
+      malloc_trim(0);
+#endif
+      next_trim = absl::Now() + kMemoryTrimInterval;
+    }
     const bool now = engine_->Healthy();
     if (now == serving) continue;
     serving = now;

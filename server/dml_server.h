@@ -34,6 +34,8 @@ namespace dmls::server {
 inline constexpr char kServiceName[] = "dmlserve.v1.DmlService";
 // How often the health status follows Engine::Healthy().
 inline constexpr absl::Duration kHealthCheckInterval = absl::Milliseconds(100);
+// How often the watcher gives the allocator's free pages back to the system.
+inline constexpr absl::Duration kMemoryTrimInterval = absl::Seconds(2);
 
 class DmlServer {
  public:

@@ -4,6 +4,7 @@ graceful SIGTERM while a stream is in flight, a SIGTERM drain under load
 that loses no call, and half-open connections closed after the handshake
 timeout."""
 
+import os
 import signal
 import socket
 import threading
@@ -465,3 +466,58 @@ class AmplificationTest(ServerTestCase):
         small, out, x = celu_request((256,))
         self.client.execute_request(small)
         call.cancel()
+
+
+def process_counts(pid):
+    """(RSS bytes, open fds, threads) of a process."""
+    threads = 0
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    return rss_bytes(pid), len(os.listdir("/proc/%d/fd" % pid)), threads
+
+
+class CancelledLargeCallsTest(ServerTestCase):
+    """1,000 unary calls with 8 MiB payloads, each cancelled by its client
+    while it is being sent or run: afterwards the server's memory, file
+    descriptors and threads are back near where they were."""
+    SERVER_ARGS = ("--max_message_bytes=16777216",)
+
+    def test_a_thousand_cancelled_calls_leave_nothing_behind(self):
+        pid = self.server.process.pid
+        channel = grpc.insecure_channel(self.target, options=[
+            ("grpc.max_send_message_length", -1)])
+        stub = pb_grpc.DmlServiceStub(channel)
+        small, _, _ = celu_request((256,))
+        stub.Execute(small, timeout=30)  # warm up the paths
+        before = process_counts(pid)
+        request, _, _ = celu_request((2 << 20,))  # 8 MiB in, 8 MiB out
+        cancelled = 0
+        for batch in range(100):
+            futures = [stub.Execute.future(request, timeout=30) for _ in range(10)]
+            time.sleep(0.002 * (batch % 5))
+            for f in futures:
+                cancelled += f.cancel()
+            for f in futures:
+                try:
+                    f.result()
+                except grpc.FutureCancelledError:
+                    pass
+                except grpc.RpcError:
+                    pass
+        # The server still answers, and settles back.
+        stub.Execute(small, timeout=30)
+        channel.close()
+        deadline = time.monotonic() + 10
+        while True:
+            rss, fds, threads = process_counts(pid)
+            settled = (rss < before[0] + (96 << 20) and fds <= before[1] + 4 and
+                       threads <= before[2] + 4)
+            if settled or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        self.assertGreater(cancelled, 500, "too few calls were cancelled in flight")
+        self.assertLess(rss, before[0] + (96 << 20), (before, (rss, fds, threads)))
+        self.assertLessEqual(fds, before[1] + 4, (before, (rss, fds, threads)))
+        self.assertLessEqual(threads, before[2] + 4, (before, (rss, fds, threads)))

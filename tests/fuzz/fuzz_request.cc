@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "dmlserve/v1/dmlserve.pb.h"
+#include "google/protobuf/stubs/logging.h"
 #include "engine/core/engine.h"
 #include "engine/dxbc/kernels.h"
 #include "engine/dxbc/planner.h"
@@ -65,6 +66,12 @@ void CheckOperator(const OperatorDesc& op, uint32_t level, bool in_place) {
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // protobuf logs every invalid UTF-8 string it parses; that is expected.
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

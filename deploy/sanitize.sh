@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The unit tests under sanitizers, each build in its own directory:
+#   bash deploy/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer:
+#                                  # every C++ test but the long robustness and
+#                                  # conformance sweeps (build-asan/)
+#   bash deploy/sanitize.sh tsan   # ThreadSanitizer: the scheduler, the GPU
+#                                  # runtime (batches, completion, resident
+#                                  # executor) and the server's tests (build-tsan/)
+# Exits non-zero when a test fails or a sanitizer reports. System libraries
+# (abseil, gRPC, vkd3d, Mesa) are not instrumented; the code under test uses
+# std::mutex where TSan must see the locking (buffer_pool.h).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-asan}
+case $mode in
+  asan)
+    flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+    dir=build-asan
+    targets=""
+    tests_exclude="e2e|Robustness|Conformance|bench|smoke"
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 ;;
+  tsan)
+    flags="-fsanitize=thread -fno-omit-frame-pointer"
+    dir=build-tsan
+    targets="sched_test d3d12_runtime_test d3d12_operators_test server_test"
+    tests_exclude=""
+    export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" ;;
+  *) echo "usage: $0 asan|tsan"; exit 2 ;;
+esac
+cmake -S . -B $dir -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="${flags%% *}" > $dir.configure.log
+if [ -n "$targets" ]; then
+  cmake --build $dir -j2 --target $targets > $dir.build.log
+else
+  cmake --build $dir -j2 > $dir.build.log
+fi
+log=$dir.test.log
+status=0
+if [ "$mode" = asan ]; then
+  ctest --test-dir $dir -j2 --timeout 900 -E "$tests_exclude" --output-on-failure > $log 2>&1 || status=1
+  grep -E "tests passed|tests failed" $log
+else
+  : > $log
+  for t in engine/sched/sched_test engine/d3d12/d3d12_runtime_test \
+           "engine/d3d12/d3d12_operators_test --gtest_filter=Resident*" server/server_test; do
+    set -- $t
+    bin=$1; shift
+    echo "== $bin $*" >> $log
+    $dir/$bin "$@" >> $log 2>&1 || status=1
+    echo "$bin: $(grep -E '^\[  (PASSED|FAILED) ' $log | tail -1)"
+  done
+fi
+if grep -qE "ERROR: (Address|Undefined|Thread)Sanitizer|WARNING: ThreadSanitizer|runtime error:" $log; then
+  echo "sanitizer reports:"
+  grep -E "ERROR: (Address|Undefined)Sanitizer|WARNING: ThreadSanitizer|runtime error:" $log | sort | uniq -c | head -20
+  status=1
+fi
+exit $status
