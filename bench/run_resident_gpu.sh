@@ -17,11 +17,8 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-for f in .gpu/root/*.deb; do dpkg -x "$f" /; done; ldconfig
-mkdir -p /tmp/rt; for f in .gpu/lib/*.deb; do dpkg -x "$f" /tmp/rt; done
-export XDG_RUNTIME_DIR=/tmp
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export LD_LIBRARY_PATH=/tmp/rt/usr/lib/x86_64-linux-gnu
+source bench/gpu_env.sh  # GPU.md step 2
+export LD_LIBRARY_PATH=$rt
 b=.gpu/build
 M=$((1 << 20))
 G=$((1 << 30))
