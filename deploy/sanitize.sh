@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The unit tests under sanitizers, each build in its own directory:
 #   bash deploy/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer:
-#                                  # every C++ test but the long robustness and
-#                                  # conformance sweeps (build-asan/)
+#                                  # the unit tests of every module (build-asan/)
 #   bash deploy/sanitize.sh tsan   # ThreadSanitizer: the scheduler, the GPU
 #                                  # runtime (batches, completion, resident
 #                                  # executor) and the server's tests (build-tsan/)
@@ -16,8 +15,12 @@ case $mode in
   asan)
     flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
     dir=build-asan
-    targets=""
-    tests_exclude="e2e|Robustness|Conformance|bench|smoke"
+    # The unit tests of every module (the sweeps over corpora, the
+    # conformance and robustness tests and the e2e suite run elsewhere).
+    targets="core_test ops_test cpu_test sched_test server_test server_mapping_test
+             dxbc_emitter_test dxbc_planner_test d3d12_runtime_test d3d12_operators_test
+             client_tensor_util_test client_npy_test bench_load_test"
+    tests_exclude="e2e|Robustness|Conformance|bench|smoke|NOT_BUILT|python|dmlctl"
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 ;;
   tsan)
     flags="-fsanitize=thread -fno-omit-frame-pointer"
@@ -29,16 +32,13 @@ case $mode in
 esac
 cmake -S . -B $dir -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="${flags%% *}" > $dir.configure.log
-if [ -n "$targets" ]; then
-  cmake --build $dir -j2 --target $targets > $dir.build.log
-else
-  cmake --build $dir -j2 > $dir.build.log
-fi
+cmake --build $dir -j2 --target $targets > $dir.build.log
 log=$dir.test.log
 status=0
 if [ "$mode" = asan ]; then
   ctest --test-dir $dir -j2 --timeout 900 -E "$tests_exclude" --output-on-failure > $log 2>&1 || status=1
   grep -E "tests passed|tests failed" $log
+  grep -A30 "The following tests FAILED" $log || true
 else
   : > $log
   for t in engine/sched/sched_test engine/d3d12/d3d12_runtime_test \

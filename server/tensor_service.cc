@@ -46,13 +46,11 @@ absl::Status CheckResidentDesc(const TensorDesc& desc, const std::string& path,
   OperatorDesc op;
   op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
   op.input = desc;
-  TensorDesc out = desc;
-  out.strides.reset();
-  out.total_tensor_size_in_bytes = 0;
   if (!desc.sizes.empty() && desc.data_type != 0) {
-    out = MakeTensorDesc(static_cast<DataType>(desc.data_type), desc.sizes);
+    op.output = MakeTensorDesc(static_cast<DataType>(desc.data_type), desc.sizes);
+  } else {
+    op.output = desc;  // the input's rules report what is wrong
   }
-  op.output = out;
   constexpr absl::string_view kInput = "operator.identity.input";
   std::vector<ops::Violation> found;
   for (ops::Violation& v : ops::ValidateAll(op, static_cast<uint32_t>(kHighestFeatureLevel), false)) {
