@@ -8,9 +8,9 @@
 #define DMLSERVE_ENGINE_SCHED_CLOCK_H_
 
 #include <memory>
+#include <mutex>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -37,16 +37,16 @@ class FakeClock final : public Clock {
   explicit FakeClock(absl::Time start = absl::UnixEpoch() + absl::Hours(1))
       : now_(start) {}
   absl::Time Now() const override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return now_;
   }
   void Advance(absl::Duration d) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     now_ += d;
   }
 
  private:
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 

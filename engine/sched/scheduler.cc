@@ -30,7 +30,7 @@ ExecuteCallback Scheduler::Counted(ExecuteCallback done) {
 
 void Scheduler::Reject(ExecuteCallback& done, absl::Status status) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     ++stats_.rejected;
   }
   done(std::move(status));
@@ -75,14 +75,14 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
   job.seq = next_seq_.fetch_add(1);
   absl::Status queued;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) {
       queued = absl::UnavailableError("the engine is shutting down");
     } else {
       queued = batcher_.Enqueue(job);
       if (queued.ok()) {
         ++stats_.admitted;
-        cv_.Signal();
+        cv_.notify_one();
         return;
       }
     }
@@ -92,9 +92,9 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
 }
 
 void Scheduler::Poke() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   poked_ = true;
-  cv_.Signal();
+  cv_.notify_one();
 }
 
 void Scheduler::DispatchLoop() {
@@ -104,7 +104,7 @@ void Scheduler::DispatchLoop() {
     std::vector<Job> dropped;
     bool done = false;
     {
-      absl::MutexLock lock(&mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       for (;;) {
         const absl::Time now = clock_->Now();
         if (stopping_) {
@@ -134,9 +134,9 @@ void Scheduler::DispatchLoop() {
           if (!batcher_.Due(now)) wake = std::min(wake, batcher_.NextDue());
         }
         if (clock_->IsReal() && wake != absl::InfiniteFuture()) {
-          cv_.WaitWithDeadline(&mu_, wake);
+          cv_.wait_until(lock, absl::ToChronoTime(wake));
         } else {
-          cv_.Wait(&mu_);
+          cv_.wait(lock);
         }
       }
       stats_.expired += dropped.size();
@@ -165,18 +165,18 @@ void Scheduler::DispatchLoop() {
 }
 
 void Scheduler::Shutdown() {
-  absl::MutexLock once(&shutdown_mu_);
+  std::lock_guard<std::mutex> once(shutdown_mu_);
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    cv_.Signal();
+    cv_.notify_one();
   }
   if (thread_.joinable()) thread_.join();
   runner_->Drain();
 }
 
 SchedulerStats Scheduler::stats() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   SchedulerStats s = stats_;
   s.queued = batcher_.size();
   s.in_flight = in_flight_.load();

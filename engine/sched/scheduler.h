@@ -27,11 +27,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "engine/core/engine.h"
 #include "engine/sched/admission.h"
 #include "engine/sched/batch_policy.h"
@@ -99,14 +100,16 @@ class Scheduler {
   std::atomic<uint64_t> in_flight_{0};
   std::atomic<uint64_t> next_seq_{1};
 
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees the locking
+  // (Debian's abseil is not instrumented).
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
   Batcher batcher_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
   SchedulerStats stats_ ABSL_GUARDED_BY(mu_);
 
-  absl::Mutex shutdown_mu_;  // serialises Shutdown
+  std::mutex shutdown_mu_;  // serialises Shutdown
   std::thread thread_;
 };
 

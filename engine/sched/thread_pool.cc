@@ -15,25 +15,29 @@ ThreadPool::ThreadPool(ThreadPoolOptions options) {
 ThreadPool::~ThreadPool() { Shutdown(); }
 
 bool ThreadPool::Schedule(absl::AnyInvocable<void()> task) {
-  absl::MutexLock lock(&mu_);
-  if (stopping_) return false;
-  queue_.push_back(std::move(task));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    queue_.push_back(std::move(task));
+  }
+  cv_.notify_one();
   return true;
 }
 
 void ThreadPool::Shutdown() {
-  absl::MutexLock join_lock(&join_mu_);
+  std::lock_guard<std::mutex> join_lock(join_mu_);
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  cv_.notify_all();
   for (std::thread& worker : workers_) {
     if (worker.joinable()) worker.join();
   }
 }
 
 size_t ThreadPool::pending() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return queue_.size();
 }
 
@@ -41,12 +45,8 @@ void ThreadPool::WorkerLoop() {
   for (;;) {
     absl::AnyInvocable<void()> task;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](ThreadPool* pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool->mu_) {
-            return pool->stopping_ || !pool->queue_.empty();
-          },
-          this));
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       // Drain before exiting: queued work is finished, not dropped.
       if (queue_.empty()) return;
       task = std::move(queue_.front());
