@@ -150,8 +150,10 @@ grpc::Status ToGrpcStatus(const RequestError& error, spdlog::logger* log) {
   if (error.ok()) return grpc::Status::OK;
   grpc::StatusCode code = ToGrpcCode(error.code);
   const std::string message = Truncated(error.message, kMaxStatusMessageBytes);
-  if (error.violations.empty() ||
-      error.code != absl::StatusCode::kInvalidArgument) {
+  // Every rule error carries its rule ids and field paths: INVALID_ARGUMENT's
+  // violations, and the one rule of a NOT_FOUND (HANDLE_NOT_FOUND) or
+  // RESOURCE_EXHAUSTED (TENSOR_BYTES_LIMIT, RESIDENT_QUOTA, ...) answer.
+  if (error.violations.empty()) {
     if (message.size() != error.message.size()) LogLeftOut(log, error, 0);
     return grpc::Status(code, message);
   }

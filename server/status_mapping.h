@@ -1,8 +1,10 @@
 // Error values of the server and their two wire forms. A RequestError is what
 // went wrong with one request, independent of how it is reported: unary RPCs
-// turn it into a grpc::Status (INVALID_ARGUMENT carries a google.rpc.
-// BadRequest in grpc-status-details-bin), ExecuteStream copies it into the
-// response's status_code/status_message/violations so the stream goes on.
+// turn it into a grpc::Status (an error with rule violations -- every
+// INVALID_ARGUMENT, and NOT_FOUND or RESOURCE_EXHAUSTED answers made by a
+// rule -- carries a google.rpc.BadRequest in grpc-status-details-bin),
+// ExecuteStream copies it into the response's status_code/status_message/
+// violations so the stream goes on.
 //
 // Both forms are bounded, whatever the request: at most
 // kMaxReportedViolations violations (then one VIOLATIONS_TRUNCATED entry

@@ -46,13 +46,22 @@ TEST(StatusMapping, ViolationsBecomeBadRequestDetails) {
               StartsWith("MVN_EPSILON_INVALID: "));
 }
 
-TEST(StatusMapping, LimitRuleIsResourceExhaustedWithoutBadRequest) {
+TEST(StatusMapping, RuleErrorsOfOtherCodesCarryTheirRuleToo) {
   RequestError e = RequestError::Rule(absl::StatusCode::kResourceExhausted,
                                       "IN_FLIGHT_LIMIT", "", "too many");
   grpc::Status s = ToGrpcStatus(e);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(s.error_message(), "IN_FLIGHT_LIMIT: too many");
-  EXPECT_TRUE(s.error_details().empty());
+  google::rpc::Status details;
+  ASSERT_TRUE(details.ParseFromString(s.error_details()));
+  EXPECT_EQ(details.code(), static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
+  google::rpc::BadRequest bad;
+  ASSERT_TRUE(details.details(0).UnpackTo(&bad));
+  EXPECT_EQ(bad.field_violations(0).description(), "IN_FLIGHT_LIMIT: too many");
+  // A status without rules has no details.
+  EXPECT_TRUE(ToGrpcStatus(RequestError::FromStatus(absl::NotFoundError("gone")))
+                  .error_details()
+                  .empty());
 }
 
 TEST(StatusMapping, AbslStatusKeepsCodeAndMessage) {

@@ -7,12 +7,16 @@ python3-numpy, and the generated modules of proto/ on sys.path (the build's
     client = DmlClient("127.0.0.1:50051")
     y = client.execute_celu(np.linspace(-2, 2, 8, dtype=np.float32), alpha=1.0)
 
-Tensor layout (dmlserve.proto, TensorDesc): a tensor's payload is the raw
-little-endian bytes of its buffer range, ``total_tensor_size_in_bytes`` long,
-with the element at logical index (i0..in-1) at element offset
-sum_k(ik * strides[k]). ``pack`` and ``unpack`` convert between that buffer
-and a logical C-order array, for packed and strided (padded, transposed,
-zero-stride broadcast) layouts alike.
+Tensor layout: ``pack`` / ``unpack`` (from dmlserve_layout, re-exported)
+convert between a tensor's buffer bytes and a logical C-order array.
+
+Resident tensors (TensorService): ``create_tensor``, ``upload`` (WriteTensor
+in chunks, with a progress callback), ``download`` (ReadTensor in chunks),
+``release`` and ``list_tensors`` deal in ``TensorHandle`` objects; ``execute``
+takes handles for any tensor and can keep its output on the server; ``chain``
+runs a ``Chain`` of operators on the device in one call; ``execute_chunked``
+streams one operator's tensors both ways in chunks. The optional ``tenant``
+is sent as metadata on every call and owns the client's tensors.
 
 Errors: a rejected call raises DmlError carrying the gRPC code and the
 google.rpc.BadRequest violations (rule id + field path) the server attaches.
@@ -28,20 +32,9 @@ from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from google.rpc import error_details_pb2
 from google.rpc import status_pb2
-
-_DTYPES = {
-    pb.DATA_TYPE_FLOAT32: np.dtype("<f4"),
-    pb.DATA_TYPE_FLOAT16: np.dtype("<f2"),
-    pb.DATA_TYPE_UINT32: np.dtype("<u4"),
-    pb.DATA_TYPE_UINT16: np.dtype("<u2"),
-    pb.DATA_TYPE_UINT8: np.dtype("u1"),
-    pb.DATA_TYPE_INT32: np.dtype("<i4"),
-    pb.DATA_TYPE_INT16: np.dtype("<i2"),
-    pb.DATA_TYPE_INT8: np.dtype("i1"),
-    pb.DATA_TYPE_FLOAT64: np.dtype("<f8"),
-    pb.DATA_TYPE_UINT64: np.dtype("<u8"),
-    pb.DATA_TYPE_INT64: np.dtype("<i8"),
-}
+from dmlserve_layout import (  # noqa: F401 (re-exported)
+    data_type_of, min_tensor_bytes, numpy_dtype, pack, packed_strides,
+    tensor_desc, unpack)
 
 # OperatorDesc members that carry the optional Scale/Bias tensors.
 _SCALE_BIAS_OPS = ("mvn", "mvn1")
@@ -97,90 +90,6 @@ def error_from_rpc(error):
                     violations_from_rpc_error(error))
 
 
-def data_type_of(dtype):
-    """dmlserve DataType of a NumPy dtype."""
-    dtype = np.dtype(dtype).newbyteorder("<") if np.dtype(dtype).itemsize > 1 \
-        else np.dtype(dtype)
-    for data_type, np_dtype in _DTYPES.items():
-        if np_dtype == dtype:
-            return data_type
-    raise ValueError("no dmlserve data type for %s" % dtype)
-
-
-def numpy_dtype(data_type):
-    """NumPy dtype of a dmlserve DataType."""
-    try:
-        return _DTYPES[data_type]
-    except KeyError:
-        raise ValueError("no NumPy dtype for data type %d" % data_type)
-
-
-def packed_strides(shape):
-    strides = [1] * len(shape)
-    for k in range(len(shape) - 2, -1, -1):
-        strides[k] = strides[k + 1] * shape[k + 1]
-    return strides
-
-
-def min_tensor_bytes(data_type, sizes, strides=None):
-    """DMLCalcBufferTensorSize (OPERATORS.md 2.4), rounded up to 4 bytes."""
-    element = numpy_dtype(data_type).itemsize
-    if strides:
-        elements = sum((s - 1) * st for s, st in zip(sizes, strides)) + 1
-    else:
-        elements = int(np.prod(sizes, dtype=np.uint64)) if sizes else 1
-    return (elements * element + 3) & ~3
-
-
-def tensor_desc(dtype, shape, strides=None, total=None, **fields):
-    """A TensorDesc of a NumPy dtype (or DataType int) and shape; total size
-    defaults to the minimum. Extra keyword fields are set verbatim."""
-    data_type = dtype if isinstance(dtype, int) else data_type_of(dtype)
-    desc = pb.TensorDesc(data_type=data_type, sizes=list(shape),
-                         strides=list(strides or ()), **fields)
-    desc.total_tensor_size_in_bytes = (
-        total if total is not None
-        else min_tensor_bytes(data_type, list(shape), list(strides or ())))
-    return desc
-
-
-def _effective_strides(desc):
-    return list(desc.strides) if len(desc.strides) else packed_strides(
-        list(desc.sizes))
-
-
-def pack(desc, array):
-    """Payload bytes of `desc` holding the logical C-order `array`."""
-    dtype = numpy_dtype(desc.data_type)
-    array = np.ascontiguousarray(np.asarray(array, dtype=dtype))
-    sizes = tuple(int(s) for s in desc.sizes)
-    if array.shape != sizes:
-        array = array.reshape(sizes)
-    buf = bytearray(desc.total_tensor_size_in_bytes)
-    count = len(buf) // dtype.itemsize
-    flat = np.frombuffer(buf, dtype=dtype, count=count)
-    view = np.lib.stride_tricks.as_strided(
-        flat, shape=sizes,
-        strides=[s * dtype.itemsize for s in _effective_strides(desc)])
-    view[...] = array  # zero strides: the last write of an offset wins
-    return bytes(buf)
-
-
-def unpack(desc, payload):
-    """The logical C-order array of `desc` read out of its buffer bytes."""
-    dtype = numpy_dtype(desc.data_type)
-    sizes = tuple(int(s) for s in desc.sizes)
-    strides = _effective_strides(desc)
-    last = sum((s - 1) * st for s, st in zip(sizes, strides))
-    if len(payload) < (last + 1) * dtype.itemsize:
-        raise ValueError("payload of %d bytes is too short for the layout"
-                         % len(payload))
-    flat = np.frombuffer(payload, dtype=dtype, count=last + 1)
-    view = np.lib.stride_tricks.as_strided(
-        flat, shape=sizes, strides=[s * dtype.itemsize for s in strides])
-    return np.array(view, copy=True)
-
-
 def _fill_from_array(desc, array):
     """Fills an absent data type / sizes / total size from `array`."""
     if not len(desc.sizes):
@@ -207,27 +116,34 @@ def _operator_body(op):
     return member, getattr(op, member)
 
 
-def build_request(op, inputs, feature_level=0, in_place=False, request_id=0):
-    """An ExecuteRequest for `op` with payloads from `inputs`: an array (the
-    input) or a dict with "input" and optional "scale"/"bias" arrays. Tensor
-    fields the descriptor lacks are filled packed from the arrays; the output
-    copies the input's. Returns (request, output TensorDesc)."""
-    request = pb.ExecuteRequest(request_id=request_id,
-                                feature_level=feature_level,
-                                in_place=in_place)
-    request.operator.CopyFrom(operator_desc(op))
-    member, body = _operator_body(request.operator)
-    if not isinstance(inputs, dict):
-        inputs = {"input": inputs}
-    for name, array in inputs.items():
-        if array is None:
-            continue
-        if name not in ("input", "scale", "bias"):
-            raise ValueError("unknown input %r" % name)
-        array = np.asarray(array)
-        desc = getattr(body, name)  # marks an optional tensor present
-        _fill_from_array(desc, array)
-        setattr(request, name, pack(desc, array))
+def _handle_id(handle):
+    """The handle string of a TensorHandle or a str."""
+    return handle.handle if isinstance(handle, TensorHandle) else str(handle)
+
+
+def _is_handle(source):
+    return isinstance(source, (TensorHandle, str))
+
+
+def _bind_source(desc, source):
+    """Completes `desc` from a tensor source (array or handle) and returns
+    ("data", payload bytes) or ("handle", handle string)."""
+    if _is_handle(source):
+        if isinstance(source, TensorHandle) and source.desc is not None \
+                and not len(desc.sizes):
+            desc.CopyFrom(source.desc)
+        if not len(desc.sizes):
+            raise ValueError("handle %s: the descriptor must give the tensor's "
+                             "sizes (pass a TensorHandle to copy its desc)"
+                             % _handle_id(source))
+        return "handle", _handle_id(source)
+    array = np.asarray(source)
+    _fill_from_array(desc, array)
+    return "data", pack(desc, array)
+
+
+def _fill_output(body):
+    """The output copies what it lacks from the input (packed)."""
     if body.HasField("input"):
         out = body.output
         if not len(out.sizes):
@@ -237,7 +153,254 @@ def build_request(op, inputs, feature_level=0, in_place=False, request_id=0):
         if out.total_tensor_size_in_bytes == 0:
             out.total_tensor_size_in_bytes = min_tensor_bytes(
                 out.data_type, list(out.sizes), list(out.strides))
-    return request, body.output
+    return body.output
+
+
+def _sources(inputs):
+    if not isinstance(inputs, dict):
+        inputs = {"input": inputs}
+    for name in inputs:
+        if name not in ("input", "scale", "bias"):
+            raise ValueError("unknown input %r" % name)
+    return [(n, s) for n, s in inputs.items() if s is not None]
+
+
+def prepare(op, inputs):
+    """Binds `inputs` (an array or handle for the input, or a dict with
+    "input" and optional "scale"/"bias", each an array, a TensorHandle or a
+    handle string) to a copy of `op`, filling what the tensor descriptors
+    lack. Returns (OperatorDesc, {name: ("data", bytes) | ("handle", str)},
+    output TensorDesc)."""
+    op_copy = pb.OperatorDesc()
+    op_copy.CopyFrom(operator_desc(op))
+    _, body = _operator_body(op_copy)
+    bound = {}
+    for name, source in _sources(inputs):
+        bound[name] = _bind_source(getattr(body, name), source)
+    return op_copy, bound, _fill_output(body)
+
+
+def build_request(op, inputs, feature_level=0, in_place=False, request_id=0,
+                  keep_output=False, output_handle=None, keep_output_ttl=0):
+    """An ExecuteRequest for `op` with tensors from `inputs` (see prepare):
+    arrays travel as bytes, handles by name. keep_output / output_handle
+    leave the output on the server. Returns (request, output TensorDesc)."""
+    op, bound, out = prepare(op, inputs)
+    request = pb.ExecuteRequest(request_id=request_id,
+                                feature_level=feature_level,
+                                in_place=in_place, keep_output=keep_output,
+                                keep_output_ttl_seconds=keep_output_ttl)
+    request.operator.CopyFrom(op)
+    for name, (kind, value) in bound.items():
+        if kind == "data":
+            setattr(request, name, value)
+        else:
+            setattr(request, name + "_handle", value)
+    if output_handle is not None:
+        request.output_handle = _handle_id(output_handle)
+    return request, _operator_body(request.operator)[1].output
+
+
+class TensorHandle:
+    """A resident tensor: its opaque handle string, TensorDesc, size in bytes,
+    expiry (Unix ms; 0 never, None unknown) and device. str() is the handle;
+    a TensorHandle or the bare string may be passed wherever a handle goes."""
+
+    def __init__(self, handle, desc=None, size=None, expiry=None, device=""):
+        self.handle = handle
+        self.desc = desc
+        self.size = size if size is not None else (
+            desc.total_tensor_size_in_bytes if desc is not None else None)
+        self.expiry = expiry
+        self.device = device
+
+    @classmethod
+    def from_info(cls, info):
+        """From a ResidentTensorInfo."""
+        desc = pb.TensorDesc()
+        desc.CopyFrom(info.desc)
+        return cls(info.handle, desc, info.size_bytes, info.expires_unix_ms,
+                   info.device)
+
+    def __str__(self):
+        return self.handle
+
+    def __repr__(self):
+        return "TensorHandle(%s, %s bytes)" % (self.handle, self.size)
+
+    def __eq__(self, other):
+        return _handle_id(other) == self.handle if _is_handle(other) else \
+            NotImplemented
+
+    def __hash__(self):
+        return hash(self.handle)
+
+
+TensorList = collections.namedtuple(
+    "TensorList", "tensors principal_bytes principal_quota_bytes")
+
+ChainResult = collections.namedtuple(
+    "ChainResult", "arrays handles engine server_time_us")
+
+
+def chunk_ranges(total, chunk_bytes, start=0):
+    """[(offset, length)] covering [start, start + total) in chunks of at most
+    chunk_bytes (none when total is 0)."""
+    if chunk_bytes <= 0:
+        raise ValueError("chunk_bytes must be positive")
+    return [(start + o, min(chunk_bytes, total - o))
+            for o in range(0, total, chunk_bytes)]
+
+
+def _progress_chunks(payload, chunk_bytes, start, progress):
+    """(absolute offset, chunk bytes) of `payload` written from `start`;
+    calls progress(bytes so far, total) as each is handed over."""
+    view = memoryview(payload)
+    total = len(payload)
+    for offset, length in chunk_ranges(total, chunk_bytes, start):
+        yield offset, bytes(view[offset - start:offset - start + length])
+        if progress is not None:
+            progress(offset - start + length, total)
+
+
+def write_requests(payload, chunk_bytes, handle=None, create=None,
+                   start_offset=0, progress=None):
+    """The WriteTensorRequest stream of an upload: the first message names
+    the tensor (handle, or create: a CreateTensorRequest) with start_offset,
+    total_bytes and the first chunk; the rest carry one chunk each."""
+    first = pb.WriteTensorRequest(start_offset=start_offset,
+                                  total_bytes=len(payload))
+    if handle is not None:
+        first.handle = _handle_id(handle)
+    else:
+        first.create.CopyFrom(create)
+    chunks = _progress_chunks(payload, chunk_bytes, start_offset, progress)
+    head = next(chunks, None)
+    if head is not None:
+        first.chunk.offset, first.chunk.data = head
+    yield first
+    for offset, data in chunks:
+        yield pb.WriteTensorRequest(chunk=pb.TensorChunk(offset=offset,
+                                                         data=data))
+
+
+def chunked_requests(header, payloads, chunk_bytes, progress=None):
+    """The ChunkedRequest stream of ExecuteChunked: the header, then each
+    tensor's chunks (input, scale, bias; offsets from 0), then `end`.
+    progress(bytes so far, total of all tensors) after each chunk."""
+    yield pb.ChunkedRequest(header=header)
+    total = sum(len(p) for p in payloads.values())
+    done = 0
+    for name, slot in (("input", pb.TENSOR_SLOT_INPUT),
+                       ("scale", pb.TENSOR_SLOT_SCALE),
+                       ("bias", pb.TENSOR_SLOT_BIAS)):
+        if name not in payloads:
+            continue
+        for offset, data in _progress_chunks(payloads[name], chunk_bytes, 0,
+                                             None):
+            yield pb.ChunkedRequest(chunk=pb.TensorChunk(
+                slot=slot, offset=offset, data=data))
+            done += len(data)
+            if progress is not None:
+                progress(done, total)
+    yield pb.ChunkedRequest(end=True)
+
+
+def assemble_chunks(chunks, start, total=None, progress=None):
+    """Joins TensorChunks that must arrive in order from `start`; raises
+    ValueError on a gap, overlap or overrun. Returns bytes."""
+    buf = bytearray()
+    for chunk in chunks:
+        if chunk.offset != start + len(buf):
+            raise ValueError("chunk at offset %d, expected %d"
+                             % (chunk.offset, start + len(buf)))
+        buf += chunk.data
+        if total is not None and len(buf) > total:
+            raise ValueError("%d bytes received, expected %d"
+                             % (len(buf), total))
+        if progress is not None:
+            progress(len(buf), total)
+    if total is not None and len(buf) != total:
+        raise ValueError("%d bytes received, expected %d" % (len(buf), total))
+    return bytes(buf)
+
+
+class Chain:
+    """Builds a ChainRequest step by step. Each step's input/scale/bias is a
+    NumPy array (sent inline), a TensorHandle or handle string (resident), or
+    the int index of an earlier step (its output, kept on the device).
+    Descriptors the operator lacks are filled from the source (an earlier
+    step's output descriptor, a TensorHandle's desc, an array's shape), and
+    the output copies the input's.
+
+        chain = Chain()
+        a = chain.step({"celu": {"alpha": 1.0}}, x)
+        b = chain.step(mvn1_op, a)
+        chain.step({"threshold": {"min": 0.0}}, b, return_output=True)
+        result = client.chain(chain)      # result.arrays[2]
+    """
+
+    _FLAGS = ("in_place", "return_output", "output_handle", "keep_output",
+              "keep_output_ttl")
+
+    def __init__(self):
+        self._steps = []  # (OperatorDesc, {name: source}, {flag: value})
+
+    def __len__(self):
+        return len(self._steps)
+
+    def step(self, op, input, scale=None, bias=None, in_place=False,
+             return_output=False, output_handle=None, keep_output=False,
+             keep_output_ttl=0):
+        """Appends a step; returns its index (a source for later steps)."""
+        sources = {"input": input, "scale": scale, "bias": bias}
+        self._steps.append((operator_desc(op), sources, {
+            "in_place": in_place, "return_output": return_output,
+            "output_handle": output_handle, "keep_output": keep_output,
+            "keep_output_ttl": keep_output_ttl}))
+        return len(self._steps) - 1
+
+    @classmethod
+    def from_steps(cls, steps):
+        """From dicts with "op" and the keyword arguments of step()."""
+        chain = cls()
+        for s in steps:
+            s = dict(s)
+            chain.step(s.pop("op"), **s)
+        return chain
+
+    def request(self, feature_level=0, request_id=0):
+        """(ChainRequest, [output TensorDesc of each step])."""
+        request = pb.ChainRequest(request_id=request_id,
+                                  feature_level=feature_level)
+        outputs = []
+        for op, sources, flags in self._steps:
+            step = request.steps.add(in_place=flags["in_place"],
+                                     return_output=flags["return_output"],
+                                     keep_output=flags["keep_output"],
+                                     keep_output_ttl_seconds=flags[
+                                         "keep_output_ttl"])
+            step.operator.CopyFrom(op)
+            _, body = _operator_body(step.operator)
+            for name, source in sources.items():
+                if source is None:
+                    continue
+                tensor = getattr(step, name)
+                if isinstance(source, (int, np.integer)) and \
+                        not isinstance(source, bool):
+                    tensor.step = int(source)
+                    desc = getattr(body, name)
+                    if 0 <= source < len(outputs) and not len(desc.sizes):
+                        desc.CopyFrom(outputs[source])
+                    continue
+                kind, value = _bind_source(getattr(body, name), source)
+                setattr(tensor, kind, value)
+            if flags["output_handle"] is not None:
+                step.output_handle = _handle_id(flags["output_handle"])
+            out = pb.TensorDesc()
+            out.CopyFrom(_fill_output(body))
+            outputs.append(out)
+        return request, outputs
 
 
 def _fused_activation(fused):
@@ -253,17 +416,28 @@ def _fused_activation(fused):
 
 
 class DmlClient:
-    """Synchronous client of dmlserve.v1.DmlService. Thread-safe (gRPC
-    channels and stubs are); use as a context manager to close the channel."""
+    """Synchronous client of dmlserve.v1.DmlService and TensorService.
+    Thread-safe (gRPC channels and stubs are); use as a context manager to
+    close the channel. `tenant`, when given, is sent as the `tenant` metadata
+    of every call: the principal that owns resident tensors (without it the
+    server uses the connection's peer, so only this channel sees them)."""
 
     def __init__(self, target="127.0.0.1:50051", timeout=60.0,
-                 max_message_bytes=256 << 20):
+                 max_message_bytes=256 << 20, tenant=None):
         self.timeout = timeout
+        self.tenant = tenant
+        self._metadata = (("tenant", tenant),) if tenant is not None else ()
+        self._limits = None
         self.channel = grpc.insecure_channel(target, options=[
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.max_receive_message_length", max_message_bytes),
+            # A connection of its own (gRPC would otherwise share one among
+            # channels to the same target), so that without a tenant this
+            # client's resident tensors are its own.
+            ("grpc.use_local_subchannel_pool", 1),
         ])
         self.stub = pb_grpc.DmlServiceStub(self.channel)
+        self.tensors = pb_grpc.TensorServiceStub(self.channel)
 
     def close(self):
         self.channel.close()
@@ -274,10 +448,13 @@ class DmlClient:
     def __exit__(self, *exc):
         self.close()
 
+    def _timeout(self, timeout):
+        return self.timeout if timeout is None else timeout
+
     def _call(self, method, request, timeout):
         try:
-            return method(request, timeout=self.timeout if timeout is None
-                          else timeout)
+            return method(request, timeout=self._timeout(timeout),
+                          metadata=self._metadata)
         except grpc.RpcError as e:
             raise error_from_rpc(e) from None
 
@@ -297,11 +474,21 @@ class DmlClient:
         return self._call(self.stub.Execute, request, timeout)
 
     def execute(self, op, inputs, feature_level=0, in_place=False,
-                timeout=None):
-        """Runs `op` (OperatorDesc or JSON dict) on `inputs` (see
-        build_request) and returns the logical output array."""
-        request, out = build_request(op, inputs, feature_level, in_place)
+                timeout=None, keep_output=False, output_handle=None,
+                keep_output_ttl=0):
+        """Runs `op` (OperatorDesc or JSON dict) on `inputs` (arrays and/or
+        handles, see prepare) and returns the logical output array, or a
+        TensorHandle when the output stays on the server (keep_output,
+        output_handle, or in_place on an input handle)."""
+        request, out = build_request(op, inputs, feature_level, in_place,
+                                     keep_output=keep_output,
+                                     output_handle=output_handle,
+                                     keep_output_ttl=keep_output_ttl)
         response = self.execute_request(request, timeout)
+        if response.output_handle:
+            if isinstance(output_handle, TensorHandle):
+                return output_handle
+            return TensorHandle(response.output_handle, out)
         return unpack(out, response.output)
 
     def stream(self, requests, timeout=None):
@@ -309,10 +496,191 @@ class DmlClient:
         arrival order (each with its request_id and per-request status)."""
         try:
             return list(self.stub.ExecuteStream(
-                iter(requests),
-                timeout=self.timeout if timeout is None else timeout))
+                iter(requests), timeout=self._timeout(timeout),
+                metadata=self._metadata))
         except grpc.RpcError as e:
             raise error_from_rpc(e) from None
+
+    # Resident tensors, chains and chunked transfers.
+
+    def limits(self):
+        """The server's Limits (cached after the first call)."""
+        if self._limits is None:
+            self._limits = self.capabilities().limits
+        return self._limits
+
+    def _chunk_bytes(self, chunk_bytes):
+        """chunk_bytes, or the server's default chunk within its maximum."""
+        if chunk_bytes:
+            return chunk_bytes
+        limits = self.limits()
+        size = limits.default_chunk_bytes or (1 << 20)
+        return min(size, limits.max_chunk_bytes or size)
+
+    def _stream_call(self, method, requests, timeout):
+        """Calls a client- or bidi-streaming method; DmlError on failure."""
+        try:
+            return method(requests, timeout=self._timeout(timeout),
+                          metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e) from None
+
+    def _read_stream(self, method, request, start, total, progress, timeout,
+                     unwrap=lambda r: r, done=lambda r: False):
+        """Assembles a server stream of chunks (in order from `start`) into
+        bytes; unwrap picks a response's chunk (or None), done ends it."""
+        def chunks(responses):
+            for r in responses:
+                chunk = unwrap(r)
+                if chunk is not None:
+                    yield chunk
+                if done(r):
+                    return
+        try:
+            responses = method(request, timeout=self._timeout(timeout),
+                               metadata=self._metadata)
+            return assemble_chunks(chunks(responses), start, total, progress)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e) from None
+
+    def create_tensor(self, source, ttl=0, chunk_bytes=None, progress=None,
+                      timeout=None):
+        """A resident tensor from a TensorDesc (zero-filled) or an array
+        (its packed desc; larger than one chunk: uploaded in chunks).
+        ttl: seconds to live (0: the server's default). Returns a
+        TensorHandle."""
+        if isinstance(source, pb.TensorDesc):
+            return TensorHandle.from_info(self._call(
+                self.tensors.CreateTensor,
+                pb.CreateTensorRequest(desc=source, ttl_seconds=ttl), timeout))
+        array = np.asarray(source)
+        desc = tensor_desc(array.dtype, array.shape or (1,))
+        payload = pack(desc, array)
+        if len(payload) > self._chunk_bytes(chunk_bytes):
+            return self.upload(array, desc=desc, ttl=ttl,
+                               chunk_bytes=chunk_bytes, progress=progress,
+                               timeout=timeout)
+        return TensorHandle.from_info(self._call(
+            self.tensors.CreateTensor,
+            pb.CreateTensorRequest(desc=desc, data=payload, ttl_seconds=ttl),
+            timeout))
+
+    def upload(self, data, desc=None, handle=None, offset=0, chunk_bytes=None,
+               progress=None, ttl=0, timeout=None):
+        """Writes `data` (an array, packed through `desc`, the handle's desc
+        or its own packed desc; or raw bytes) with WriteTensor in chunks of
+        chunk_bytes, calling progress(bytes sent, total). With `handle` it
+        overwrites that tensor from byte `offset`; otherwise it creates one
+        (desc required for bytes; ttl as create_tensor) that exists only
+        once every chunk arrived. Returns the TensorHandle."""
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            payload = data
+            if handle is None and desc is None:
+                raise ValueError("raw bytes need a desc to create a tensor")
+        else:
+            array = np.asarray(data)
+            if desc is None and isinstance(handle, TensorHandle):
+                desc = handle.desc
+            if desc is None:
+                desc = tensor_desc(array.dtype, array.shape or (1,))
+            payload = pack(desc, array)
+        create = None if handle is not None else pb.CreateTensorRequest(
+            desc=desc, ttl_seconds=ttl)
+        requests = write_requests(payload, self._chunk_bytes(chunk_bytes),
+                                  handle=handle, create=create,
+                                  start_offset=offset, progress=progress)
+        info = self._stream_call(self.tensors.WriteTensor, requests, timeout)
+        return TensorHandle.from_info(info)
+
+    def download(self, handle, offset=0, length=0, chunk_bytes=0,
+                 progress=None, timeout=None):
+        """Reads a resident tensor with ReadTensor (server chunks of
+        chunk_bytes; 0: its default), calling progress(bytes so far, total).
+        The whole tensor comes back as its logical array (the desc from a
+        TensorHandle, else looked up with list_tensors); a partial range
+        (offset/length) as bytes."""
+        desc = handle.desc if isinstance(handle, TensorHandle) else None
+        partial = offset != 0 or length != 0
+        if desc is None and not partial:
+            desc = self._lookup(handle).desc
+        if desc is not None and not partial:
+            total = desc.total_tensor_size_in_bytes
+        elif desc is not None and length == 0 and \
+                offset <= desc.total_tensor_size_in_bytes:
+            total = desc.total_tensor_size_in_bytes - offset
+        else:
+            total = length or None
+        request = pb.ReadTensorRequest(handle=_handle_id(handle), offset=offset,
+                                       length=length, chunk_bytes=chunk_bytes)
+        data = self._read_stream(self.tensors.ReadTensor, request, offset,
+                                    total, progress, timeout)
+        return data if partial else unpack(desc, data)
+
+    def _lookup(self, handle):
+        for t in self.list_tensors().tensors:
+            if t.handle == _handle_id(handle):
+                return t
+        raise DmlError(grpc.StatusCode.NOT_FOUND,
+                       "HANDLE_NOT_FOUND: %s is not listed" % _handle_id(handle))
+
+    def release(self, handle, timeout=None):
+        self._call(self.tensors.ReleaseTensor,
+                   pb.ReleaseTensorRequest(handle=_handle_id(handle)), timeout)
+
+    def list_tensors(self, timeout=None):
+        """TensorList(tensors=[TensorHandle], principal_bytes,
+        principal_quota_bytes) of the caller's resident tensors."""
+        r = self._call(self.tensors.ListTensors, pb.ListTensorsRequest(),
+                       timeout)
+        return TensorList([TensorHandle.from_info(t) for t in r.tensors],
+                          r.principal_bytes, r.principal_quota_bytes)
+
+    def chain(self, steps, feature_level=0, timeout=None):
+        """Runs a Chain (or a list of step dicts, see Chain.from_steps) with
+        ExecuteChain. Returns ChainResult: arrays {step: logical array} of
+        the steps that return their output, handles {step: TensorHandle} of
+        those that keep it or write it to output_handle."""
+        chain = steps if isinstance(steps, Chain) else Chain.from_steps(steps)
+        request, outputs = chain.request(feature_level)
+        response = self._call(self.stub.ExecuteChain, request, timeout)
+        arrays, handles = {}, {}
+        for o in response.outputs:
+            if o.data:
+                arrays[o.step] = unpack(outputs[o.step], o.data)
+            if o.handle:
+                handles[o.step] = TensorHandle(o.handle, outputs[o.step])
+        return ChainResult(arrays, handles, response.engine,
+                           response.server_time_us)
+
+    def execute_chunked(self, op, inputs, chunk_bytes=None, progress=None,
+                        feature_level=0, in_place=False,
+                        response_chunk_bytes=0, download_progress=None,
+                        timeout=None):
+        """Runs `op` on arrays through ExecuteChunked: the tensors go up in
+        chunks of chunk_bytes (progress(bytes sent, total)) and the output
+        comes back in chunks (response_chunk_bytes; 0: the server's default;
+        download_progress(bytes so far, total)), so no message holds a whole
+        tensor. Returns the logical output array."""
+        op, bound, out = prepare(op, inputs)
+        payloads = {}
+        for name, (kind, value) in bound.items():
+            if kind != "data":
+                raise ValueError("execute_chunked takes arrays, not handles")
+            payloads[name] = value
+        header = pb.ChunkedHeader(feature_level=feature_level,
+                                  in_place=in_place,
+                                  chunk_bytes=response_chunk_bytes)
+        header.operator.CopyFrom(op)
+        total = out.total_tensor_size_in_bytes
+        if in_place:
+            total = max(total, len(payloads.get("input", b"")))
+        requests = chunked_requests(header, payloads,
+                                    self._chunk_bytes(chunk_bytes), progress)
+        data = self._read_stream(
+            self.stub.ExecuteChunked, requests, 0, total, download_progress,
+            timeout, unwrap=lambda r: r.chunk if r.HasField("chunk") else None,
+            done=lambda r: r.done)
+        return unpack(out, data)
 
     # Convenience helpers. Layout keywords: input_strides / output_strides
     # (element strides; the payload is packed through them).
