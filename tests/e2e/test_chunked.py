@@ -1,0 +1,177 @@
+"""Chunked transfers end to end: the chunk rules of WriteTensor, an upload
+abandoned half way, ExecuteChunked, and the resident path of a tensor many
+times larger than one message (the 2-core stand-in for the GPU machine's
+3 GiB round trip: --max_message_bytes=1 MiB, a 24 MiB tensor)."""
+
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import dmlserve_client as dc
+import reference as ref
+from dmlserve.v1 import dmlserve_pb2 as pb
+from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
+from e2e_server import ServerTestCase
+
+MIB = 1 << 20
+
+
+def desc(n):
+    return dc.tensor_desc(pb.DATA_TYPE_FLOAT32, (n,))
+
+
+def celu_op(n):
+    op = pb.OperatorDesc()
+    op.celu.input.CopyFrom(desc(n))
+    op.celu.output.CopyFrom(desc(n))
+    op.celu.alpha = 1.0
+    return op
+
+
+def rule_of(error):
+    return error.details().split(":")[0]
+
+
+class ChunkedTest(ServerTestCase):
+    SERVER_ARGS = ("--max_message_bytes=1048576",)
+
+    def setUp(self):
+        self.channel = grpc.insecure_channel(
+            self.target, options=[("grpc.use_local_subchannel_pool", 1)])
+        self.tensors = pb_grpc.TensorServiceStub(self.channel)
+        self.dml = pb_grpc.DmlServiceStub(self.channel)
+
+    def tearDown(self):
+        self.channel.close()
+
+    def write(self, messages):
+        return self.tensors.WriteTensor(iter(messages), timeout=60)
+
+    def chunk(self, offset, data):
+        return pb.WriteTensorRequest(chunk=pb.TensorChunk(offset=offset, data=data))
+
+    def test_chunk_rules(self):
+        create = pb.WriteTensorRequest(create=pb.CreateTensorRequest(desc=desc(64)))
+        cases = {
+            "CHUNK_OUT_OF_ORDER": [create, self.chunk(0, b"a" * 64), self.chunk(128, b"b" * 64)],
+            "CHUNK_OVERLAP": [create, self.chunk(0, b"a" * 64), self.chunk(32, b"b" * 64)],
+            "CHUNK_EXCESS": [create, self.chunk(0, b"a" * 200), self.chunk(200, b"b" * 100)],
+            "CHUNK_MISSING": [create, self.chunk(0, b"a" * 100)],
+            "CHUNK_HEADER_MISSING": [self.chunk(0, b"a" * 64)],
+            "CHUNK_HEADER_REPEATED": [create, self.chunk(0, b"a" * 64), create],
+        }
+        for rule, messages in cases.items():
+            with self.subTest(rule=rule):
+                with self.assertRaises(grpc.RpcError) as e:
+                    self.write(messages)
+                self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+                self.assertEqual(rule_of(e.exception), rule)
+        # None of them left a tensor (or its quota) behind.
+        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+        self.assertEqual(len(listing.tensors), 0)
+        self.assertEqual(listing.principal_bytes, 0)
+        # A partial write into an existing tensor, and a read of a range.
+        info = self.write([create, self.chunk(0, bytes(range(256)))])
+        self.write([pb.WriteTensorRequest(handle=info.handle, start_offset=16, total_bytes=8),
+                    self.chunk(16, b"ABCDEFGH")])
+        got = b"".join(c.data for c in self.tensors.ReadTensor(
+            pb.ReadTensorRequest(handle=info.handle, offset=12, length=16, chunk_bytes=5)))
+        self.assertEqual(got, bytes(range(12, 16)) + b"ABCDEFGH" + bytes(range(24, 28)))
+        with self.assertRaises(grpc.RpcError) as e:
+            list(self.tensors.ReadTensor(
+                pb.ReadTensorRequest(handle=info.handle, offset=250, length=10)))
+        self.assertEqual(rule_of(e.exception), "READ_RANGE_INVALID")
+        self.tensors.ReleaseTensor(pb.ReleaseTensorRequest(handle=info.handle))
+
+    def test_an_abandoned_upload_frees_what_it_held(self):
+        n = 16 * MIB // 4
+        sent = []
+
+        def messages():
+            yield pb.WriteTensorRequest(create=pb.CreateTensorRequest(desc=desc(n)))
+            for i in range(16):  # half of it, in chunks under the 1 MiB limit
+                sent.append(i)
+                yield self.chunk(i * (MIB // 2), bytes(MIB // 2))
+            time.sleep(30)  # then hang until cancelled
+
+        future = self.tensors.WriteTensor.future(messages(), timeout=60)
+        deadline = time.monotonic() + 20
+        while len(sent) < 16 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        held = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+        # The tensor being uploaded is invisible, but its bytes count.
+        self.assertEqual(len(held.tensors), 0)
+        self.assertEqual(held.principal_bytes, 16 * MIB)
+        future.cancel()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            after = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+            if after.principal_bytes == 0:
+                break
+            time.sleep(0.1)
+        self.assertEqual(after.principal_bytes, 0)
+        self.assertEqual(len(after.tensors), 0)
+
+    def test_execute_chunked_beyond_one_message(self):
+        n = 2 * MIB  # 8 MiB: eight times the message limit
+        x = np.random.default_rng(3).uniform(-4, 4, n).astype(np.float32)
+        raw = x.tobytes()
+
+        def messages():
+            yield pb.ChunkedRequest(header=pb.ChunkedHeader(
+                request_id=5, operator=celu_op(n), chunk_bytes=300000))
+            for at in range(0, len(raw), 700000):
+                yield pb.ChunkedRequest(chunk=pb.TensorChunk(
+                    slot=pb.TENSOR_SLOT_INPUT, offset=at, data=raw[at:at + 700000]))
+
+        parts, done = [], None
+        for r in self.dml.ExecuteChunked(messages(), timeout=120):
+            if r.done:
+                done = r
+            else:
+                self.assertEqual(r.chunk.offset, sum(len(p) for p in parts))
+                parts.append(r.chunk.data)
+        self.assertIsNotNone(done)
+        self.assertEqual(done.request_id, 5)
+        self.assertEqual(len(parts), (4 * n + 299999) // 300000)
+        y = np.frombuffer(b"".join(parts), np.float32)
+        want = ref.activation("celu", x, {"alpha": 1.0})
+        self.assertFalse(ref.mismatches(y, want, np.float32, "TRANSCENDENTAL"))
+        # Errors: a chunk for a tensor the operator lacks, and a short input.
+        bad = [pb.ChunkedRequest(header=pb.ChunkedHeader(operator=celu_op(16))),
+               pb.ChunkedRequest(chunk=pb.TensorChunk(slot=pb.TENSOR_SLOT_SCALE, data=b"x"))]
+        with self.assertRaises(grpc.RpcError) as e:
+            list(self.dml.ExecuteChunked(iter(bad), timeout=30))
+        self.assertEqual(rule_of(e.exception), "CHUNK_SLOT_INVALID")
+        short = [bad[0], pb.ChunkedRequest(chunk=pb.TensorChunk(
+            slot=pb.TENSOR_SLOT_INPUT, data=bytes(32)))]
+        with self.assertRaises(grpc.RpcError) as e:
+            list(self.dml.ExecuteChunked(iter(short), timeout=30))
+        self.assertEqual(rule_of(e.exception), "CHUNK_MISSING")
+        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+        self.assertEqual(listing.principal_bytes, 0)
+
+    def test_a_tensor_many_messages_long_round_trip(self):
+        # create, write in chunks, CELU kept resident, read in chunks.
+        n = 6 * MIB  # 24 MiB through a 1 MiB message limit
+        x = np.random.default_rng(4).uniform(-3, 3, n).astype(np.float32)
+        with dc.DmlClient(self.target, max_message_bytes=MIB) as c:
+            h = c.upload(x, chunk_bytes=MIB - 4096)
+            request = pb.ExecuteRequest(operator=celu_op(n), input_handle=h.handle,
+                                        keep_output=True)
+            out = c.stub.Execute(request, timeout=120)
+            self.assertTrue(out.output_handle)
+            self.assertEqual(out.output, b"")
+            y = c.download(out.output_handle, chunk_bytes=MIB - 4096)
+            want = ref.activation("celu", x, {"alpha": 1.0})
+            self.assertFalse(ref.mismatches(np.asarray(y, np.float32).reshape(-1), want,
+                                            np.float32, "TRANSCENDENTAL"))
+            c.release(h)
+            c.release(out.output_handle)
+
+
+if __name__ == "__main__":
+    unittest.main()
