@@ -97,11 +97,14 @@ class ChunkedTest(ServerTestCase):
             time.sleep(30)  # then hang until cancelled
 
         future = self.tensors.WriteTensor.future(messages(), timeout=60)
-        deadline = time.monotonic() + 20
-        while len(sent) < 16 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)
-        held = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+        # Wait (a loaded machine may take a while) until the server holds
+        # the upload.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            held = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+            if len(sent) == 16 and held.principal_bytes:
+                break
+            time.sleep(0.1)
         # The tensor being uploaded is invisible, but its bytes count.
         self.assertEqual(len(held.tensors), 0)
         self.assertEqual(held.principal_bytes, 16 * MIB)
