@@ -65,6 +65,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void OnWriteDone(bool ok) override {
     if (!ok) return Fail(absl::CancelledError("the client went away"));
     if (sent_all_) {
+      ReleaseTensors();
       Finish(grpc::Status::OK);
       return;
     }
@@ -72,10 +73,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
   void OnDone() override {
-    for (const auto& t : tensors_) {
-      if (t) store_->Abandon(t->handle);
-    }
-    if (output_) store_->Abandon(output_->handle);
+    ReleaseTensors();
     Unref();
   }
 
@@ -234,11 +232,22 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
   void Fail(const absl::Status& s, bool engine = false) {
+    ReleaseTensors();
     RequestError e = engine ? RequestError::FromEngine(s) : RequestError::FromStatus(s);
     if (e.code == absl::StatusCode::kInternal) {
       logger_->error("ExecuteChunked {} failed: {}", request_id_, s.ToString());
     }
     Finish(ToGrpcStatus(e, logger_.get()));
+  }
+
+  // Gives the call's tensors (and their quota) back; done before the
+  // client gets its final status, so that the quota is back when it looks.
+  // Idempotent.
+  void ReleaseTensors() {
+    for (const auto& t : tensors_) {
+      if (t) store_->Abandon(t->handle);
+    }
+    if (output_) store_->Abandon(output_->handle);
   }
 
   void Unref() {

@@ -236,6 +236,8 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
   void Fail(const absl::Status& s, bool engine = false) {
     if (!MarkFinished()) return;
+    // The quota is back before the client hears of the failure.
+    if (created_) service_.store().Abandon(tensor_->handle);
     Finish(engine ? ToGrpcStatus(RequestError::FromEngine(s), &service_.logger())
                   : ClientStatus(s, service_.logger()));
   }
