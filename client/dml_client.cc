@@ -1,5 +1,6 @@
 #include "client/dml_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <utility>
@@ -37,20 +38,45 @@ absl::Status ToAbslStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
-DmlClient::DmlClient(DmlClientOptions options) : options_(std::move(options)) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(options_.max_message_bytes);
-  args.SetMaxSendMessageSize(options_.max_message_bytes);
-  channel_ = grpc::CreateCustomChannel(
-      options_.target, grpc::InsecureChannelCredentials(), args);
-  stub_ = dmlserve::v1::DmlService::NewStub(channel_);
+absl::Status FailedCall(const grpc::Status& status, CallError* error) {
+  absl::Status converted = ToAbslStatus(status);
+  if (error != nullptr) {
+    error->status = converted;
+    error->violations = ViolationsFromStatus(status);
+  }
+  return converted;
 }
 
-void DmlClient::Prepare(grpc::ClientContext* context) const {
-  if (options_.timeout != absl::InfiniteDuration()) {
+std::shared_ptr<grpc::Channel> MakeChannel(const DmlClientOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  return grpc::CreateCustomChannel(options.target,
+                                   grpc::InsecureChannelCredentials(), args);
+}
+
+void PrepareContext(const DmlClientOptions& options,
+                    grpc::ClientContext* context) {
+  if (options.timeout != absl::InfiniteDuration()) {
     context->set_deadline(std::chrono::system_clock::now() +
-                          absl::ToChronoMilliseconds(options_.timeout));
+                          absl::ToChronoMilliseconds(options.timeout));
   }
+  if (!options.tenant.empty()) {
+    context->AddMetadata("tenant", options.tenant);
+  }
+}
+
+DmlClient::DmlClient(DmlClientOptions options)
+    : DmlClient(options, MakeChannel(options)) {}
+
+DmlClient::DmlClient(DmlClientOptions options,
+                     std::shared_ptr<grpc::Channel> channel)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      stub_(dmlserve::v1::DmlService::NewStub(channel_)) {}
+
+void DmlClient::Prepare(grpc::ClientContext* context) const {
+  PrepareContext(options_, context);
 }
 
 absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse>
@@ -81,12 +107,7 @@ absl::StatusOr<dmlserve::v1::ExecuteResponse> DmlClient::Execute(
   dmlserve::v1::ExecuteResponse response;
   grpc::Status status = stub_->Execute(&context, request, &response);
   if (status.ok()) return response;
-  absl::Status converted = ToAbslStatus(status);
-  if (error != nullptr) {
-    error->status = converted;
-    error->violations = ViolationsFromStatus(status);
-  }
-  return converted;
+  return FailedCall(status, error);
 }
 
 absl::StatusOr<std::vector<dmlserve::v1::ExecuteResponse>>
@@ -108,6 +129,95 @@ DmlClient::ExecuteStream(
   grpc::Status status = stream->Finish();
   if (!status.ok()) return ToAbslStatus(status);
   return responses;
+}
+
+absl::StatusOr<dmlserve::v1::ChainResponse> DmlClient::ExecuteChain(
+    const dmlserve::v1::ChainRequest& request, CallError* error) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  dmlserve::v1::ChainResponse response;
+  grpc::Status status = stub_->ExecuteChain(&context, request, &response);
+  if (status.ok()) return response;
+  return FailedCall(status, error);
+}
+
+namespace {
+
+// Writes the header, each tensor's chunks and `end` on `stream`; stops at the
+// first failed write (the stream's status then says why).
+void WriteChunkedRequest(
+    grpc::ClientReaderWriter<dmlserve::v1::ChunkedRequest,
+                             dmlserve::v1::ChunkedResponse>* stream,
+    const dmlserve::v1::ChunkedHeader& header, const ChunkedTensors& tensors) {
+  dmlserve::v1::ChunkedRequest message;
+  *message.mutable_header() = header;
+  if (!stream->Write(message)) return;
+  const uint64_t chunk = std::max<uint64_t>(tensors.chunk_bytes, 1);
+  const uint64_t total =
+      tensors.input.size() + tensors.scale.size() + tensors.bias.size();
+  uint64_t sent = 0;
+  const std::pair<dmlserve::v1::TensorSlot, const std::string*> parts[] = {
+      {dmlserve::v1::TENSOR_SLOT_INPUT, &tensors.input},
+      {dmlserve::v1::TENSOR_SLOT_SCALE, &tensors.scale},
+      {dmlserve::v1::TENSOR_SLOT_BIAS, &tensors.bias}};
+  for (const auto& [slot, bytes] : parts) {
+    for (uint64_t offset = 0; offset < bytes->size(); offset += chunk) {
+      dmlserve::v1::ChunkedRequest part;
+      dmlserve::v1::TensorChunk* c = part.mutable_chunk();
+      c->set_slot(slot);
+      c->set_offset(offset);
+      c->set_data(bytes->substr(offset, chunk));
+      if (!stream->Write(part)) return;
+      sent += c->data().size();
+      if (tensors.upload_progress) tensors.upload_progress(sent, total);
+    }
+  }
+  stream->WritesDone();  // closing our side says that every chunk was sent
+}
+
+}  // namespace
+
+absl::StatusOr<ChunkedResult> DmlClient::ExecuteChunked(
+    const dmlserve::v1::ChunkedHeader& header, const ChunkedTensors& tensors,
+    CallError* error) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  auto stream = stub_->ExecuteChunked(&context);
+  std::thread writer(
+      [&] { WriteChunkedRequest(stream.get(), header, tensors); });
+  ChunkedResult result;
+  bool done = false;
+  bool misordered = false;
+  dmlserve::v1::ChunkedResponse response;
+  while (stream->Read(&response)) {
+    if (response.has_chunk()) {
+      if (response.chunk().offset() != result.output.size()) {
+        misordered = true;  // keep reading so the stream can finish
+      } else {
+        result.output += response.chunk().data();
+        if (tensors.download_progress) {
+          tensors.download_progress(result.output.size(), 0);
+        }
+      }
+    }
+    if (response.done()) {
+      done = true;
+      result.engine = response.engine();
+      result.server_time_us = response.server_time_us();
+    }
+  }
+  writer.join();
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) return FailedCall(status, error);
+  if (misordered || !done) {
+    return absl::InternalError(
+        misordered ? "ExecuteChunked: output chunks out of order"
+                   : "ExecuteChunked: the stream ended without done");
+  }
+  if (tensors.download_progress) {
+    tensors.download_progress(result.output.size(), result.output.size());
+  }
+  return result;
 }
 
 }  // namespace dmls::client

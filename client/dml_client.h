@@ -8,6 +8,8 @@
 #ifndef DMLSERVE_CLIENT_DML_CLIENT_H_
 #define DMLSERVE_CLIENT_DML_CLIENT_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +32,22 @@ struct DmlClientOptions {
   // Largest message sent or received, in bytes. Default 256 MiB: larger than
   // any server default, so the server's own limit is the one that applies.
   int max_message_bytes = 256 << 20;
+  // Sent as the `tenant` request metadata when not empty: the principal that
+  // owns resident tensors. Without it the server keys them by connection,
+  // so a tensor made by one process is invisible to the next.
+  std::string tenant;
 };
+
+// Progress of a transfer: bytes moved so far and the total. Called on the
+// calling thread after each chunk.
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+// The channel the clients of `options` use (message limits applied).
+std::shared_ptr<grpc::Channel> MakeChannel(const DmlClientOptions& options);
+
+// Applies the options' deadline and tenant metadata to a call's context.
+void PrepareContext(const DmlClientOptions& options,
+                    grpc::ClientContext* context);
 
 // The outcome of a failed call: the status plus the decoded violations.
 struct CallError {
@@ -47,9 +64,35 @@ std::vector<dmlserve::v1::FieldViolation> ViolationsFromStatus(
 // grpc::Status -> absl::Status (the code values are the same google.rpc.Code).
 absl::Status ToAbslStatus(const grpc::Status& status);
 
+// The absl::Status of a failed call, filling `error` (when not null) with it
+// and the decoded violations.
+absl::Status FailedCall(const grpc::Status& status, CallError* error);
+
+// The tensors of an ExecuteChunked call: whole buffer ranges, sent in
+// chunks of chunk_bytes (at most the server's max_chunk_bytes).
+struct ChunkedTensors {
+  std::string input;
+  std::string scale;  // empty: none
+  std::string bias;   // empty: none
+  uint64_t chunk_bytes = 4 << 20;
+  ProgressFn upload_progress;    // bytes of input + scale + bias sent
+  ProgressFn download_progress;  // output bytes received (total: 0 until done)
+};
+
+// The answer of an ExecuteChunked call: the output range reassembled.
+struct ChunkedResult {
+  std::string output;
+  std::string engine;
+  uint64_t server_time_us = 0;
+};
+
 class DmlClient {
  public:
   explicit DmlClient(DmlClientOptions options);
+  // Shares `channel` (e.g. with a TensorClient of the same server).
+  DmlClient(DmlClientOptions options, std::shared_ptr<grpc::Channel> channel);
+
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
   absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse> GetCapabilities();
 
@@ -68,6 +111,17 @@ class DmlClient {
   // response's status fields; the returned status is the stream's.
   absl::StatusOr<std::vector<dmlserve::v1::ExecuteResponse>> ExecuteStream(
       const std::vector<dmlserve::v1::ExecuteRequest>& requests);
+
+  // Several operators on the device in one submission; see ChainRequest.
+  absl::StatusOr<dmlserve::v1::ChainResponse> ExecuteChain(
+      const dmlserve::v1::ChainRequest& request, CallError* error = nullptr);
+
+  // One operator whose tensors travel in chunks both ways (for tensors
+  // larger than one message): sends `header`, then the tensors' chunks from
+  // a helper thread while this thread reassembles the output's chunks.
+  absl::StatusOr<ChunkedResult> ExecuteChunked(
+      const dmlserve::v1::ChunkedHeader& header, const ChunkedTensors& tensors,
+      CallError* error = nullptr);
 
  private:
   void Prepare(grpc::ClientContext* context) const;

@@ -7,6 +7,7 @@
 
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
+#include "client/in_process_server_test_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 
@@ -83,27 +84,65 @@ class FakeService final : public v1::DmlService::Service {
     }
     return grpc::Status::OK;
   }
-};
-
-class DmlClientTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    options_.target = "127.0.0.1:" + std::to_string(port);
-    options_.timeout = absl::Seconds(10);
+  // Records the chain and answers one output per step, its index as data.
+  grpc::Status ExecuteChain(grpc::ServerContext*, const v1::ChainRequest* request,
+                            v1::ChainResponse* response) override {
+    if (request->steps_size() == 0) {
+      return grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT, "CHAIN_EMPTY: no steps",
+          BadRequestDetails({{"steps", "CHAIN_EMPTY: no steps"}}));
+    }
+    response->set_request_id(request->request_id());
+    for (int i = 0; i < request->steps_size(); ++i) {
+      v1::ChainOutput* out = response->add_outputs();
+      out->set_step(i);
+      out->set_data(std::to_string(i));
+    }
+    return grpc::Status::OK;
   }
-  void TearDown() override { server_->Shutdown(); }
-
-  FakeService service_;
-  std::unique_ptr<grpc::Server> server_;
-  DmlClientOptions options_;
+  // Answers input + scale + bias (as sent, checking order) in 5-byte chunks;
+  // an operator-less header is rejected after the chunks were read.
+  grpc::Status ExecuteChunked(
+      grpc::ServerContext*,
+      grpc::ServerReaderWriter<v1::ChunkedResponse, v1::ChunkedRequest>* stream)
+      override {
+    v1::ChunkedRequest request;
+    if (!stream->Read(&request) || !request.has_header()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no header");
+    }
+    const v1::ChunkedHeader header = request.header();
+    std::string all;
+    int last_slot = 0;
+    while (stream->Read(&request)) {
+      if (request.chunk().slot() < last_slot) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "slot order");
+      }
+      last_slot = request.chunk().slot();
+      all += request.chunk().data();
+    }
+    if (!header.has_operator_()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "OPERATOR_MISSING: x",
+                          BadRequestDetails({{"header.operator",
+                                              "OPERATOR_MISSING: none"}}));
+    }
+    for (size_t at = 0; at < all.size(); at += 5) {
+      v1::ChunkedResponse response;
+      response.mutable_chunk()->set_slot(v1::TENSOR_SLOT_OUTPUT);
+      response.mutable_chunk()->set_offset(at);
+      response.mutable_chunk()->set_data(all.substr(at, 5));
+      stream->Write(response);
+    }
+    v1::ChunkedResponse done;
+    done.set_request_id(header.request_id());
+    done.set_done(true);
+    done.set_engine("fake");
+    stream->Write(done);
+    return grpc::Status::OK;
+  }
 };
+
+class DmlClientTest : public InProcessServerTest<FakeService> {};
 
 TEST_F(DmlClientTest, CapabilitiesAndValidate) {
   DmlClient client(options_);
@@ -169,6 +208,55 @@ TEST_F(DmlClientTest, ExecuteStreamReturnsEveryResponse) {
     EXPECT_EQ(r.output(), requests[r.request_id()].input());
   }
   EXPECT_EQ(responses->front().request_id(), 99u);  // the fake reverses
+}
+
+TEST_F(DmlClientTest, ExecuteChainAndItsViolations) {
+  DmlClient client(options_);
+  v1::ChainRequest request;
+  request.set_request_id(9);
+  request.add_steps();
+  request.add_steps();
+  absl::StatusOr<v1::ChainResponse> response = client.ExecuteChain(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->outputs_size(), 2);
+  EXPECT_EQ(response->outputs(1).data(), "1");
+  CallError error;
+  response = client.ExecuteChain(v1::ChainRequest(), &error);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(error.violations.size(), 1u);
+  EXPECT_EQ(error.violations[0].rule(), "CHAIN_EMPTY");
+}
+
+TEST_F(DmlClientTest, ExecuteChunkedSendsEverySlotInOrderAndReassembles) {
+  DmlClient client(options_);
+  v1::ChunkedHeader header;
+  header.set_request_id(4);
+  header.mutable_operator_()->mutable_celu();
+  ChunkedTensors tensors;
+  tensors.input = "the input tensor";
+  tensors.scale = "scale";
+  tensors.bias = "bias!";
+  tensors.chunk_bytes = 3;
+  uint64_t uploaded = 0, upload_total = 0, downloaded = 0;
+  tensors.upload_progress = [&](uint64_t done, uint64_t total) {
+    uploaded = done;
+    upload_total = total;
+  };
+  tensors.download_progress = [&](uint64_t done, uint64_t) { downloaded = done; };
+  absl::StatusOr<ChunkedResult> result = client.ExecuteChunked(header, tensors);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->output, "the input tensorscalebias!");
+  EXPECT_EQ(result->engine, "fake");
+  EXPECT_EQ(uploaded, 26u);
+  EXPECT_EQ(upload_total, 26u);
+  EXPECT_EQ(downloaded, 26u);
+
+  CallError error;
+  header.clear_operator_();
+  result = client.ExecuteChunked(header, tensors, &error);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(error.violations.size(), 1u);
+  EXPECT_EQ(error.violations[0].field(), "header.operator");
 }
 
 TEST(DmlClientStandaloneTest, UnreachableServerIsUnavailable) {
