@@ -1,0 +1,70 @@
+// Helpers shared by dmlctl's commands: argument parsing, operator
+// descriptors from JSON and their tensor slots, .npy binding, random data.
+// Stateless functions: thread-compatible.
+#ifndef DMLSERVE_CLIENT_DMLCTL_COMMON_H_
+#define DMLSERVE_CLIENT_DMLCTL_COMMON_H_
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dmlserve/v1/dmlserve.pb.h"
+#include "google/protobuf/message.h"
+
+namespace dmls::client::ctl {
+
+// Exit statuses: the server rejected the request (or the descriptor is
+// invalid), and usage or local I/O errors.
+inline constexpr int kExitRejected = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> flags;  // "--in-place" maps to "true"
+
+  bool Has(const std::string& name) const { return flags.count(name) != 0; }
+  std::string Get(const std::string& name, std::string fallback = "") const {
+    auto it = flags.find(name);
+    return it == flags.end() ? fallback : it->second;
+  }
+};
+
+// Flags take "--name=value" or "--name value"; the boolean ones
+// ("--in-place", "--json") take no value.
+Args ParseArgs(int argc, char** argv);
+
+// "3_1", "0x3100", "12544" or "FEATURE_LEVEL_3_1".
+absl::StatusOr<int> ParseFeatureLevel(std::string text);
+
+absl::StatusOr<dmlserve::v1::OperatorDesc> ReadOperator(const std::string& path);
+
+// The oneof member message that holds the operator's fields, or null.
+google::protobuf::Message* OperatorBody(dmlserve::v1::OperatorDesc* op);
+
+// The tensor `name` ("input", "scale", "bias", "output") of the operator;
+// null when the operator has no such field, or (unless `create`) when the
+// optional field is absent.
+dmlserve::v1::TensorDesc* TensorSlot(google::protobuf::Message* body,
+                                     const std::string& name, bool create);
+
+// Gives `t` what it lacks from an array of `shape` and `data_type`.
+void FillPacked(dmlserve::v1::TensorDesc* t, const std::vector<uint64_t>& shape,
+                dmlserve::v1::DataType data_type);
+
+// Logical C-order data for `t`: floats uniform in [-4, 4], integers in a
+// small range that fits every integer type.
+std::string RandomLogical(const dmlserve::v1::TensorDesc& t, std::mt19937_64& rng);
+
+void PrintViolations(const std::vector<dmlserve::v1::FieldViolation>& vs);
+
+// Loads `path` into the tensor slot `name`, filling what the desc lacks.
+absl::Status BindNpy(google::protobuf::Message* body, const std::string& name,
+                     const std::string& path, std::string* payload);
+
+}  // namespace dmls::client::ctl
+
+#endif  // DMLSERVE_CLIENT_DMLCTL_COMMON_H_
