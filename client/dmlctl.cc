@@ -1,20 +1,31 @@
 // dmlctl: command-line client of dmlserve.
 //
-//   dmlctl [--server=HOST:PORT] [--timeout=SECONDS] caps
-//   dmlctl [--server=...] validate op.json [--feature-level=3_1] [--in-place]
-//   dmlctl [--server=...] run op.json (--input=in.npy [--scale=s.npy
-//          --bias=b.npy] | --random=SEED) --output=out.npy [--json]
-//          [--feature-level=3_1] [--in-place] [--repeat=N]
+//   dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME] COMMAND
+//   caps
+//   validate op.json [--feature-level=3_1] [--in-place]
+//   run op.json INPUTS OUTPUT [--json] [--feature-level=3_1] [--in-place]
+//       [--repeat=N]
+//     INPUTS: --input=in.npy [--scale=s.npy --bias=b.npy], or
+//             --input-handle=H [--scale-handle=H --bias-handle=H], or
+//             --random=SEED [--shape=2,3,4 --data-type=FLOAT32]
+//     OUTPUT: --output=out.npy, --output-handle=H, or --keep-output
+//             [--ttl=S] (prints the new handle); none with --in-place on
+//             --input-handle (the input's tensor is updated)
+//   run chain.json ...           (a ChainRequest: see dmlctl_resident.h)
+//   upload / download / ls / rm  (resident tensors: dmlctl_resident.h)
 //
 // op.json is the proto3 JSON form of dmlserve.v1.OperatorDesc, e.g.
-// {"celu": {"input": {...}, "output": {...}, "alpha": 1.0}}. With an input
-// .npy, tensors that lack sizes, data type or total size get them from the
-// array (packed), and the output copies the input's. Exit status: 0 success,
-// 1 the server rejected the request (rule id and field printed on stderr) or
-// the descriptor is invalid, 2 usage or local I/O error.
+// {"celu": {"input": {...}, "output": {...}, "alpha": 1.0}}. Tensors that
+// lack sizes, data type or total size get them from the input array
+// (packed), the resident tensor or --shape, and the output copies the
+// input's. The tenant (also DMLS_TENANT) owns resident tensors; commands
+// that use them need one. Exit status: 0 success, 1 the server rejected the
+// request (rule id and field printed on stderr) or the descriptor is
+// invalid, 2 usage or local I/O error.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -32,6 +43,7 @@
 #include "absl/strings/str_join.h"
 #include "client/dml_client.h"
 #include "client/dmlctl_common.h"
+#include "client/dmlctl_resident.h"
 #include "client/npy.h"
 #include "client/tensor_util.h"
 #include "google/protobuf/util/json_util.h"
@@ -41,28 +53,50 @@ namespace {
 
 using ctl::Args;
 using ctl::BindNpy;
+using ctl::ChainCommand;
+using ctl::DownloadCommand;
+using ctl::FillFrom;
 using ctl::FillPacked;
 using ctl::kExitRejected;
 using ctl::kExitUsage;
+using ctl::ListCommand;
 using ctl::OperatorBody;
 using ctl::ParseArgs;
+using ctl::ParseDataType;
 using ctl::ParseFeatureLevel;
+using ctl::ParseShape;
 using ctl::PrintViolations;
 using ctl::RandomLogical;
+using ctl::ReadJson;
 using ctl::ReadOperator;
+using ctl::ReleaseCommand;
 using ctl::TensorSlot;
+using ctl::UploadCommand;
 
 using dmlserve::v1::OperatorDesc;
 using dmlserve::v1::TensorDesc;
 
 constexpr char kUsage[] =
-    "usage: dmlctl [--server=HOST:PORT] [--timeout=SECONDS] COMMAND\n"
+    "usage: dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME] "
+    "COMMAND\n"
     "  caps\n"
     "  validate OP.json [--feature-level=3_1] [--in-place]\n"
-    "  run OP.json (--input=IN.npy [--scale=S.npy --bias=B.npy] | "
-    "--random=SEED)\n"
-    "      --output=OUT.npy [--json] [--feature-level=3_1] [--in-place]\n"
-    "      [--repeat=N]  (N copies on one ExecuteStream, answers compared)\n";
+    "  run OP.json INPUT OUTPUT [--json] [--feature-level=3_1] [--in-place]\n"
+    "      [--repeat=N]  (N copies on one ExecuteStream, answers compared)\n"
+    "    INPUT:  --input=IN.npy [--scale=S.npy --bias=B.npy]\n"
+    "          | --input-handle=H [--scale-handle=H --bias-handle=H]\n"
+    "          | --random=SEED [--shape=2,3,4 --data-type=FLOAT32]\n"
+    "    OUTPUT: --output=OUT.npy | --output-handle=H | --keep-output "
+    "[--ttl=S]\n"
+    "  run CHAIN.json [--input=IN.npy] [--output=OUT.npy | --output-dir=DIR] "
+    "[--json]\n"
+    "  upload IN.npy [--ttl=S] [--chunk-bytes=4M] [--progress] [--json]\n"
+    "  download HANDLE --output=OUT.npy [--chunk-bytes=N] [--progress]\n"
+    "  download HANDLE --output=OUT.bin --raw [--offset=N] [--length=N]\n"
+    "  ls [--json]\n"
+    "  rm HANDLE...\n"
+    "Resident tensors (handles, chains, upload...rm) need --tenant or "
+    "DMLS_TENANT.\n";
 
 int Caps(DmlClient& client) {
   absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse> caps =
@@ -166,9 +200,88 @@ absl::StatusOr<dmlserve::v1::ExecuteResponse> ExecuteRepeated(
   return *by_id[1];
 }
 
-int RunCommand(DmlClient& client, const Args& args) {
-  if (args.positional.size() != 2 || !args.Has("output") ||
-      args.Has("input") == args.Has("random")) {
+// The payload of each tensor slot from --SLOT=FILE.npy, --SLOT-handle=H or
+// --random (with --shape / --data-type for an input without sizes), filling
+// what the descriptor lacks; then the output's layout from the input's.
+absl::Status BindTensors(TensorClient& tensors, const Args& args,
+                         google::protobuf::Message* body,
+                         dmlserve::v1::ExecuteRequest* request) {
+  std::mt19937_64 rng;
+  if (args.Has("random")) {
+    uint64_t seed = 0;
+    if (!absl::SimpleAtoi(args.Get("random"), &seed)) {
+      return absl::InvalidArgumentError("--random wants an integer seed");
+    }
+    rng.seed(seed);
+  }
+  struct Slot {
+    const char* name;
+    std::string* payload;
+    std::string* handle;
+  };
+  const Slot slots[] = {
+      {"input", request->mutable_input(), request->mutable_input_handle()},
+      {"scale", request->mutable_scale(), request->mutable_scale_handle()},
+      {"bias", request->mutable_bias(), request->mutable_bias_handle()}};
+  for (const Slot& slot : slots) {
+    const std::string file_flag = slot.name;
+    const std::string handle_flag = file_flag + "-handle";
+    if (args.Has(file_flag) && args.Has(handle_flag)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "give --", file_flag, " or --", handle_flag, ", not both"));
+    }
+    if (args.Has(file_flag)) {
+      absl::Status s = BindNpy(body, slot.name, args.Get(file_flag), slot.payload);
+      if (!s.ok()) return s;
+    } else if (args.Has(handle_flag)) {
+      TensorDesc* t = TensorSlot(body, slot.name, /*create=*/true);
+      if (t == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the operator has no ", slot.name, " tensor"));
+      }
+      absl::StatusOr<dmlserve::v1::ResidentTensorInfo> info =
+          tensors.Find(args.Get(handle_flag));
+      if (!info.ok()) return info.status();
+      FillFrom(t, info->desc());
+      *slot.handle = args.Get(handle_flag);
+    } else if (args.Has("random")) {
+      TensorDesc* t = TensorSlot(body, slot.name, /*create=*/false);
+      if (t == nullptr) continue;
+      if (t->sizes_size() == 0 && file_flag == "input" && args.Has("shape")) {
+        absl::StatusOr<std::vector<uint64_t>> shape = ParseShape(args.Get("shape"));
+        absl::StatusOr<dmlserve::v1::DataType> type =
+            ParseDataType(args.Get("data-type", "FLOAT32"));
+        if (!shape.ok()) return shape.status();
+        if (!type.ok()) return type.status();
+        FillPacked(t, *shape, *type);
+      }
+      if (t->sizes_size() == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--random: the descriptor's ", slot.name, " has no sizes",
+            file_flag == "input" ? " (give --shape=2,3,4)" : ""));
+      }
+      absl::StatusOr<std::string> packed = PackLogical(*t, RandomLogical(*t, rng));
+      if (!packed.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(slot.name, ": ", packed.status().message()));
+      }
+      *slot.payload = *std::move(packed);
+    }
+  }
+  TensorDesc* in = TensorSlot(body, "input", false);
+  TensorDesc* out = TensorSlot(body, "output", true);
+  if (in != nullptr && out != nullptr) FillFrom(out, *in);
+  return absl::OkStatus();
+}
+
+int RunCommand(DmlClient& client, TensorClient& tensors, const Args& args) {
+  const int input_sources =
+      args.Has("input") + args.Has("input-handle") + args.Has("random");
+  const int output_sinks = args.Has("output") + args.Has("output-handle") +
+                           args.Has("keep-output");
+  const bool into_input_tensor = args.Has("in-place") && args.Has("input-handle");
+  if (args.positional.size() != 2 || input_sources != 1 ||
+      output_sinks + into_input_tensor != 1) {
     std::cerr << kUsage;
     return kExitUsage;
   }
@@ -179,53 +292,27 @@ int RunCommand(DmlClient& client, const Args& args) {
   request.set_request_id(1);
   request.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(fl));
   request.set_in_place(args.Has("in-place"));
+  request.set_output_handle(args.Get("output-handle"));
+  request.set_keep_output(args.Has("keep-output"));
+  uint64_t keep_ttl = 0;
+  if (args.Has("ttl") && !absl::SimpleAtoi(args.Get("ttl"), &keep_ttl)) {
+    std::cerr << "error: --ttl wants a number of seconds\n";
+    return kExitUsage;
+  }
+  request.set_keep_output_ttl_seconds(keep_ttl);
   google::protobuf::Message* body = OperatorBody(&op);
   if (body == nullptr) {
     std::cerr << "error: the descriptor names no operator\n";
     return kExitUsage;
   }
-  absl::Status bound = absl::OkStatus();
-  if (args.Has("input")) {
-    bound = BindNpy(body, "input", args.Get("input"), request.mutable_input());
-    if (bound.ok() && args.Has("scale")) {
-      bound = BindNpy(body, "scale", args.Get("scale"), request.mutable_scale());
-    }
-    if (bound.ok() && args.Has("bias")) {
-      bound = BindNpy(body, "bias", args.Get("bias"), request.mutable_bias());
-    }
-    TensorDesc* in = TensorSlot(body, "input", false);
-    TensorDesc* out = TensorSlot(body, "output", true);
-    if (bound.ok() && in != nullptr && out != nullptr) {
-      FillPacked(out, {in->sizes().begin(), in->sizes().end()}, in->data_type());
-    }
-  } else {
-    uint64_t seed = 0;
-    if (!absl::SimpleAtoi(args.Get("random"), &seed)) {
-      std::cerr << "error: --random wants an integer seed\n";
-      return kExitUsage;
-    }
-    std::mt19937_64 rng(seed);
-    const std::pair<const char*, std::string*> slots[] = {
-        {"input", request.mutable_input()},
-        {"scale", request.mutable_scale()},
-        {"bias", request.mutable_bias()}};
-    for (const auto& [name, payload] : slots) {
-      TensorDesc* t = TensorSlot(body, name, false);
-      if (t == nullptr || !bound.ok()) continue;
-      absl::StatusOr<std::string> packed = PackLogical(*t, RandomLogical(*t, rng));
-      if (!packed.ok()) {
-        bound = absl::InvalidArgumentError(
-            absl::StrCat(name, ": ", packed.status().message()));
-      } else {
-        *payload = *std::move(packed);
-      }
-    }
-  }
-  if (!bound.ok()) {
+  if (absl::Status bound = BindTensors(tensors, args, body, &request);
+      !bound.ok()) {
     std::cerr << "error: " << bound << "\n";
-    return kExitUsage;
+    return bound.code() == absl::StatusCode::kNotFound ? kExitRejected
+                                                       : kExitUsage;
   }
   *request.mutable_operator_() = std::move(op);
+  body = OperatorBody(request.mutable_operator_());
 
   uint64_t repeat = 1;
   if (args.Has("repeat") &&
@@ -242,6 +329,18 @@ int RunCommand(DmlClient& client, const Args& args) {
     std::cerr << "error: " << response.status() << "\n";
     PrintViolations(error.violations);
     return kExitRejected;
+  }
+  if (!response->output_handle().empty()) {  // the output stayed resident
+    if (args.Has("json")) {
+      std::cout << "{\"request_id\": " << response->request_id()
+                << ", \"engine\": \"" << response->engine()
+                << "\", \"server_time_us\": " << response->server_time_us()
+                << ", \"output_handle\": \"" << response->output_handle()
+                << "\", \"repeat\": " << repeat << "}\n";
+    } else {
+      std::cout << response->output_handle() << "\n";
+    }
+    return 0;
   }
   const TensorDesc* out = TensorSlot(body, "output", false);
   absl::StatusOr<std::string> logical =
@@ -278,6 +377,18 @@ int RunCommand(DmlClient& client, const Args& args) {
   return 0;
 }
 
+std::string GetEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+int NeedsTenant() {
+  std::cerr << "error: resident tensors need --tenant=NAME (or DMLS_TENANT): "
+               "without one the server keys them by connection, and each "
+               "dmlctl process would see none of the last one's\n";
+  return kExitUsage;
+}
+
 int Main(int argc, char** argv) {
   const Args args = ParseArgs(argc, argv);
   if (args.positional.empty() || args.Has("help")) {
@@ -294,11 +405,43 @@ int Main(int argc, char** argv) {
     }
     options.timeout = absl::Seconds(seconds);
   }
+  options.tenant = args.Get("tenant", GetEnv("DMLS_TENANT"));
   DmlClient client(options);
+  TensorClient tensors(options, client.channel());
   const std::string& command = args.positional[0];
+  const bool resident_command = command == "upload" || command == "download" ||
+                                command == "ls" || command == "rm";
   if (command == "caps") return Caps(client);
   if (command == "validate") return ValidateCommand(client, args);
-  if (command == "run") return RunCommand(client, args);
+  if (command == "run" && args.positional.size() == 2) {
+    // A chain file is a ChainRequest ("steps"); anything else an operator.
+    dmlserve::v1::ChainRequest chain;
+    const bool is_chain = ReadJson(args.positional[1], &chain).ok() &&
+                          chain.steps_size() > 0;
+    const bool uses_handles = is_chain || args.Has("input-handle") ||
+                              args.Has("scale-handle") ||
+                              args.Has("bias-handle") ||
+                              args.Has("output-handle") ||
+                              args.Has("keep-output");
+    if (uses_handles && options.tenant.empty()) return NeedsTenant();
+    if (is_chain) {
+      absl::StatusOr<int> level = ParseFeatureLevel(args.Get("feature-level"));
+      if (!level.ok()) {
+        std::cerr << "error: " << level.status() << "\n";
+        return kExitUsage;
+      }
+      if (*level != 0) {
+        chain.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(*level));
+      }
+      return ChainCommand(client, tensors, std::move(chain), args);
+    }
+  }
+  if (command == "run") return RunCommand(client, tensors, args);
+  if (resident_command && options.tenant.empty()) return NeedsTenant();
+  if (command == "upload") return UploadCommand(tensors, args);
+  if (command == "download") return DownloadCommand(tensors, args);
+  if (command == "ls") return ListCommand(tensors, args);
+  if (command == "rm") return ReleaseCommand(tensors, args);
   std::cerr << "unknown command '" << command << "'\n" << kUsage;
   return kExitUsage;
 }

@@ -1,14 +1,18 @@
 #include "client/dmlctl_common.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/npy.h"
 #include "client/tensor_util.h"
 #include "google/protobuf/util/json_util.h"
@@ -18,7 +22,6 @@ namespace dmls::client::ctl {
 using dmlserve::v1::OperatorDesc;
 using dmlserve::v1::TensorDesc;
 
-// Flags take "--name=value" or "--name value"; these two are booleans.
 Args ParseArgs(int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
@@ -31,7 +34,8 @@ Args ParseArgs(int argc, char** argv) {
     const size_t eq = a.find('=');
     if (eq != std::string::npos) {
       args.flags[a.substr(0, eq)] = a.substr(eq + 1);
-    } else if (a == "in-place" || a == "json" || i + 1 >= argc) {
+    } else if (a == "in-place" || a == "json" || a == "keep-output" ||
+               a == "progress" || a == "raw" || i + 1 >= argc) {
       args.flags[a] = "true";
     } else {
       args.flags[a] = argv[++i];
@@ -64,19 +68,37 @@ absl::StatusOr<int> ParseFeatureLevel(std::string text) {
       absl::StrCat("bad --feature-level '", text, "' (want e.g. 3_1)"));
 }
 
-absl::StatusOr<OperatorDesc> ReadOperator(const std::string& path) {
+absl::Status ReadJson(const std::string& path,
+                      google::protobuf::Message* message) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  OperatorDesc op;
-  const auto status = google::protobuf::util::JsonStringToMessage(ss.str(), &op);
+  const auto status = google::protobuf::util::JsonStringToMessage(ss.str(), message);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a dmlserve.v1.OperatorDesc: ",
-                     status.message().as_string()));
+        absl::StrCat(path, ": not a ", message->GetDescriptor()->full_name(),
+                     ": ", status.message().as_string()));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OperatorDesc> ReadOperator(const std::string& path) {
+  OperatorDesc op;
+  if (absl::Status s = ReadJson(path, &op); !s.ok()) return s;
   return op;
+}
+
+absl::StatusOr<dmlserve::v1::DataType> ParseDataType(const std::string& text) {
+  dmlserve::v1::DataType type = dmlserve::v1::DATA_TYPE_UNKNOWN;
+  const std::string name =
+      absl::StartsWith(text, "DATA_TYPE_") ? text : "DATA_TYPE_" + text;
+  if (!dmlserve::v1::DataType_Parse(absl::AsciiStrToUpper(name), &type) ||
+      type == dmlserve::v1::DATA_TYPE_UNKNOWN) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad data type '", text, "' (want e.g. FLOAT16)"));
+  }
+  return type;
 }
 
 // The oneof member message that holds the operator's fields, or null.
@@ -214,6 +236,81 @@ absl::Status BindNpy(google::protobuf::Message* body, const std::string& name,
   }
   *payload = *std::move(packed);
   return absl::OkStatus();
+}
+
+void FillFrom(TensorDesc* t, const TensorDesc& source) {
+  if (t->data_type() == dmlserve::v1::DATA_TYPE_UNKNOWN) {
+    t->set_data_type(source.data_type());
+  }
+  if (t->sizes_size() != 0) return;
+  *t->mutable_sizes() = source.sizes();
+  *t->mutable_strides() = source.strides();
+  if (t->total_tensor_size_in_bytes() == 0) {
+    t->set_total_tensor_size_in_bytes(source.total_tensor_size_in_bytes());
+  }
+}
+
+absl::Status WriteTensorNpy(const std::string& path, const TensorDesc& desc,
+                            const std::string& buffer,
+                            std::vector<uint64_t>* shape_out) {
+  absl::StatusOr<std::string> logical = GatherLogical(desc, buffer);
+  if (!logical.ok()) return logical.status();
+  NpyArray array;
+  array.descr = NpyDescrFor(desc.data_type());
+  array.shape.assign(desc.sizes().begin(), desc.sizes().end());
+  array.data = *std::move(logical);
+  if (shape_out != nullptr) *shape_out = array.shape;
+  return WriteNpyFile(path, array);
+}
+
+absl::StatusOr<std::vector<uint64_t>> ParseShape(const std::string& text) {
+  std::vector<uint64_t> shape;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    uint64_t size = 0;
+    if (!absl::SimpleAtoi(part, &size) || size == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad shape '", text, "' (want e.g. 2,3,4)"));
+    }
+    shape.push_back(size);
+  }
+  return shape;
+}
+
+absl::StatusOr<uint64_t> ParseBytes(const std::string& text) {
+  uint64_t scale = 1;
+  std::string digits = text;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K': case 'k': scale = uint64_t{1} << 10; break;
+      case 'M': case 'm': scale = uint64_t{1} << 20; break;
+      case 'G': case 'g': scale = uint64_t{1} << 30; break;
+      default: break;
+    }
+    if (scale != 1) digits.pop_back();
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value) || value == 0 ||
+      value > (uint64_t{1} << 40) / scale) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad byte count '", text, "' (want e.g. 4M)"));
+  }
+  return value * scale;
+}
+
+std::function<void(uint64_t, uint64_t)> StderrProgress(std::string label) {
+  return [label = std::move(label)](uint64_t done, uint64_t total) {
+    // MiB for large transfers, bytes for small ones.
+    const bool mib = std::max(done, total) >= (1 << 20);
+    const double unit = mib ? 1 << 20 : 1;
+    const char* name = mib ? "MiB" : "bytes";
+    if (total == 0) {
+      std::fprintf(stderr, "\r%s %.*f %s", label.c_str(), mib, done / unit, name);
+    } else {
+      std::fprintf(stderr, "\r%s %.*f / %.*f %s (%.0f%%)", label.c_str(), mib,
+                   done / unit, mib, total / unit, name, 100.0 * done / total);
+    }
+    if (total != 0 && done >= total) std::fputc('\n', stderr);
+  };
 }
 
 }  // namespace dmls::client::ctl

@@ -5,6 +5,7 @@
 #define DMLSERVE_CLIENT_DMLCTL_COMMON_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -34,13 +35,20 @@ struct Args {
 };
 
 // Flags take "--name=value" or "--name value"; the boolean ones
-// ("--in-place", "--json") take no value.
+// ("--in-place", "--json", "--keep-output", "--progress", "--raw") take no
+// value.
 Args ParseArgs(int argc, char** argv);
 
 // "3_1", "0x3100", "12544" or "FEATURE_LEVEL_3_1".
 absl::StatusOr<int> ParseFeatureLevel(std::string text);
 
+// Parses the proto3 JSON file `path` into `message`.
+absl::Status ReadJson(const std::string& path, google::protobuf::Message* message);
+
 absl::StatusOr<dmlserve::v1::OperatorDesc> ReadOperator(const std::string& path);
+
+// "FLOAT16" or "DATA_TYPE_FLOAT16" (any case).
+absl::StatusOr<dmlserve::v1::DataType> ParseDataType(const std::string& text);
 
 // The oneof member message that holds the operator's fields, or null.
 google::protobuf::Message* OperatorBody(dmlserve::v1::OperatorDesc* op);
@@ -64,6 +72,28 @@ void PrintViolations(const std::vector<dmlserve::v1::FieldViolation>& vs);
 // Loads `path` into the tensor slot `name`, filling what the desc lacks.
 absl::Status BindNpy(google::protobuf::Message* body, const std::string& name,
                      const std::string& path, std::string* payload);
+
+// Gives `t` the layout of `source` (another tensor's descriptor: an
+// earlier step's output, a resident tensor's) when `t` has no sizes; the
+// data type too when `t` has none.
+void FillFrom(dmlserve::v1::TensorDesc* t, const dmlserve::v1::TensorDesc& source);
+
+// Gathers the logical elements of `desc` out of `buffer` (its buffer range)
+// and writes them to `path` as .npy; `shape_out` (when not null) receives
+// the array's shape.
+absl::Status WriteTensorNpy(const std::string& path,
+                            const dmlserve::v1::TensorDesc& desc,
+                            const std::string& buffer,
+                            std::vector<uint64_t>* shape_out = nullptr);
+
+// "2,3,4" -> {2, 3, 4}; every size at least 1.
+absl::StatusOr<std::vector<uint64_t>> ParseShape(const std::string& text);
+
+// A byte count with an optional K/M/G (binary) suffix: "4M", "65536".
+absl::StatusOr<uint64_t> ParseBytes(const std::string& text);
+
+// A progress callback that redraws "LABEL done/total MiB" on stderr.
+std::function<void(uint64_t, uint64_t)> StderrProgress(std::string label);
 
 }  // namespace dmls::client::ctl
 
