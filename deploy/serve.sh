@@ -5,5 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/setup-debian.sh
-bash deploy/build.sh
+# Only what serving needs: the server and the CLI (the tests build in
+# deploy/test.sh).
+DMLSERVE_BUILD_TARGETS="dmlserve dmlctl" bash deploy/build.sh
 exec "${DMLSERVE_BUILD_DIR:-build}/server/dmlserve" "$@"

@@ -50,6 +50,7 @@ v1::GetCapabilitiesResponse BuildCapabilities(
     out->set_kind(d.kind);
     out->set_backend(d.backend);
     out->set_memory_bytes(d.memory_bytes);
+    out->set_memory_cap_bytes(d.memory_cap_bytes);
   }
   response.set_highest_feature_level(ToProto(highest));
   for (FeatureLevel level : kAllFeatureLevels) {
@@ -85,7 +86,11 @@ v1::GetCapabilitiesResponse BuildCapabilities(
   limits->set_max_message_bytes(options.max_message_bytes);
   limits->set_max_tensor_bytes(options.max_tensor_bytes);
   limits->set_max_in_flight(options.max_in_flight);
-  limits->set_device_memory_cap_bytes(options.gpu_memory_cap_bytes);
+  // The effective cap of one device (the engines share the setting; a CPU
+  // engine has none).
+  limits->set_device_memory_cap_bytes(device.memory_cap_bytes == 0 || devices.empty()
+                                          ? device.memory_cap_bytes
+                                          : devices.front().memory_cap_bytes);
   limits->set_max_batch_requests(options.max_batch_requests);
   limits->set_max_batch_bytes(options.max_batch_bytes);
   limits->set_max_queue_delay_us(options.max_queue_delay_us);

@@ -17,8 +17,8 @@ v1::GetCapabilitiesResponse Build() {
   ServerOptions options;
   options.max_in_flight = 17;
   options.max_tensor_bytes = 1234;
-  options.gpu_memory_cap_bytes = 99;
-  return BuildCapabilities(DeviceInfo{"dev", "cpu", "cpu-reference", 0}, {},
+  options.gpu_memory_cap_bytes = 99;  // not what is reported: see below
+  return BuildCapabilities(DeviceInfo{"dev", "cpu", "cpu-reference", 0, 0}, {},
                            options, FeatureLevel::k6_4);
 }
 
@@ -36,7 +36,8 @@ TEST(Capabilities, DeviceVersionAndLimits) {
   EXPECT_EQ(c.limits().max_queue_depth(), 4096u);
   EXPECT_EQ(c.limits().max_tensor_bytes(), 1234u);
   EXPECT_EQ(c.limits().max_message_bytes(), 256u << 20);
-  EXPECT_EQ(c.limits().device_memory_cap_bytes(), 99u);
+  // The cap in effect on the device, not the flag: a CPU engine has none.
+  EXPECT_EQ(c.limits().device_memory_cap_bytes(), 0u);
 }
 
 TEST(Capabilities, ListsEveryDevice) {
@@ -110,6 +111,19 @@ TEST(Capabilities, ParametersAreTheNonTensorFields) {
       EXPECT_THAT(op.parameters(), ElementsAre("scale_bias", "min", "max"));
     }
   }
+}
+
+TEST(Capabilities, ReportTheMemoryCapInEffectOnEachDevice) {
+  ServerOptions options;  // gpu_memory_cap_bytes unset: "auto"
+  const DeviceInfo gpu0{"NVIDIA H200", "gpu", "d3d12", uint64_t{140} << 30, uint64_t{70} << 30};
+  const DeviceInfo gpu1{"NVIDIA H200", "gpu", "d3d12", uint64_t{140} << 30, uint64_t{70} << 30};
+  v1::GetCapabilitiesResponse c = BuildCapabilities(
+      DeviceInfo{"2 x NVIDIA H200", "gpu", "d3d12", uint64_t{280} << 30, uint64_t{140} << 30},
+      {gpu0, gpu1}, options, FeatureLevel::k6_4);
+  EXPECT_EQ(c.limits().device_memory_cap_bytes(), uint64_t{70} << 30);
+  ASSERT_EQ(c.devices_size(), 2);
+  EXPECT_EQ(c.devices(1).memory_cap_bytes(), uint64_t{70} << 30);
+  EXPECT_EQ(c.devices(1).memory_bytes(), uint64_t{140} << 30);
 }
 
 }  // namespace

@@ -135,6 +135,19 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
                        engine.status().message(),
                        " (use --device=cpu for the reference CPU engine)"));
     }
+    const DeviceInfo device = (*engine)->device_info();
+    if (options.device == "auto" && device.kind == "software" && logger) {
+      // Loud, since it is usually a mistake: a GPU host whose driver vkd3d
+      // cannot reach (in a container: no Vulkan without the NVIDIA
+      // runtime's "graphics" capability) serves at CPU speed.
+      logger->warn(
+          "--device=auto found no hardware GPU that Vulkan/vkd3d can use and "
+          "runs on the software adapter \"{}\" (lavapipe: CPU speed). On a "
+          "GPU host check the driver; in a container the NVIDIA runtime needs "
+          "NVIDIA_DRIVER_CAPABILITIES to include graphics. --device=gpu "
+          "fails instead of falling back.",
+          device.name);
+    }
     return engine;
   }
   return absl::InvalidArgumentError(

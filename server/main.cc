@@ -73,8 +73,11 @@ ABSL_FLAG(std::string, adapters, kDefaults.adapters,
           "indices or name substrings (a name selects every adapter that has "
           "it). Default: every discrete GPU for --device=gpu/auto. Naming an "
           "adapter twice (0,0) runs two engines on it (testing).");
-ABSL_FLAG(uint64_t, gpu_memory_cap_bytes, kDefaults.gpu_memory_cap_bytes,
-          "Device memory the GPU engine may use; 0 = no cap.");
+ABSL_FLAG(std::string, gpu_memory_cap_bytes, "auto",
+          "Device memory each GPU engine may hold (pools, arenas, resident "
+          "tensors): auto = half of its adapter's dedicated memory (no cap "
+          "when unknown), 0 = no cap, or bytes (8G, 512M, 1073741824). "
+          "GetCapabilities reports the cap in effect.");
 ABSL_FLAG(std::string, log_level, kDefaults.log_level,
           "trace, debug, info, warn, error, critical or off.");
 ABSL_FLAG(std::string, log_format, kDefaults.log_format, "text or json.");
@@ -160,7 +163,14 @@ int main(int argc, char** argv) {
   options.device = absl::GetFlag(FLAGS_device);
   options.adapter = absl::GetFlag(FLAGS_adapter);
   options.adapters = absl::GetFlag(FLAGS_adapters);
-  options.gpu_memory_cap_bytes = absl::GetFlag(FLAGS_gpu_memory_cap_bytes);
+  absl::StatusOr<std::optional<uint64_t>> memory_cap =
+      dmls::server::ParseMemoryCap(absl::GetFlag(FLAGS_gpu_memory_cap_bytes));
+  if (!memory_cap.ok()) {
+    std::fprintf(stderr, "dmlserve: %s\n",
+                 std::string(memory_cap.status().message()).c_str());
+    return 1;
+  }
+  options.gpu_memory_cap_bytes = *memory_cap;
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);

@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc.h"
 
@@ -32,6 +33,27 @@ sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& o) {
   s.admission.max_tensor_bytes = o.max_tensor_bytes;
   s.max_in_flight = 0;  // RequestProcessor counts calls in flight
   return s;
+}
+
+absl::StatusOr<std::optional<uint64_t>> ParseMemoryCap(const std::string& text) {
+  if (text == "auto") return std::optional<uint64_t>();
+  uint64_t scale = 1;
+  std::string digits = text;
+  if (!digits.empty()) {
+    const char suffix = digits.back();
+    scale = suffix == 'K' ? uint64_t{1} << 10
+            : suffix == 'M' ? kMiB
+            : suffix == 'G' ? kGiB
+                            : 1;
+    if (scale != 1) digits.pop_back();
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value) || value > UINT64_MAX / scale) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--gpu_memory_cap_bytes must be auto, 0 (no cap) or a byte count "
+        "such as 8G; got \"", text, "\""));
+  }
+  return std::optional<uint64_t>(value * scale);
 }
 
 absl::Status ValidateOptions(const ServerOptions& o) {

@@ -5,11 +5,13 @@
 #define DMLSERVE_SERVER_SERVER_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "engine/sched/scheduler.h"
 
 namespace dmls::server {
@@ -54,8 +56,10 @@ struct ServerOptions {
   // picks. Naming an adapter twice ("0,0") runs two engines on it, a
   // testing knob. Requests go to the least-loaded live engine.
   std::string adapters;
-  // Device memory the GPU engine may use; 0 = no cap beyond the device's.
-  uint64_t gpu_memory_cap_bytes = 0;
+  // Device memory each GPU engine may hold (pools, arenas, resident
+  // tensors). Unset ("auto"): half of its adapter's dedicated memory, no cap
+  // when that is unknown. 0: no cap beyond the device's own.
+  std::optional<uint64_t> gpu_memory_cap_bytes;
   // spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   // "text" (human) or "json" (one object per line).
@@ -64,10 +68,14 @@ struct ServerOptions {
   // accepting and serving calls for this long, so that load balancers move
   // away before it stops accepting (a second signal ends the drain early).
   // 0 = stop accepting at once.
-  int drain_seconds = 5;
+  // drain_seconds + shutdown_grace_seconds stays below the 10 s after which
+  // `docker stop` (and many supervisors) send SIGKILL; raise both together
+  // with the orchestrator's stop timeout (Kubernetes:
+  // terminationGracePeriodSeconds).
+  int drain_seconds = 3;
   // Once the server stops accepting, calls in flight get this long to
   // finish before they are cancelled.
-  int shutdown_grace_seconds = 10;
+  int shutdown_grace_seconds = 6;
   // The dynamic batcher (engine/sched/batch_policy.h): most requests and
   // payload bytes per batch (one GPU command list), longest wait for a
   // fuller batch, and queued requests beyond which new ones get
@@ -130,6 +138,10 @@ sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& options);
 uint64_t EffectiveMemoryBudget(const ServerOptions& options);
 
 // INVALID_ARGUMENT naming the first bad option; OK otherwise.
+// --gpu_memory_cap_bytes: "auto" (unset: half of each adapter's memory),
+// "0" (no cap) or a byte count with an optional K, M or G (binary) suffix.
+absl::StatusOr<std::optional<uint64_t>> ParseMemoryCap(const std::string& text);
+
 absl::Status ValidateOptions(const ServerOptions& options);
 
 // "host:port" for grpc::ServerBuilder; IPv6 literals get brackets.

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/logging.h"
 
@@ -123,6 +124,23 @@ TEST(Logging, MakeLoggerChecksItsArguments) {
   EXPECT_TRUE(MakeLogger("t3", "off", "text").ok());
   EXPECT_FALSE(MakeLogger("t4", "loud", "text").ok());
   EXPECT_FALSE(MakeLogger("t5", "info", "xml").ok());
+}
+
+TEST(ServerOptions, MemoryCapAutoZeroAndSizes) {
+  EXPECT_EQ(*ParseMemoryCap("auto"), std::nullopt);
+  EXPECT_EQ(*ParseMemoryCap("0"), std::optional<uint64_t>(0));
+  EXPECT_EQ(*ParseMemoryCap("1073741824"), std::optional<uint64_t>(kGiB));
+  EXPECT_EQ(*ParseMemoryCap("8G"), std::optional<uint64_t>(8 * kGiB));
+  EXPECT_EQ(*ParseMemoryCap("512M"), std::optional<uint64_t>(512 * kMiB));
+  EXPECT_EQ(*ParseMemoryCap("64K"), std::optional<uint64_t>(64 << 10));
+  for (const char* bad : {"", "G", "-1", "1.5G", "half", "99999999999999999999",
+                          "20000000000G"}) {
+    absl::StatusOr<std::optional<uint64_t>> cap = ParseMemoryCap(bad);
+    EXPECT_FALSE(cap.ok()) << bad;
+    EXPECT_THAT(std::string(cap.status().message()),
+                ::testing::HasSubstr("--gpu_memory_cap_bytes")) << bad;
+  }
+  EXPECT_FALSE(ServerOptions().gpu_memory_cap_bytes.has_value());  // auto
 }
 
 }  // namespace

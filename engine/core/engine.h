@@ -77,6 +77,9 @@ struct DeviceInfo {
   std::string kind;         // "cpu", "software", "gpu"
   std::string backend;      // "cpu-reference", "d3d12 (vkd3d)", ...
   uint64_t memory_bytes = 0;  // dedicated memory, 0 when unknown
+  // Device memory the engine may hold on it (pools, arenas, resident
+  // tensors); 0 = no cap (or not a GPU engine).
+  uint64_t memory_cap_bytes = 0;
 };
 
 class Engine {

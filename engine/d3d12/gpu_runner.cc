@@ -220,8 +220,8 @@ absl::Status GpuRunner::Init() {
   fence_ = std::move(*fence);
 
   BufferPoolOptions po;
-  po.memory_cap_bytes = options_.memory_cap_bytes;
-  if (po.memory_cap_bytes == 0) po.memory_cap_bytes = device_->adapter().memory_bytes / 2;
+  po.memory_cap_bytes =
+      options_.memory_cap_bytes.value_or(device_->adapter().memory_bytes / 2);
   pool_ = std::make_unique<BufferPool>(d, po);
 
   absl::StatusOr<std::unique_ptr<PipelineCache>> pipelines =

@@ -45,6 +45,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -72,9 +73,9 @@ using Planner =
 struct GpuRunnerOptions {
   DeviceOptions device;
   // Bytes of pooled buffers and arenas (GPU, upload and readback together).
-  // 0: half of the adapter's device-local memory, or no cap when that is
-  // unknown.
-  uint64_t memory_cap_bytes = 0;
+  // Unset: half of the adapter's device-local memory, or no cap when that
+  // is unknown. 0: no cap.
+  std::optional<uint64_t> memory_cap_bytes;
   // Size of one arena (device, upload or readback). At most 512 MiB (one
   // R32 view); clamped to an eighth of the cap so small caps still work.
   uint64_t arena_bytes = uint64_t{256} << 20;
@@ -150,7 +151,12 @@ class GpuRunner : public sched::Runner {
   // Drains, then stops the completion thread. Idempotent.
   void Shutdown();
 
-  DeviceInfo device_info() const { return device_->device_info(); }
+  // The device, with the effective memory cap.
+  DeviceInfo device_info() const {
+    DeviceInfo info = device_->device_info();
+    info.memory_cap_bytes = memory_cap_bytes();
+    return info;
+  }
   GpuRunnerStats stats() const;
   uint64_t memory_cap_bytes() const { return pool_->memory_cap_bytes(); }
 

@@ -42,10 +42,12 @@ DeviceInfo MultiEngine::device_info() const {
   bool same = true;
   std::string names;
   summary.memory_bytes = 0;
+  summary.memory_cap_bytes = 0;
   for (const DeviceInfo& d : all) {
     same &= d.name == all.front().name;
     absl::StrAppend(&names, names.empty() ? "" : " + ", d.name);
     summary.memory_bytes += d.memory_bytes;
+    summary.memory_cap_bytes += d.memory_cap_bytes;
   }
   summary.name =
       same ? absl::StrCat(all.size(), " x ", all.front().name) : names;

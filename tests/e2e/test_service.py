@@ -13,7 +13,8 @@ import numpy as np
 import reference as ref
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmls_e2e import reflection_pb2, reflection_pb2_grpc
-from e2e_server import (DEVICE_KINDS, DMLCTL_BIN, SOURCE_DIR, ServerTestCase,
+from e2e_server import (DEVICE_KINDS, DMLCTL_BIN, DMLSERVE_BIN, SOURCE_DIR,
+                        ServerTestCase,
                         health_status)
 from google.protobuf import descriptor_pb2
 
@@ -73,6 +74,26 @@ class HealthAndReflectionTest(ServerTestCase):
         self.assertEqual(ops["gelu"].fusable_from, pb.FEATURE_LEVEL_5_1)
         self.assertFalse(ops["clip"].HasField("fusable_from"))
         self.assertGreater(caps.limits.max_message_bytes, 0)
+
+
+class MemoryCapTest(ServerTestCase):
+    """--gpu_memory_cap_bytes is the cap GetCapabilities reports, per device
+    and in the limits (0 on the CPU engine, which has none)."""
+
+    SERVER_ARGS = ("--gpu_memory_cap_bytes=96M",)
+
+    def test_reported_cap_is_the_one_in_effect(self):
+        caps = self.client.capabilities()
+        want = 0 if caps.device_kind == "cpu" else 96 << 20
+        self.assertEqual(caps.limits.device_memory_cap_bytes, want)
+        for device in caps.devices:
+            self.assertEqual(device.memory_cap_bytes, want)
+
+    def test_a_bad_cap_stops_the_server_with_the_flag_named(self):
+        result = subprocess.run([DMLSERVE_BIN, "--gpu_memory_cap_bytes=lots"],
+                                capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("--gpu_memory_cap_bytes must be auto, 0", result.stderr)
 
 
 class ExampleClientTest(ServerTestCase):
