@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "google/rpc/error_details.pb.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "google/rpc/status.pb.h"
 
 namespace dmls::client {
@@ -88,6 +91,51 @@ DmlClient::GetCapabilities() {
       &context, dmlserve::v1::GetCapabilitiesRequest(), &response);
   if (!status.ok()) return ToAbslStatus(status);
   return response;
+}
+
+absl::StatusOr<bool> DmlClient::CheckHealth(const std::string& service) {
+  // HealthCheckRequest { string service = 1; }: tag 0x0a, length, bytes.
+  if (service.size() > 127) {
+    return absl::InvalidArgumentError("health service name over 127 bytes");
+  }
+  std::string request;
+  if (!service.empty()) {
+    request.push_back('\x0a');
+    request.push_back(static_cast<char>(service.size()));
+    request += service;
+  }
+  grpc::Slice slice(request);
+  grpc::ByteBuffer request_buffer(&slice, 1);
+  grpc::GenericStub generic(channel_);
+  grpc::ClientContext context;
+  Prepare(&context);
+  grpc::ByteBuffer response_buffer;
+  grpc::Status call_status;
+  std::mutex mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  generic.UnaryCall(&context, "/grpc.health.v1.Health/Check",
+                    grpc::StubOptions(), &request_buffer, &response_buffer,
+                    [&](grpc::Status s) {
+                      std::lock_guard<std::mutex> lock(mu);
+                      call_status = std::move(s);
+                      done = true;
+                      done_cv.notify_one();
+                    });
+  std::unique_lock<std::mutex> lock(mu);
+  done_cv.wait(lock, [&] { return done; });
+  if (!call_status.ok()) return ToAbslStatus(call_status);
+  std::vector<grpc::Slice> slices;
+  if (!response_buffer.Dump(&slices).ok()) {
+    return absl::InternalError("unreadable health response");
+  }
+  std::string response;
+  for (const grpc::Slice& s : slices) {
+    response.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  // HealthCheckResponse { ServingStatus status = 1; }: SERVING is 1; an
+  // absent field is UNKNOWN (0).
+  return response.size() == 2 && response[0] == '\x08' && response[1] == 1;
 }
 
 absl::StatusOr<dmlserve::v1::ValidateResponse> DmlClient::Validate(

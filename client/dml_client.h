@@ -96,6 +96,11 @@ class DmlClient {
 
   absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse> GetCapabilities();
 
+  // grpc.health.v1.Health/Check of `service` ("" = the server as a whole):
+  // true when SERVING. Sent as raw bytes (the two-field health messages are
+  // encoded by hand), so the client needs no health stubs.
+  absl::StatusOr<bool> CheckHealth(const std::string& service = "");
+
   // Validate answers OK with the violations in the response.
   absl::StatusOr<dmlserve::v1::ValidateResponse> Validate(
       const dmlserve::v1::ValidateRequest& request);

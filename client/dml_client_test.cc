@@ -259,6 +259,33 @@ TEST_F(DmlClientTest, ExecuteChunkedSendsEverySlotInOrderAndReassembles) {
   EXPECT_EQ(error.violations[0].field(), "header.operator");
 }
 
+TEST(DmlClientHealthTest, ServingNotServingAndUnknownService) {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  FakeService service;  // a synchronous service, so the health one is polled
+  builder.RegisterService(&service);
+  grpc::EnableDefaultHealthCheckService(true);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  grpc::EnableDefaultHealthCheckService(false);
+  DmlClientOptions options;
+  options.target = "127.0.0.1:" + std::to_string(port);
+  options.timeout = absl::Seconds(10);
+  DmlClient client(options);
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  ASSERT_NE(health, nullptr);
+  health->SetServingStatus("dmlserve.v1.DmlService", true);
+  EXPECT_EQ(client.CheckHealth().value(), true);
+  EXPECT_EQ(client.CheckHealth("dmlserve.v1.DmlService").value(), true);
+  health->SetServingStatus(false);
+  EXPECT_EQ(client.CheckHealth().value(), false);
+  EXPECT_EQ(client.CheckHealth("no.such.Service").status().code(),
+            absl::StatusCode::kNotFound);
+  server->Shutdown();
+}
+
 TEST(DmlClientStandaloneTest, UnreachableServerIsUnavailable) {
   DmlClientOptions options;
   options.target = "127.0.0.1:1";

@@ -2,6 +2,7 @@
 //
 //   dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME] COMMAND
 //   caps
+//   health [--service=NAME]     grpc.health.v1 Check; exit 0 when SERVING
 //   validate op.json [--feature-level=3_1] [--in-place]
 //   run op.json INPUTS OUTPUT [--json] [--feature-level=3_1] [--in-place]
 //       [--repeat=N]
@@ -80,6 +81,7 @@ constexpr char kUsage[] =
     "usage: dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME] "
     "COMMAND\n"
     "  caps\n"
+    "  health [--service=NAME]  (grpc.health.v1; exit 0 when SERVING)\n"
     "  validate OP.json [--feature-level=3_1] [--in-place]\n"
     "  run OP.json INPUT OUTPUT [--json] [--feature-level=3_1] [--in-place]\n"
     "      [--repeat=N]  (N copies on one ExecuteStream, answers compared)\n"
@@ -111,6 +113,16 @@ int Caps(DmlClient& client) {
   (void)google::protobuf::util::MessageToJsonString(*caps, &json, options);
   std::cout << json;
   return 0;
+}
+
+int Health(DmlClient& client, const Args& args) {
+  absl::StatusOr<bool> serving = client.CheckHealth(args.Get("service"));
+  if (!serving.ok()) {
+    std::cerr << "error: " << serving.status() << "\n";
+    return kExitRejected;
+  }
+  std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
+  return *serving ? 0 : kExitRejected;
 }
 
 // The descriptor file (positional[1]) and --feature-level shared by validate
@@ -412,6 +424,7 @@ int Main(int argc, char** argv) {
   const bool resident_command = command == "upload" || command == "download" ||
                                 command == "ls" || command == "rm";
   if (command == "caps") return Caps(client);
+  if (command == "health") return Health(client, args);
   if (command == "validate") return ValidateCommand(client, args);
   if (command == "run" && args.positional.size() == 2) {
     // A chain file is a ChainRequest ("steps"); anything else an operator.

@@ -136,6 +136,16 @@ class DmlctlTest(ServerTestCase):
         self.assertIn(caps["deviceKind"], DEVICE_KINDS)
         self.assertIn("celu", {o["field"] for o in caps["operators"]})
 
+    def test_health(self):
+        result = self.dmlctl("--timeout=3", "health")
+        self.assertEqual((result.returncode, result.stdout), (0, "SERVING\n"),
+                         result.stderr)
+        result = self.dmlctl("health", "--service=dmlserve.v1.DmlService")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        result = self.dmlctl("health", "--service=no.such.Service")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("NOT_FOUND", result.stderr)
+
     def test_validate(self):
         result = self.dmlctl("validate",
                              os.path.join(EXAMPLES, "mvn1_fused_celu.json"))
