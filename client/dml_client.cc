@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "google/rpc/error_details.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "google/rpc/status.pb.h"
@@ -50,12 +52,53 @@ absl::Status FailedCall(const grpc::Status& status, CallError* error) {
   return converted;
 }
 
-std::shared_ptr<grpc::Channel> MakeChannel(const DmlClientOptions& options) {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
+    const DmlClientOptions& options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  return grpc::CreateCustomChannel(options.target,
-                                   grpc::InsecureChannelCredentials(), args);
+  const bool tls = options.tls || !options.tls_ca_file.empty() ||
+                   !options.tls_cert_file.empty() || !options.tls_key_file.empty();
+  if (!tls) {
+    return grpc::CreateCustomChannel(options.target,
+                                     grpc::InsecureChannelCredentials(), args);
+  }
+  grpc::SslCredentialsOptions ssl;
+  const std::pair<const std::string*, std::string*> files[] = {
+      {&options.tls_ca_file, &ssl.pem_root_certs},
+      {&options.tls_cert_file, &ssl.pem_cert_chain},
+      {&options.tls_key_file, &ssl.pem_private_key}};
+  for (const auto& [path, out] : files) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> pem = ReadFile(*path);
+    if (!pem.ok()) return pem.status();
+    *out = *std::move(pem);
+  }
+  if (!options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
+  }
+  return grpc::CreateCustomChannel(options.target, grpc::SslCredentials(ssl),
+                                   args);
+}
+
+std::shared_ptr<grpc::Channel> ChannelOrBroken(const DmlClientOptions& options) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(options);
+  if (channel.ok()) return *std::move(channel);
+  // A channel whose every call fails fast: credentials that cannot connect.
+  // The error itself is reported by the callers that check MakeChannel.
+  return grpc::CreateChannel("unix:/nonexistent/dmlserve-client-tls-error",
+                             grpc::InsecureChannelCredentials());
 }
 
 void PrepareContext(const DmlClientOptions& options,
@@ -67,10 +110,13 @@ void PrepareContext(const DmlClientOptions& options,
   if (!options.tenant.empty()) {
     context->AddMetadata("tenant", options.tenant);
   }
+  if (!options.token.empty()) {
+    context->AddMetadata("authorization", "Bearer " + options.token);
+  }
 }
 
 DmlClient::DmlClient(DmlClientOptions options)
-    : DmlClient(options, MakeChannel(options)) {}
+    : DmlClient(options, ChannelOrBroken(options)) {}
 
 DmlClient::DmlClient(DmlClientOptions options,
                      std::shared_ptr<grpc::Channel> channel)

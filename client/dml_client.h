@@ -36,14 +36,31 @@ struct DmlClientOptions {
   // owns resident tensors. Without it the server keys them by connection,
   // so a tensor made by one process is invisible to the next.
   std::string tenant;
+  // TLS: on when `tls` or any file is set. tls_ca_file: PEM roots to trust
+  // (default: the system's); tls_cert_file + tls_key_file: a client
+  // certificate (mutual TLS); tls_server_name: the name to check the
+  // server's certificate against instead of the target's host.
+  bool tls = false;
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_server_name;
+  // Sent as `authorization: Bearer TOKEN` when not empty.
+  std::string token;
 };
 
 // Progress of a transfer: bytes moved so far and the total. Called on the
 // calling thread after each chunk.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
-// The channel the clients of `options` use (message limits applied).
-std::shared_ptr<grpc::Channel> MakeChannel(const DmlClientOptions& options);
+// The channel the clients of `options` use (message limits and TLS
+// applied). NOT_FOUND when a TLS file cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
+    const DmlClientOptions& options);
+
+// MakeChannel's channel, or when it fails one on which every call fails
+// (UNAVAILABLE): for constructors, which cannot return a status.
+std::shared_ptr<grpc::Channel> ChannelOrBroken(const DmlClientOptions& options);
 
 // Applies the options' deadline and tenant metadata to a call's context.
 void PrepareContext(const DmlClientOptions& options,
@@ -88,6 +105,8 @@ struct ChunkedResult {
 
 class DmlClient {
  public:
+  // A channel that cannot be made (an unreadable TLS file) fails every call
+  // with that status.
   explicit DmlClient(DmlClientOptions options);
   // Shares `channel` (e.g. with a TensorClient of the same server).
   DmlClient(DmlClientOptions options, std::shared_ptr<grpc::Channel> channel);

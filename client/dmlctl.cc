@@ -1,6 +1,8 @@
 // dmlctl: command-line client of dmlserve.
 //
-//   dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME] COMMAND
+//   dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME]
+//          [--tls] [--tls-ca=CA.pem] [--tls-cert=C.pem --tls-key=K.pem]
+//          [--tls-server-name=NAME] [--token=T | --token-file=F] COMMAND
 //   caps
 //   health [--service=NAME]     grpc.health.v1 Check; exit 0 when SERVING
 //   validate op.json [--feature-level=3_1] [--in-place]
@@ -20,7 +22,8 @@
 // lack sizes, data type or total size get them from the input array
 // (packed), the resident tensor or --shape, and the output copies the
 // input's. The tenant (also DMLS_TENANT) owns resident tensors; commands
-// that use them need one. Exit status: 0 success, 1 the server rejected the
+// that use them need one. --token (also DMLS_TOKEN) is sent as
+// `authorization: Bearer TOKEN`; any --tls* flag turns TLS on. Exit status: 0 success, 1 the server rejected the
 // request (rule id and field printed on stderr) or the descriptor is
 // invalid, 2 usage or local I/O error.
 #include <cmath>
@@ -79,7 +82,11 @@ using dmlserve::v1::TensorDesc;
 
 constexpr char kUsage[] =
     "usage: dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME] "
-    "COMMAND\n"
+    "[TLS] [--token=T | --token-file=F] COMMAND\n"
+    "  TLS: --tls (system roots) | --tls-ca=CA.pem, with --tls-cert=C.pem "
+    "--tls-key=K.pem\n"
+    "       for mutual TLS, --tls-server-name=NAME to override the checked "
+    "name\n"
     "  caps\n"
     "  health [--service=NAME]  (grpc.health.v1; exit 0 when SERVING)\n"
     "  validate OP.json [--feature-level=3_1] [--in-place]\n"
@@ -272,6 +279,11 @@ absl::Status BindTensors(TensorClient& tensors, const Args& args,
             "--random: the descriptor's ", slot.name, " has no sizes",
             file_flag == "input" ? " (give --shape=2,3,4)" : ""));
       }
+      // Sizes given, the rest (data type, total size) may not be.
+      FillPacked(t, {t->sizes().begin(), t->sizes().end()},
+                 t->data_type() == dmlserve::v1::DATA_TYPE_UNKNOWN
+                     ? dmlserve::v1::DATA_TYPE_FLOAT32
+                     : t->data_type());
       absl::StatusOr<std::string> packed = PackLogical(*t, RandomLogical(*t, rng));
       if (!packed.ok()) {
         return absl::InvalidArgumentError(
@@ -395,9 +407,10 @@ std::string GetEnv(const char* name) {
 }
 
 int NeedsTenant() {
-  std::cerr << "error: resident tensors need --tenant=NAME (or DMLS_TENANT): "
-               "without one the server keys them by connection, and each "
-               "dmlctl process would see none of the last one's\n";
+  std::cerr << "error: resident tensors need an owner: --tenant=NAME (or "
+               "DMLS_TENANT), a --token or a client certificate; without one "
+               "the server keys them by connection, and each dmlctl process "
+               "would see none of the last one's\n";
   return kExitUsage;
 }
 
@@ -418,9 +431,38 @@ int Main(int argc, char** argv) {
     options.timeout = absl::Seconds(seconds);
   }
   options.tenant = args.Get("tenant", GetEnv("DMLS_TENANT"));
-  DmlClient client(options);
-  TensorClient tensors(options, client.channel());
+  options.tls = args.Has("tls");
+  options.tls_ca_file = args.Get("tls-ca");
+  options.tls_cert_file = args.Get("tls-cert");
+  options.tls_key_file = args.Get("tls-key");
+  options.tls_server_name = args.Get("tls-server-name");
+  options.token = args.Get("token", GetEnv("DMLS_TOKEN"));
+  if (args.Has("token-file")) {
+    std::ifstream in(args.Get("token-file"));
+    std::string token;
+    if (!in || !std::getline(in, token) || token.empty()) {
+      std::cerr << "error: --token-file: cannot read a token from "
+                << args.Get("token-file") << "\n";
+      return kExitUsage;
+    }
+    options.token = token;
+  }
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    std::cerr << "error: --tls-cert and --tls-key go together\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(options);
+  if (!channel.ok()) {
+    std::cerr << "error: " << channel.status() << "\n";
+    return kExitUsage;
+  }
+  DmlClient client(options, *channel);
+  TensorClient tensors(options, *channel);
   const std::string& command = args.positional[0];
+  // Who owns resident tensors: a token's or client certificate's identity,
+  // else the tenant.
+  const bool has_identity = !options.tenant.empty() || !options.token.empty() ||
+                            !options.tls_cert_file.empty();
   const bool resident_command = command == "upload" || command == "download" ||
                                 command == "ls" || command == "rm";
   if (command == "caps") return Caps(client);
@@ -436,7 +478,7 @@ int Main(int argc, char** argv) {
                               args.Has("bias-handle") ||
                               args.Has("output-handle") ||
                               args.Has("keep-output");
-    if (uses_handles && options.tenant.empty()) return NeedsTenant();
+    if (uses_handles && !has_identity) return NeedsTenant();
     if (is_chain) {
       absl::StatusOr<int> level = ParseFeatureLevel(args.Get("feature-level"));
       if (!level.ok()) {
@@ -450,7 +492,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (command == "run") return RunCommand(client, tensors, args);
-  if (resident_command && options.tenant.empty()) return NeedsTenant();
+  if (resident_command && !has_identity) return NeedsTenant();
   if (command == "upload") return UploadCommand(tensors, args);
   if (command == "download") return DownloadCommand(tensors, args);
   if (command == "ls") return ListCommand(tensors, args);

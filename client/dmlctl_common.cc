@@ -35,7 +35,7 @@ Args ParseArgs(int argc, char** argv) {
     if (eq != std::string::npos) {
       args.flags[a.substr(0, eq)] = a.substr(eq + 1);
     } else if (a == "in-place" || a == "json" || a == "keep-output" ||
-               a == "progress" || a == "raw" || i + 1 >= argc) {
+               a == "progress" || a == "raw" || a == "tls" || i + 1 >= argc) {
       args.flags[a] = "true";
     } else {
       args.flags[a] = argv[++i];

@@ -35,8 +35,8 @@ struct Args {
 };
 
 // Flags take "--name=value" or "--name value"; the boolean ones
-// ("--in-place", "--json", "--keep-output", "--progress", "--raw") take no
-// value.
+// ("--in-place", "--json", "--keep-output", "--progress", "--raw", "--tls")
+// take no value.
 Args ParseArgs(int argc, char** argv);
 
 // "3_1", "0x3100", "12544" or "FEATURE_LEVEL_3_1".

@@ -10,7 +10,7 @@ namespace dmls::client {
 namespace v1 = dmlserve::v1;
 
 TensorClient::TensorClient(DmlClientOptions options)
-    : TensorClient(options, MakeChannel(options)) {}
+    : TensorClient(options, ChannelOrBroken(options)) {}
 
 TensorClient::TensorClient(DmlClientOptions options,
                            std::shared_ptr<grpc::Channel> channel)

@@ -13,6 +13,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/capabilities.h"
+#include "server/server_credentials.h"
 
 namespace dmls::server {
 
@@ -52,10 +53,16 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
                         kHighestFeatureLevel),
       logger);
 
+  absl::StatusOr<ServerSecurity> security = MakeServerSecurity(options);
+  if (!security.ok()) {
+    server->shut_down_ = true;  // nothing started: nothing to shut down
+    return security.status();
+  }
+  server->tokens_ = security->tokens;
+  server->security_ = security->description;
   const std::string listen = ListenAddress(options);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(),
-                           &server->port_);
+  builder.AddListeningPort(listen, security->credentials, &server->port_);
   // gRPC sets SO_REUSEPORT by default, which would let a second server
   // "bind" a port that is already serving; a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -88,6 +95,11 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   DmlServer* raw = server.get();
   server->health_thread_ = std::thread([raw] { raw->WatchHealth(); });
   return server;
+}
+
+absl::Status DmlServer::ReloadTokens() {
+  if (tokens_ == nullptr) return absl::OkStatus();
+  return tokens_->Reload();
 }
 
 void DmlServer::SetServing(bool serving) {

@@ -26,6 +26,7 @@
 #include "server/server_options.h"
 #include "server/service.h"
 #include "server/tensor_service.h"
+#include "server/token_auth.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {
@@ -62,6 +63,12 @@ class DmlServer {
   // sending before the server stops accepting.
   void Shutdown(absl::Duration grace);
 
+  // Re-reads the bearer tokens file (SIGHUP); OK when there is none. On
+  // error the tokens in use stay. Thread-safe.
+  absl::Status ReloadTokens();
+  // "plaintext", "mutual TLS, bearer tokens (3)", ... for the startup log.
+  const std::string& security() const { return security_; }
+
   int port() const { return port_; }
   // "host:port" as bound (with the real port when options.port was 0).
   const std::string& address() const { return address_; }
@@ -79,6 +86,8 @@ class DmlServer {
   std::unique_ptr<DmlServiceImpl> service_;
   std::unique_ptr<TensorServiceImpl> tensor_service_;  // borrows service_'s store
   std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<TokenAuthProcessor> tokens_;  // null: no tokens
+  std::string security_;
   int port_ = 0;
   std::string address_;
   bool draining_ = false;

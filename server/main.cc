@@ -78,6 +78,29 @@ ABSL_FLAG(std::string, gpu_memory_cap_bytes, "auto",
           "tensors): auto = half of its adapter's dedicated memory (no cap "
           "when unknown), 0 = no cap, or bytes (8G, 512M, 1073741824). "
           "GetCapabilities reports the cap in effect.");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "PEM certificate chain of the gRPC port: serve TLS (with "
+          "--tls_key_file). Re-read when it changes (--tls_reload_seconds).");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key for --tls_cert_file.");
+ABSL_FLAG(std::string, tls_client_ca_file, "",
+          "PEM CA bundle that client certificates must chain to: mutual TLS "
+          "(see --tls_client_auth). A verified client certificate's common "
+          "name becomes the caller's principal when it sends no token.");
+ABSL_FLAG(std::string, tls_client_auth, kDefaults.tls_client_auth,
+          "With --tls_client_ca_file: require (default; no handshake "
+          "without a valid client certificate), optional (verified when "
+          "sent) or none.");
+ABSL_FLAG(int, tls_reload_seconds, kDefaults.tls_reload_seconds,
+          "How often the TLS files are checked for changes (rotation "
+          "without a restart).");
+ABSL_FLAG(std::string, auth_tokens_file, "",
+          "Bearer tokens (needs TLS): lines 'TOKEN PRINCIPAL "
+          "[scopes=execute,tensors] [expires=RFC3339]'. Calls without a "
+          "valid 'authorization: Bearer TOKEN' get UNAUTHENTICATED, without "
+          "the method's scope PERMISSION_DENIED. Re-read on SIGHUP.");
+ABSL_FLAG(std::string, auth_exempt, kDefaults.auth_exempt,
+          "Methods reachable without a token: health, reflection and/or "
+          "method path prefixes, comma-separated; empty = none.");
 ABSL_FLAG(std::string, log_level, kDefaults.log_level,
           "trace, debug, info, warn, error, critical or off.");
 ABSL_FLAG(std::string, log_format, kDefaults.log_format, "text or json.");
@@ -142,7 +165,9 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t blocked = signals;
+  sigaddset(&blocked, SIGHUP);  // reloads the tokens file
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
 
   dmls::server::ServerOptions options;
   options.address = absl::GetFlag(FLAGS_address);
@@ -171,6 +196,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   options.gpu_memory_cap_bytes = *memory_cap;
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
+  options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  options.tls_client_auth = absl::GetFlag(FLAGS_tls_client_auth);
+  options.tls_reload_seconds = absl::GetFlag(FLAGS_tls_reload_seconds);
+  options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
+  options.auth_exempt = absl::GetFlag(FLAGS_auth_exempt);
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
@@ -237,19 +269,27 @@ int main(int argc, char** argv) {
       "max_tensor_bytes={}, max_in_flight={}, stream_window={}, "
       "worker_threads={}, max_batch_requests={}, max_batch_bytes={}, "
       "max_queue_delay_us={}, max_queue_depth={}, drain_seconds={}, "
-      "shutdown_grace_seconds={}",
+      "shutdown_grace_seconds={}, security: {}",
       DMLSERVE_VERSION, (*server)->address(), device.name, device.kind,
       device.backend, options.max_message_bytes, options.max_tensor_bytes,
       options.max_in_flight, options.stream_window, options.worker_threads,
       options.max_batch_requests, options.max_batch_bytes,
       options.max_queue_delay_us, options.max_queue_depth,
-      options.drain_seconds, options.shutdown_grace_seconds);
+      options.drain_seconds, options.shutdown_grace_seconds,
+      (*server)->security());
   // The readiness line scripts and tests wait for, on stdout.
   std::printf("dmlserve listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
 
   int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  while (sigwait(&blocked, &signal_number) == 0 && signal_number == SIGHUP) {
+    if (absl::Status reloaded = (*server)->ReloadTokens(); reloaded.ok()) {
+      log->info("SIGHUP: reloaded the tokens file");
+    } else {
+      log->error("SIGHUP: {}; keeping the tokens in use",
+                 std::string(reloaded.message()));
+    }
+  }
   log->info("received {}", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   // Drain: NOT_SERVING but still serving, until the drain period is over or
   // a second signal comes; then stop accepting and give calls the grace.

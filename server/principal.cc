@@ -17,6 +17,13 @@ absl::StatusOr<std::string> PrincipalOf(
       return absl::StrCat("user:",
                           std::string(names.front().data(), names.front().size()));
     }
+    // Mutual TLS without a token: the verified client certificate's name.
+    if (auth->IsPeerAuthenticated()) {
+      std::vector<grpc::string_ref> cn = auth->FindPropertyValues("x509_common_name");
+      if (!cn.empty() && !cn.front().empty()) {
+        return absl::StrCat("cert:", std::string(cn.front().data(), cn.front().size()));
+      }
+    }
   }
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kTenantMetadataKey);

@@ -1,13 +1,14 @@
 // Principal: who is calling. Resident tensors, their quotas and (with the
 // operations work) authorization are keyed by it.
 //
-// Today, without authentication, the principal is the value of the `tenant`
-// request metadata key when the client sends one (trusted as given: anyone
-// who can reach the port can name any tenant), else the connection's peer
-// address ("ipv4:127.0.0.1:53312"), so that a client that names no tenant
-// sees only what its own connection created. An authenticated identity, when
-// the server has one for the call (auth context property
-// kPrincipalProperty), wins over both.
+// In order: the bearer token's principal (auth context property
+// kPrincipalProperty, set by token_auth.h) as "user:NAME"; a verified client
+// certificate's common name (mutual TLS) as "cert:NAME"; the value of the
+// `tenant` request metadata key as "tenant:NAME" (trusted as given: anyone
+// who can reach the port can name any tenant, so servers with users turn on
+// tokens or mTLS); else the connection's peer address
+// ("peer:ipv4:127.0.0.1:53312"), so that a client that names no tenant sees
+// only what its own connection created.
 //
 // Thread-safe (stateless).
 #ifndef DMLSERVE_SERVER_PRINCIPAL_H_

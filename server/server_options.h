@@ -60,6 +60,22 @@ struct ServerOptions {
   // tensors). Unset ("auto"): half of its adapter's dedicated memory, no cap
   // when that is unknown. 0: no cap beyond the device's own.
   std::optional<uint64_t> gpu_memory_cap_bytes;
+  // TLS on the gRPC port: the server's certificate chain and private key
+  // (PEM files; both or neither). With tls_client_ca_file, client
+  // certificates signed by that CA are asked for: tls_client_auth
+  // "require" (mutual TLS, the default with a CA) or "optional". The files
+  // are re-read every tls_reload_seconds when they change (rotation without
+  // a restart).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  std::string tls_client_auth;  // "", "none", "optional", "require"
+  int tls_reload_seconds = 60;
+  // Bearer tokens (token_auth.h; needs TLS). Reloaded on SIGHUP.
+  std::string auth_tokens_file;
+  // Methods reachable without a token: "health", "reflection" or method path
+  // prefixes, comma-separated; "" requires a token for everything.
+  std::string auth_exempt = "health,reflection";
   // spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   // "text" (human) or "json" (one object per line).

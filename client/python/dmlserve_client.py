@@ -415,27 +415,59 @@ def _fused_activation(fused):
     return fa
 
 
+def _pem(value):
+    """PEM bytes from bytes, or from the file a str path names; None stays."""
+    if value is None or isinstance(value, bytes):
+        return value
+    with open(value, "rb") as f:
+        return f.read()
+
+
 class DmlClient:
     """Synchronous client of dmlserve.v1.DmlService and TensorService.
     Thread-safe (gRPC channels and stubs are); use as a context manager to
     close the channel. `tenant`, when given, is sent as the `tenant` metadata
     of every call: the principal that owns resident tensors (without it the
-    server uses the connection's peer, so only this channel sees them)."""
+    server uses the connection's peer, so only this channel sees them).
+
+    TLS: `tls=True` (system roots), or `root_certificates` (PEM bytes or a
+    file path) for a private CA; `certificate_chain` and `private_key` (PEM
+    bytes or paths) for mutual TLS; `server_name` overrides the name checked
+    against the server's certificate. `token` is sent as
+    `authorization: Bearer TOKEN` (servers with --auth_tokens_file)."""
 
     def __init__(self, target="127.0.0.1:50051", timeout=60.0,
-                 max_message_bytes=256 << 20, tenant=None):
+                 max_message_bytes=256 << 20, tenant=None, tls=False,
+                 root_certificates=None, certificate_chain=None,
+                 private_key=None, server_name=None, token=None):
         self.timeout = timeout
         self.tenant = tenant
-        self._metadata = (("tenant", tenant),) if tenant is not None else ()
+        metadata = []
+        if tenant is not None:
+            metadata.append(("tenant", tenant))
+        if token is not None:
+            metadata.append(("authorization", "Bearer " + token))
+        self._metadata = tuple(metadata)
         self._limits = None
-        self.channel = grpc.insecure_channel(target, options=[
+        options = [
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.max_receive_message_length", max_message_bytes),
             # A connection of its own (gRPC would otherwise share one among
             # channels to the same target), so that without a tenant this
             # client's resident tensors are its own.
             ("grpc.use_local_subchannel_pool", 1),
-        ])
+        ]
+        if server_name is not None:
+            options.append(("grpc.ssl_target_name_override", server_name))
+        if tls or root_certificates or certificate_chain or private_key:
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_pem(root_certificates),
+                private_key=_pem(private_key),
+                certificate_chain=_pem(certificate_chain))
+            self.channel = grpc.secure_channel(target, credentials,
+                                               options=options)
+        else:
+            self.channel = grpc.insecure_channel(target, options=options)
         self.stub = pb_grpc.DmlServiceStub(self.channel)
         self.tensors = pb_grpc.TensorServiceStub(self.channel)
 

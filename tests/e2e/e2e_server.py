@@ -48,9 +48,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def health_status(target, service="", timeout=5.0):
-    """The grpc.health.v1 status name of `service`; raises grpc.RpcError."""
-    with grpc.insecure_channel(target) as channel:
+def health_status(target, service="", timeout=5.0, credentials=None,
+                  options=()):
+    """The grpc.health.v1 status name of `service`; raises grpc.RpcError.
+    `credentials` (grpc.ChannelCredentials) for a TLS server."""
+    channel = (grpc.secure_channel(target, credentials, options=options)
+               if credentials is not None else grpc.insecure_channel(target))
+    with channel:
         stub = health_pb2_grpc.HealthStub(channel)
         response = stub.Check(health_pb2.HealthCheckRequest(service=service),
                               timeout=timeout)
@@ -61,8 +65,12 @@ def health_status(target, service="", timeout=5.0):
 class Server:
     """One dmlserve process on 127.0.0.1:<free port>."""
 
-    def __init__(self, *extra_args):
+    def __init__(self, *extra_args, credentials=None, channel_options=()):
+        """`credentials`/`channel_options`: how to reach a TLS server for
+        the health checks that tell it is ready."""
         self.extra_args = list(extra_args)
+        self.credentials = credentials
+        self.channel_options = channel_options
         self.port = None
         self.target = None
         self.process = None
@@ -102,7 +110,9 @@ class Server:
         # Health is the real readiness signal for clients.
         while True:
             try:
-                if health_status(self.target, timeout=2) == "SERVING":
+                if health_status(self.target, timeout=2,
+                                 credentials=self.credentials,
+                                 options=self.channel_options) == "SERVING":
                     break
             except grpc.RpcError:
                 pass

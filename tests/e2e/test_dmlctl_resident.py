@@ -211,6 +211,13 @@ class DmlctlResidentTest(ServerTestCase):
         self.dmlctl("run", CELU_JSON, "--random=1", "--shape=4,5",
                     "--output", self.path("r.npy"), tenant=None)
         self.assertEqual(np.load(self.path("r.npy")).shape, (4, 5))
+        # Sizes alone in the file: the total size is worked out.
+        with open(self.path("sized.json"), "w") as f:
+            json.dump({"celu": {"input": {"sizes": [3, 7]}, "output": {},
+                                "alpha": 1.0}}, f)
+        self.dmlctl("run", self.path("sized.json"), "--random=2", "--output",
+                    self.path("s.npy"), tenant=None)
+        self.assertEqual(np.load(self.path("s.npy")).shape, (3, 7))
 
 
 class DmlctlManyChunksTest(ServerTestCase):

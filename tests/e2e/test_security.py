@@ -1,0 +1,360 @@
+"""TLS, mutual TLS and bearer tokens end to end, with certificates made by
+openssl at test time: the right credentials work; wrong, missing or expired
+ones fail with the right code; plaintext to a TLS port fails cleanly; the
+principal comes from the token or the client certificate (not from the
+`tenant` metadata); the tokens file reloads on SIGHUP; dmlctl and the
+Python client take the TLS and token options."""
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import dmlserve_client as dc
+from e2e_server import DMLCTL_BIN, DMLSERVE_BIN, SOURCE_DIR, Server, health_status
+
+CELU_JSON = os.path.join(SOURCE_DIR, "client", "examples", "celu.json")
+UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
+PERMISSION_DENIED = grpc.StatusCode.PERMISSION_DENIED
+UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
+
+CA_CONFIG = """
+[ca]
+default_ca = test_ca
+[test_ca]
+database = {dir}/index.txt
+new_certs_dir = {dir}
+serial = {dir}/serial
+default_md = sha256
+policy = any
+copy_extensions = copy
+unique_subject = no
+[any]
+commonName = supplied
+"""
+
+
+class Pki:
+    """A CA, a server certificate for localhost/127.0.0.1, client
+    certificates, a second (untrusted) CA's client certificate and an
+    expired one, all made with openssl in a temporary directory."""
+
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        with open(self.path("ca.cnf"), "w") as f:
+            f.write(CA_CONFIG.format(dir=self.dir))
+        open(self.path("index.txt"), "w").close()
+        with open(self.path("serial"), "w") as f:
+            f.write("1000\n")
+        self.self_signed("ca", "dmls test CA")
+        self.self_signed("other-ca", "someone else's CA")
+        self.signed("server", "localhost", "ca",
+                    san="DNS:localhost,IP:127.0.0.1")
+        self.signed("alice", "alice", "ca")
+        self.signed("bob", "bob", "ca")
+        self.signed("mallory", "alice", "other-ca")  # alice's name, wrong CA
+        self.signed("expired", "alice", "ca",
+                    dates=("20200101000000Z", "20200102000000Z"))
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def read(self, name):
+        with open(self.path(name), "rb") as f:
+            return f.read()
+
+    def openssl(self, *args):
+        subprocess.run(["openssl"] + list(args), check=True,
+                       capture_output=True, cwd=self.dir)
+
+    def self_signed(self, name, cn):
+        self.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt",
+                     "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                     "-subj", "/CN=" + cn, "-keyout", name + ".key",
+                     "-out", name + ".pem")
+
+    def signed(self, name, cn, ca, san=None, dates=None):
+        req = ["req", "-new", "-newkey", "ec", "-pkeyopt",
+               "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=" + cn,
+               "-keyout", name + ".key", "-out", name + ".csr"]
+        if san:
+            req += ["-addext", "subjectAltName=" + san]
+        self.openssl(*req)
+        sign = ["ca", "-batch", "-config", "ca.cnf", "-cert", ca + ".pem",
+                "-keyfile", ca + ".key", "-in", name + ".csr",
+                "-out", name + ".pem", "-notext"]
+        sign += (["-startdate", dates[0], "-enddate", dates[1]] if dates
+                 else ["-days", "2"])
+        self.openssl(*sign)
+
+
+class SecureServerCase(unittest.TestCase):
+    """A class with one TLS server; SERVER_FLAGS(pki) gives its flags."""
+
+    CLIENT_CERT = None  # the client certificate the health checks use
+
+    @classmethod
+    def server_flags(cls, pki):
+        return ["--tls_cert_file=" + pki.path("server.pem"),
+                "--tls_key_file=" + pki.path("server.key")]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pki = Pki()
+        cert = cls.CLIENT_CERT
+        cls.server = Server(
+            *cls.server_flags(cls.pki),
+            credentials=grpc.ssl_channel_credentials(
+                root_certificates=cls.pki.read("ca.pem"),
+                private_key=cls.pki.read(cert + ".key") if cert else None,
+                certificate_chain=cls.pki.read(cert + ".pem") if cert else None),
+            channel_options=(("grpc.ssl_target_name_override", "localhost"),)
+        ).start()
+        cls.target = cls.server.target
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        cls.pki.tmp.cleanup()
+        if code != 0:
+            raise AssertionError("dmlserve exited with %s\n%s" %
+                                 (code, cls.server.stderr()))
+
+    def client(self, cert=None, ca="ca.pem", **kwargs):
+        kwargs.setdefault("timeout", 10)
+        client = dc.DmlClient(
+            self.target, root_certificates=self.pki.path(ca),
+            certificate_chain=self.pki.path(cert + ".pem") if cert else None,
+            private_key=self.pki.path(cert + ".key") if cert else None,
+            server_name="localhost", **kwargs)
+        self.addCleanup(client.close)
+        return client
+
+    def assertCode(self, code, fn, contains=None):
+        with self.assertRaises(dc.DmlError) as ctx:
+            fn()
+        self.assertEqual(ctx.exception.code, code, str(ctx.exception))
+        if contains:
+            self.assertIn(contains, str(ctx.exception))
+        return ctx.exception
+
+    def dmlctl(self, *args, check=True):
+        result = subprocess.run(
+            [DMLCTL_BIN, "--server=" + self.target, "--timeout=10"] + list(args),
+            capture_output=True, text=True, timeout=60,
+            env={k: v for k, v in os.environ.items()
+                 if k not in ("DMLS_TOKEN", "DMLS_TENANT")})
+        if check:
+            self.assertEqual(result.returncode, 0, result.stderr)
+        return result
+
+
+def celu_works(test, client):
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    y = client.execute_celu(x, alpha=1.0)
+    np.testing.assert_allclose(y, np.where(x > 0, x, np.expm1(x)), rtol=1e-5,
+                               atol=1e-6)
+
+
+class TlsTest(SecureServerCase):
+
+    def test_tls_client_works(self):
+        client = self.client()
+        self.assertGreater(len(client.capabilities().operators), 0)
+        celu_works(self, client)
+
+    def test_plaintext_to_a_tls_port_fails_cleanly(self):
+        start = time.monotonic()
+        client = dc.DmlClient(self.target, timeout=5)
+        self.addCleanup(client.close)
+        self.assertCode(UNAVAILABLE, client.capabilities)
+        self.assertLess(time.monotonic() - start, 5)
+        # The server goes on serving TLS clients.
+        self.assertGreater(len(self.client().capabilities().operators), 0)
+
+    def test_a_client_that_trusts_another_ca_fails(self):
+        self.assertCode(UNAVAILABLE, self.client(ca="other-ca.pem").capabilities)
+
+    def test_dmlctl_with_tls(self):
+        ca = "--tls-ca=" + self.pki.path("ca.pem")
+        out = tempfile.mktemp(suffix=".npy")
+        self.addCleanup(lambda: os.path.exists(out) and os.remove(out))
+        self.dmlctl(ca, "--tls-server-name=localhost", "run", CELU_JSON,
+                    "--random=1", "--shape=4,4", "--output=" + out)
+        self.assertEqual(np.load(out).shape, (4, 4))
+        self.assertEqual(self.dmlctl(ca, "--tls-server-name=localhost",
+                                     "health").stdout, "SERVING\n")
+        plain = self.dmlctl("caps", check=False)
+        self.assertEqual(plain.returncode, 1)
+        self.assertIn("UNAVAILABLE", plain.stderr)
+        missing = self.dmlctl("--tls-ca=/no/such/ca.pem", "caps", check=False)
+        self.assertEqual(missing.returncode, 2)
+        self.assertIn("cannot read /no/such/ca.pem", missing.stderr)
+
+
+class MutualTlsTest(SecureServerCase):
+
+    CLIENT_CERT = "alice"
+
+    @classmethod
+    def server_flags(cls, pki):
+        return super().server_flags(pki) + [
+            "--tls_client_ca_file=" + pki.path("ca.pem")]
+
+    def test_a_trusted_client_certificate_works(self):
+        celu_works(self, self.client("alice"))
+
+    def test_missing_untrusted_or_expired_certificates_fail(self):
+        for cert in (None, "mallory", "expired"):
+            with self.subTest(cert=cert):
+                self.assertCode(UNAVAILABLE, self.client(cert).capabilities)
+
+    def test_the_certificate_is_the_principal(self):
+        alice = self.client("alice")
+        bob = self.client("bob")
+        # bob names alice's tenant: the certificate wins over the metadata.
+        bob_as_alice = self.client("bob", tenant="alice")
+        handle = alice.create_tensor(np.ones((4,), np.float32))
+        self.addCleanup(lambda: alice.release(handle))
+        self.assertIn(handle.handle,
+                      [t.handle for t in alice.list_tensors().tensors])
+        for other in (bob, bob_as_alice):
+            self.assertEqual(other.list_tensors().tensors, [])
+            self.assertCode(grpc.StatusCode.NOT_FOUND,
+                            lambda: other.download(handle.handle))
+
+    def test_dmlctl_with_a_client_certificate(self):
+        tls = ["--tls-ca=" + self.pki.path("ca.pem"), "--tls-server-name=localhost"]
+        self.dmlctl(*tls, "--tls-cert=" + self.pki.path("alice.pem"),
+                    "--tls-key=" + self.pki.path("alice.key"), "caps")
+        self.assertEqual(self.dmlctl(*tls, "caps", check=False).returncode, 1)
+        half = self.dmlctl(*tls, "--tls-cert=" + self.pki.path("alice.pem"),
+                           "caps", check=False)
+        self.assertEqual(half.returncode, 2)
+
+
+TOKENS = """# tokens of the security e2e test
+alice-token-0123456789abcdef  alice
+bob-token-0123456789abcdefgh  bob    scopes=execute
+old-token-0123456789abcdefgh  carol  expires=2020-01-01T00:00:00Z
+"""
+
+
+class TokenTest(SecureServerCase):
+
+    @classmethod
+    def server_flags(cls, pki):
+        cls.tokens_path = pki.path("tokens.txt")
+        with open(cls.tokens_path, "w") as f:
+            f.write(TOKENS)
+        return super().server_flags(pki) + ["--auth_tokens_file=" + cls.tokens_path]
+
+    def write_tokens(self, text):
+        with open(self.tokens_path, "w") as f:
+            f.write(text)
+
+    def test_the_right_token_works(self):
+        celu_works(self, self.client(token="alice-token-0123456789abcdef"))
+
+    def test_missing_wrong_and_expired_tokens_are_unauthenticated(self):
+        for token, rule in ((None, "AUTH_TOKEN_MISSING"),
+                            ("not-a-token-0123456789abcdef", "AUTH_TOKEN_INVALID"),
+                            ("old-token-0123456789abcdefgh", "AUTH_TOKEN_EXPIRED")):
+            with self.subTest(token=token):
+                client = self.client(token=token)
+                self.assertCode(UNAUTHENTICATED, client.capabilities, rule)
+                self.assertCode(UNAUTHENTICATED, client.list_tensors, rule)
+
+    def test_a_token_without_the_scope_is_permission_denied(self):
+        bob = self.client(token="bob-token-0123456789abcdefgh")
+        celu_works(self, bob)  # execute: yes
+        self.assertCode(PERMISSION_DENIED, bob.list_tensors, "AUTH_SCOPE")
+
+    def test_health_and_reflection_need_no_token(self):
+        creds = grpc.ssl_channel_credentials(root_certificates=self.pki.read("ca.pem"))
+        options = (("grpc.ssl_target_name_override", "localhost"),)
+        self.assertEqual(health_status(self.target, credentials=creds,
+                                       options=options), "SERVING")
+
+    def test_the_token_is_the_principal(self):
+        alice = self.client(token="alice-token-0123456789abcdef")
+        # A tenant naming alice gets nowhere without alice's token.
+        impostor = self.client(token="bob-token-0123456789abcdefgh",
+                               tenant="alice")
+        handle = alice.create_tensor(np.ones((4,), np.float32))
+        self.addCleanup(lambda: alice.release(handle))
+        self.assertEqual(
+            [t.handle for t in alice.list_tensors().tensors], [handle.handle])
+        celu_works(self, impostor)  # bob may execute, as bob
+        self.assertCode(PERMISSION_DENIED, impostor.list_tensors)
+
+    def test_sighup_reloads_the_tokens_file(self):
+        new_token = "dave-token-0123456789abcdefgh"
+        self.assertCode(UNAUTHENTICATED, self.client(token=new_token).capabilities)
+        self.write_tokens(TOKENS + new_token + " dave\n")
+        self.addCleanup(self.write_tokens, TOKENS)
+        self.server.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.client(token=new_token).capabilities()
+                break
+            except dc.DmlError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        # A broken file keeps the tokens in use.
+        self.write_tokens("short dave\n")
+        self.server.process.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        self.client(token=new_token).capabilities()
+        self.assertEqual(self.server.process.poll(), None)
+
+    def test_dmlctl_with_a_token(self):
+        tls = ["--tls-ca=" + self.pki.path("ca.pem"), "--tls-server-name=localhost"]
+        token_file = self.pki.path("alice.token")
+        with open(token_file, "w") as f:
+            f.write("alice-token-0123456789abcdef\n")
+        self.dmlctl(*tls, "--token-file=" + token_file, "caps")
+        self.dmlctl(*tls, "--token=alice-token-0123456789abcdef", "ls")
+        wrong = self.dmlctl(*tls, "--token=not-a-token-0123456789abcdef",
+                            "caps", check=False)
+        self.assertEqual(wrong.returncode, 1)
+        self.assertIn("UNAUTHENTICATED", wrong.stderr)
+        # Health needs no token (the container health check relies on it).
+        self.assertEqual(self.dmlctl(*tls, "health").returncode, 0)
+
+
+class StartupTest(unittest.TestCase):
+
+    def start(self, *flags):
+        return subprocess.run([DMLSERVE_BIN, "--device=cpu", "--port=0"] +
+                              list(flags), capture_output=True, text=True,
+                              timeout=30)
+
+    def test_inconsistent_security_flags_stop_the_server(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as tokens:
+            tokens.write("alice-token-0123456789abcdef alice\n")
+            tokens.flush()
+            cases = (
+                (["--auth_tokens_file=" + tokens.name], "needs TLS"),
+                (["--tls_cert_file=/no/such.pem"], "go together"),
+                (["--tls_cert_file=/no/such.pem", "--tls_key_file=/no/such.key"],
+                 "--tls_cert_file: cannot read /no/such.pem"),
+                (["--tls_client_ca_file=/x.pem"], "needs --tls_cert_file"),
+            )
+            for flags, message in cases:
+                with self.subTest(flags=flags):
+                    result = self.start(*flags)
+                    self.assertEqual(result.returncode, 1, result.stderr)
+                    self.assertIn(message, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
