@@ -113,6 +113,10 @@ log "healthy on port $port after ${healthy_s} s (probe interval 5 s)"
   --output=/tmp/y.npy
 "$docker_bin" exec "$container" dmlctl --server=127.0.0.1:"$port" run \
   /usr/share/dmlserve/examples/mvn1_fused_celu.json --random=2 --output=/tmp/z.npy
+# Metrics on their own port (9464 in the image; host networking here).
+metrics=$(curl -fsS http://127.0.0.1:9464/metrics || true)
+echo "$metrics" | grep -E '^dmlserve_requests_total|^dmlserve_build_info' || {
+  echo "FAIL: no metrics on port 9464" >&2; exit 1; }
 
 # --- 4. docker stop during a long call ------------------------------------
 # A 192 MiB MVN1 with a fused CELU (under the 256 MiB message limit) takes

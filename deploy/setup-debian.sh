@@ -46,7 +46,7 @@ apt-get update -q
 packages=(
   build-essential cmake pkg-config git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
-  libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+  libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev prometheus-cpp-dev
   libvkd3d-dev libvkd3d1 libvkd3d-shader1 libvulkan-dev mesa-vulkan-drivers libvulkan1 vulkan-tools
   python3 python3-numpy python3-grpcio python3-protobuf
 )

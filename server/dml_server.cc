@@ -19,7 +19,7 @@ namespace dmls::server {
 
 absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
     const ServerOptions& options, Engine* engine,
-    std::shared_ptr<spdlog::logger> logger) {
+    std::shared_ptr<spdlog::logger> logger, Metrics* metrics) {
   if (absl::Status status = ValidateOptions(options); !status.ok()) {
     return status;
   }
@@ -31,6 +31,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   server->engine_ = engine;
   server->logger_ = logger;
   ServiceOptions service_options;
+  service_options.processor.metrics = metrics;
   service_options.processor.max_tensor_bytes = options.max_tensor_bytes;
   service_options.processor.max_in_flight = options.max_in_flight;
   service_options.processor.memory_budget_bytes = EffectiveMemoryBudget(options);

@@ -42,9 +42,11 @@ class DmlServer {
  public:
   // Binds options.address:options.port and starts serving; UNAVAILABLE when
   // the port cannot be bound.
+  // `metrics` (not owned, may be null) counts the requests; it must
+  // outlive the server.
   static absl::StatusOr<std::unique_ptr<DmlServer>> Start(
       const ServerOptions& options, Engine* engine,
-      std::shared_ptr<spdlog::logger> logger);
+      std::shared_ptr<spdlog::logger> logger, Metrics* metrics = nullptr);
 
   // Shuts down with no grace if Shutdown was not called.
   ~DmlServer();

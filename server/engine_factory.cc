@@ -13,10 +13,12 @@
 namespace dmls::server {
 namespace {
 
-std::unique_ptr<Engine> CreateCpuEngine(const ServerOptions& options) {
+std::unique_ptr<Engine> CreateCpuEngine(const ServerOptions& options,
+                                        const EngineHooks& hooks) {
   CpuEngineOptions cpu;
   cpu.threads = options.worker_threads;
   cpu.scheduler = EngineSchedulerOptions(options);
+  if (hooks.scheduler_observer) cpu.scheduler.observer = hooks.scheduler_observer("0");
   return std::make_unique<CpuEngine>(cpu);
 }
 
@@ -62,7 +64,7 @@ absl::StatusOr<std::vector<int>> SelectAdapters(
 // error.
 absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     const ServerOptions& options,
-    const std::shared_ptr<spdlog::logger>& logger) {
+    const std::shared_ptr<spdlog::logger>& logger, const EngineHooks& hooks) {
 #if DMLSERVE_HAVE_D3D12
   absl::StatusOr<d3d12::DeviceOptions::Kind> kind =
       d3d12::ParseDeviceKind(options.device);
@@ -86,6 +88,10 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     gpu.device.adapter_index = index;
     gpu.memory_cap_bytes = options.gpu_memory_cap_bytes;
     gpu.scheduler = EngineSchedulerOptions(options);
+    if (hooks.scheduler_observer) {
+      // The index the engine gets among the live ones (its device label).
+      gpu.scheduler.observer = hooks.scheduler_observer(std::to_string(engines.size()));
+    }
     gpu.logger = logger;
     absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine =
         d3d12::CreateGpuEngine(std::move(gpu));
@@ -97,7 +103,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
                       index, ": ", engine.status().message());
       continue;
     }
-    labels.push_back(absl::StrCat((*engine)->device_info().kind, i));
+    labels.push_back(absl::StrCat((*engine)->device_info().kind, engines.size()));
     engines.push_back(std::move(*engine));
   }
   if (engines.empty()) {
@@ -119,14 +125,15 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
-    const ServerOptions& options, std::shared_ptr<spdlog::logger> logger) {
-  if (options.device == "cpu") return CreateCpuEngine(options);
+    const ServerOptions& options, std::shared_ptr<spdlog::logger> logger,
+    const EngineHooks& hooks) {
+  if (options.device == "cpu") return CreateCpuEngine(options, hooks);
   if (options.device == "auto" || options.device == "gpu" ||
       options.device == "software") {
     // No silent fallback: a server asked for Direct3D 12 that cannot create
     // an adapter fails at startup with the reason (use --device=cpu).
     absl::StatusOr<std::unique_ptr<Engine>> engine =
-        CreateD3D12Engine(options, logger);
+        CreateD3D12Engine(options, logger, hooks);
     if (!engine.ok()) {
       return absl::Status(
           engine.status().code(),

@@ -4,10 +4,13 @@
 #ifndef DMLSERVE_SERVER_ENGINE_FACTORY_H_
 #define DMLSERVE_SERVER_ENGINE_FACTORY_H_
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
+#include "engine/sched/scheduler_observer.h"
 #include "server/server_options.h"
 #include "spdlog/logger.h"
 
@@ -23,8 +26,17 @@ namespace dmls::server {
 // ServerOptions) override that and the kind; an adapter that fails is
 // logged and left out. options.gpu_memory_cap_bytes caps each engine's
 // pools.
+// Optional observers of the engines built.
+struct EngineHooks {
+  // The scheduler observer of the engine of device label "0", "1", ... (its
+  // index among the engines that started).
+  std::function<std::shared_ptr<sched::SchedulerObserver>(const std::string&)>
+      scheduler_observer;
+};
+
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
-    const ServerOptions& options, std::shared_ptr<spdlog::logger> logger);
+    const ServerOptions& options, std::shared_ptr<spdlog::logger> logger,
+    const EngineHooks& hooks = {});
 
 }  // namespace dmls::server
 

@@ -22,6 +22,7 @@
 #include "server/dml_server.h"
 #include "server/engine_factory.h"
 #include "server/logging.h"
+#include "server/metrics.h"
 #include "server/server_options.h"
 
 namespace {
@@ -101,6 +102,10 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
 ABSL_FLAG(std::string, auth_exempt, kDefaults.auth_exempt,
           "Methods reachable without a token: health, reflection and/or "
           "method path prefixes, comma-separated; empty = none.");
+ABSL_FLAG(int, metrics_port, kDefaults.metrics_port,
+          "Serve Prometheus metrics on http://ADDRESS:PORT/metrics; 0 = off.");
+ABSL_FLAG(std::string, metrics_address, kDefaults.metrics_address,
+          "Address of the metrics port.");
 ABSL_FLAG(std::string, log_level, kDefaults.log_level,
           "trace, debug, info, warn, error, critical or off.");
 ABSL_FLAG(std::string, log_format, kDefaults.log_format, "text or json.");
@@ -203,6 +208,8 @@ int main(int argc, char** argv) {
   options.tls_reload_seconds = absl::GetFlag(FLAGS_tls_reload_seconds);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
   options.auth_exempt = absl::GetFlag(FLAGS_auth_exempt);
+  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
@@ -242,7 +249,23 @@ int main(int argc, char** argv) {
   // down and the engine drained; the OS reclaims the rest.
   grpc_init();
 
-  auto engine = dmls::server::CreateEngine(options, log);
+  std::unique_ptr<dmls::server::Metrics> metrics;
+  dmls::server::EngineHooks hooks;
+  if (options.metrics_port != 0) {
+    dmls::server::MetricsOptions metrics_options;
+    metrics_options.address = options.metrics_address;
+    metrics_options.port = options.metrics_port;
+    auto started = dmls::server::Metrics::Start(metrics_options);
+    if (!started.ok()) {
+      log->error("{}", std::string(started.status().message()));
+      return 1;
+    }
+    metrics = *std::move(started);
+    hooks.scheduler_observer = [m = metrics.get()](const std::string& device) {
+      return m->ObserverFor(device);
+    };
+  }
+  auto engine = dmls::server::CreateEngine(options, log, hooks);
   if (!engine.ok()) {
     log->error("cannot start the engine: {} (--device=cpu always works)",
                std::string(engine.status().message()));
@@ -258,7 +281,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  auto server = dmls::server::DmlServer::Start(options, engine->get(), log);
+  auto server =
+      dmls::server::DmlServer::Start(options, engine->get(), log, metrics.get());
   if (!server.ok()) {
     log->error("{}", std::string(server.status().message()));
     (*engine)->Shutdown();
@@ -277,6 +301,21 @@ int main(int argc, char** argv) {
       options.max_queue_delay_us, options.max_queue_depth,
       options.drain_seconds, options.shutdown_grace_seconds,
       (*server)->security());
+  if (metrics) {
+    dmls::Engine* e = engine->get();
+    dmls::server::DmlServer* s = server->get();
+    dmls::server::MetricsSources sources;
+    sources.devices = [e] { return e->devices(); };
+    sources.engine_counters = [e] { return e->Counters(); };
+    sources.in_flight = [s] { return s->service().processor().in_flight(); };
+    sources.resident = [s] {
+      const dmls::server::TensorStoreStats stats = s->service().store().stats();
+      return std::pair<uint64_t, uint64_t>(stats.tensors, stats.bytes);
+    };
+    metrics->SetSources(std::move(sources));
+    log->info("metrics on http://{}:{}/metrics", options.metrics_address,
+              metrics->port());
+  }
   // The readiness line scripts and tests wait for, on stdout.
   std::printf("dmlserve listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
@@ -305,6 +344,7 @@ int main(int argc, char** argv) {
     // EAGAIN: the period is over (the loop ends); EINTR: wait again.
   }
   (*server)->Shutdown(absl::Seconds(options.shutdown_grace_seconds));
+  if (metrics) metrics->SetSources({});  // they point into server and engine
   server->reset();
   std::string counters;
   for (const auto& [name, value] : (*engine)->Counters()) {

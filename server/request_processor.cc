@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -69,9 +70,41 @@ sched::AdmissionOptions RequestProcessor::Admission() const {
   return a;
 }
 
+namespace {
+
+// `done`, counting the outcome in `metrics` first.
+template <typename Outcome>
+absl::AnyInvocable<void(Outcome)> Recorded(absl::AnyInvocable<void(Outcome)> done,
+                                           Metrics* metrics, MetricsMethod method,
+                                           int operator_case, bool chain,
+                                           uint64_t bytes_in, absl::Time start) {
+  return [=, done = std::move(done)](Outcome outcome) mutable {
+    uint64_t bytes_out = 0;
+    if constexpr (std::is_same_v<Outcome, ExecuteOutcome>) {
+      bytes_out = outcome.response.output().size();
+    } else {
+      for (const v1::ChainOutput& o : outcome.response.outputs()) {
+        bytes_out += o.data().size();
+      }
+    }
+    metrics->RecordRequest(method, operator_case, chain, outcome.error.code,
+                           absl::Now() - start, bytes_in, bytes_out);
+    done(std::move(outcome));
+  };
+}
+
+}  // namespace
+
 void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
                                OutcomeCallback done) {
   const absl::Time start = absl::Now();
+  if (options_.metrics != nullptr && context.record) {
+    done = Recorded(std::move(done), options_.metrics, context.method,
+                    request.operator_().operator_case(), /*chain=*/false,
+                    request.input().size() + request.scale().size() +
+                        request.bias().size(),
+                    start);
+  }
   const uint64_t request_id = request.request_id();
   auto finish = [this, start, request_id](RequestError error,
                                           std::string output) {
@@ -93,6 +126,7 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
       done(finish(RequestError::FromStatus(chain.status()), {}));
       return;
     }
+    context.record = false;  // counted here, as an Execute
     ExecuteChain(*chain, std::move(context),
                  [finish, done = std::move(done)](ChainOutcome c) mutable {
                    for (ops::Violation& v : c.error.violations) v.field = ExecutePath(v.field);
@@ -213,6 +247,15 @@ RequestError RequestProcessor::EngineError(uint64_t request_id,
 void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext context,
                                     ChainOutcomeCallback done) {
   const absl::Time start = absl::Now();
+  if (options_.metrics != nullptr && context.record) {
+    uint64_t bytes_in = 0;
+    for (const v1::ChainStep& step : request.steps()) {
+      bytes_in += step.input().data().size() + step.scale().data().size() +
+                  step.bias().data().size();
+    }
+    done = Recorded(std::move(done), options_.metrics, context.method,
+                    /*operator_case=*/0, /*chain=*/true, bytes_in, start);
+  }
   const uint64_t request_id = request.request_id();
   auto finish = [this, start, request_id](RequestError error) {
     ChainOutcome outcome;

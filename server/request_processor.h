@@ -26,6 +26,7 @@
 #include "engine/core/operator_desc.h"
 #include "engine/sched/admission.h"
 #include "server/byte_budget.h"
+#include "server/metrics.h"
 #include "server/status_mapping.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
@@ -33,6 +34,8 @@
 namespace dmls::server {
 
 struct ProcessorOptions {
+  // Where finished requests are counted; null: nowhere. Not owned.
+  Metrics* metrics = nullptr;
   // Largest total_tensor_size_in_bytes of any tensor of a request.
   uint64_t max_tensor_bytes = uint64_t{1} << 30;
   // Largest response gRPC may send; an output that cannot fit is refused
@@ -68,6 +71,10 @@ struct CallContext {
   // The amplification limit the call asks for (call_metadata.h); 0: the
   // server's default; an error when the metadata is malformed.
   absl::StatusOr<uint64_t> output_ratio = uint64_t{0};
+  // The RPC, for metrics; `record` false for requests counted elsewhere
+  // (an Execute on handles runs as a one-step chain, counted as Execute).
+  MetricsMethod method = MetricsMethod::kExecute;
+  bool record = true;
 };
 
 struct ExecuteOutcome {

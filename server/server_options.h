@@ -76,6 +76,9 @@ struct ServerOptions {
   // Methods reachable without a token: "health", "reflection" or method path
   // prefixes, comma-separated; "" requires a token for everything.
   std::string auth_exempt = "health,reflection";
+  // Prometheus metrics (metrics.h) on their own HTTP port; 0 = off.
+  int metrics_port = 0;
+  std::string metrics_address = "0.0.0.0";
   // spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   // "text" (human) or "json" (one object per line).

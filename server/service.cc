@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <type_traits>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
@@ -67,7 +68,10 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
     (processor.*run)(
         request,
         CallContext{DeadlineOf(*context_), cancelled_, PrincipalOf(*context_),
-                    RequestedOutputRatio(*context_)},
+                    RequestedOutputRatio(*context_),
+                    std::is_same_v<Request, v1::ChainRequest>
+                        ? MetricsMethod::kExecuteChain
+                        : MetricsMethod::kExecute},
         [this](Outcome outcome) { OnOutcome(std::move(outcome)); });
   }
 
@@ -193,7 +197,8 @@ class ExecuteStreamReactor final
     }
     if (read_more) StartRead(&read_buffer_);
     processor_.Execute(
-        request, CallContext{deadline_, cancelled_, principal_, output_ratio_},
+        request, CallContext{deadline_, cancelled_, principal_, output_ratio_,
+                             MetricsMethod::kExecuteStream},
         [this, expected](ExecuteOutcome outcome) { OnOutcome(std::move(outcome), expected); });
   }
 

@@ -82,6 +82,7 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
       queued = batcher_.Enqueue(job);
       if (queued.ok()) {
         ++stats_.admitted;
+        if (options_.observer) options_.observer->OnQueued();
         cv_.notify_one();
         return;
       }
@@ -89,6 +90,26 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
   }
   job.state.reset();  // release what Prepare reserved before answering
   Reject(job.done, std::move(queued));
+}
+
+void Scheduler::Observe(SchedulerObserver& observer, Batch& batch,
+                        absl::Time now) {
+  uint64_t bytes = 0;
+  std::shared_ptr<Clock> clock = clock_;
+  for (std::vector<Job>& group : batch.groups) {
+    for (Job& job : group) {
+      bytes += job.bytes;
+      observer.OnWaited(now - job.enqueued);
+      // The run time ends where the runner answers.
+      job.done = [inner = std::move(job.done), clock, now,
+                  observer = options_.observer](
+                     absl::StatusOr<ExecuteResult> result) mutable {
+        observer->OnExecuted(clock->Now() - now);
+        inner(std::move(result));
+      };
+    }
+  }
+  observer.OnBatch(batch.size(), bytes);
 }
 
 void Scheduler::Poke() {
@@ -148,6 +169,10 @@ void Scheduler::DispatchLoop() {
       }
     }
     const absl::Time now = clock_->Now();
+    if (SchedulerObserver* observer = options_.observer.get()) {
+      if (!dropped.empty()) observer->OnDropped(dropped.size());
+      if (!batch.empty()) Observe(*observer, batch, now);
+    }
     for (Job& job : dropped) {
       job.state.reset();
       if (job.Cancelled()) {

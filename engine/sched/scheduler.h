@@ -39,6 +39,7 @@
 #include "engine/sched/batcher.h"
 #include "engine/sched/clock.h"
 #include "engine/sched/runner.h"
+#include "engine/sched/scheduler_observer.h"
 
 namespace dmls::sched {
 
@@ -53,6 +54,8 @@ struct SchedulerOptions {
   std::shared_ptr<Clock> clock;
   // How often queued requests are scanned for cancellation.
   absl::Duration cancel_scan_interval = absl::Milliseconds(5);
+  // Optional: told about queueing, batches and run times (metrics).
+  std::shared_ptr<SchedulerObserver> observer;
 };
 
 struct SchedulerStats {
@@ -90,6 +93,9 @@ class Scheduler {
 
  private:
   void DispatchLoop();
+  // Reports `batch` to the observer and wraps each job's callback to report
+  // its run time.
+  void Observe(SchedulerObserver& observer, Batch& batch, absl::Time now);
   // Wraps `done` so that the in-flight count drops when it has run.
   ExecuteCallback Counted(ExecuteCallback done);
   void Reject(ExecuteCallback& done, absl::Status status);
