@@ -1,0 +1,216 @@
+"""Three dmlserve replicas behind Debian's nginx as a gRPC load balancer
+(deploy/nginx/dmlserve.conf), under load from several client threads.
+Prints the figures (calls sent, failed, and which) for the record.
+
+- A replica taken out of the upstream (nginx reloaded) and then sent
+  SIGTERM: no call may fail; its calls in flight finish during its drain.
+- SIGTERM with nginx not told: nginx (without active health checks, which
+  only NGINX Plus has) cannot see the drain's NOT_SERVING and keeps sending
+  until the replica stops accepting; a call whose stream opens just as gRPC
+  shuts the server down is CANCELLED by gRPC. At most the calls arriving
+  at that moment may fail, all CANCELLED.
+- SIGKILL: only the calls the replica had in flight may fail
+  (UNAVAILABLE), one per client at most."""
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import dmlserve_client as dc
+from e2e_server import SOURCE_DIR, Server, free_port
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+CLIENTS = 6
+
+
+class Load:
+    """CLIENTS threads calling Execute (CELU on 16 KiB) through the balancer
+    in a loop, each recording (start, end, code) of every call."""
+
+    def __init__(self, target):
+        self.target = target
+        self.stop = threading.Event()
+        self.calls = []  # (start, end, code name)
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.run, daemon=True)
+                        for _ in range(CLIENTS)]
+        self.x = np.linspace(-3, 3, 4096, dtype=np.float32)
+
+    def run(self):
+        client = dc.DmlClient(self.target, timeout=30)
+        try:
+            while not self.stop.is_set():
+                start = time.monotonic()
+                try:
+                    client.execute_celu(self.x, alpha=1.0)
+                    code = "OK"
+                except dc.DmlError as e:
+                    code = e.code.name if e.code else "?"
+                with self.lock:
+                    self.calls.append((start, time.monotonic(), code))
+        finally:
+            client.close()
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=60)
+
+    def failures(self):
+        with self.lock:
+            return [c for c in self.calls if c[2] != "OK"]
+
+    def count(self, after=None):
+        with self.lock:
+            return sum(1 for c in self.calls if after is None or c[0] > after)
+
+
+class LoadBalancerTest(unittest.TestCase):
+
+    def setUp(self):
+        if not os.path.exists(NGINX):
+            self.fail("nginx is not installed (deploy/setup-debian.sh installs it)")
+        self.replicas = [Server("--drain_seconds=1", "--shutdown_grace_seconds=5")
+                         .start() for _ in range(3)]
+        self.addCleanup(self.stop_replicas)
+        self.prefix = tempfile.mkdtemp(prefix="dmls-nginx-")
+        self.addCleanup(shutil.rmtree, self.prefix, True)
+        for d in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            os.mkdir(os.path.join(self.prefix, d))
+        self.port = free_port()
+        with open(os.path.join(SOURCE_DIR, "deploy", "nginx", "dmlserve.conf")) as f:
+            conf = f.read()
+        self.template = conf
+        conf_path = self.write_conf(self.replicas)
+        self.nginx = subprocess.Popen(
+            [NGINX, "-p", self.prefix, "-c", conf_path, "-e",
+             os.path.join(self.prefix, "error.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.addCleanup(self.stop_nginx)
+        self.target = "127.0.0.1:%d" % self.port
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with dc.DmlClient(self.target, timeout=2) as c:
+                    c.capabilities()
+                break
+            except dc.DmlError:
+                if time.monotonic() > deadline or self.nginx.poll() is not None:
+                    raise AssertionError("nginx did not come up: %s" %
+                                         self.nginx_log())
+                time.sleep(0.1)
+
+    def write_conf(self, replicas):
+        upstreams = "\n".join(
+            "        server %s max_fails=1 fail_timeout=5s;" % r.target
+            for r in replicas)
+        conf = (self.template.replace("@LISTEN@", "127.0.0.1:%d" % self.port)
+                .replace("@UPSTREAMS@", upstreams)
+                .replace("@PREFIX@", self.prefix))
+        conf_path = os.path.join(self.prefix, "nginx.conf")
+        with open(conf_path, "w") as f:
+            f.write(conf)
+        return conf_path
+
+    def nginx_log(self):
+        try:
+            with open(os.path.join(self.prefix, "error.log")) as f:
+                return f.read()[-3000:]
+        except OSError:
+            return ""
+
+    def stop_nginx(self):
+        if self.nginx.poll() is None:
+            self.nginx.send_signal(signal.SIGQUIT)
+            try:
+                self.nginx.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.nginx.kill()
+                self.nginx.wait()
+        self.nginx.stderr.close()
+
+    def stop_replicas(self):
+        for r in self.replicas:
+            r.kill()
+
+    def report(self, name, load, event_time):
+        failed = load.failures()
+        codes = {}
+        for _, _, code in failed:
+            codes[code] = codes.get(code, 0) + 1
+        print("\n%s: %d calls through nginx to 3 replicas, %d after the event, "
+              "%d failed %s" % (name, load.count(), load.count(event_time),
+                                len(failed), codes or ""))
+        return failed
+
+    def test_sigterm_after_taking_it_out_of_nginx_fails_no_call(self):
+        victim = self.replicas[0]
+        with Load(self.target) as load:
+            time.sleep(1.0)
+            # What an orchestrator does: out of the balancer, then SIGTERM.
+            self.write_conf(self.replicas[1:])
+            self.nginx.send_signal(signal.SIGHUP)
+            time.sleep(0.5)
+            event = time.monotonic()
+            victim.process.send_signal(signal.SIGTERM)
+            code = victim.process.wait(timeout=30)
+            time.sleep(1.0)  # the other two carry on
+            after = load.count(time.monotonic() - 1.0)
+        failed = self.report("reload + SIGTERM", load, event)
+        self.assertEqual(code, 0, victim.stderr())
+        self.assertEqual(failed, [], self.nginx_log())
+        self.assertGreater(after, 0)
+
+    def test_sigterm_unannounced_fails_at_most_the_calls_at_shutdown(self):
+        victim = self.replicas[0]
+        with Load(self.target) as load:
+            time.sleep(1.0)
+            event = time.monotonic()
+            victim.process.send_signal(signal.SIGTERM)
+            code = victim.process.wait(timeout=30)
+            time.sleep(1.0)
+            after = load.count(time.monotonic() - 1.0)
+        failed = self.report("SIGTERM", load, event)
+        self.assertEqual(code, 0, victim.stderr())
+        self.assertLessEqual(len(failed), CLIENTS, failed)
+        for start, end, code_name in failed:
+            self.assertEqual(code_name, "CANCELLED")
+            # Not during the 1 s drain, when the replica still serves.
+            self.assertGreater(start, event + 0.9, (start, end, code_name))
+        self.assertGreater(after, 0)
+
+    def test_kill_one_replica_fails_only_its_calls_in_flight(self):
+        with Load(self.target) as load:
+            time.sleep(1.0)
+            event = time.monotonic()
+            self.replicas[1].process.kill()
+            self.replicas[1].process.wait()
+            time.sleep(1.5)
+            late = time.monotonic()
+            time.sleep(1.0)
+        failed = self.report("SIGKILL", load, event)
+        # At most the calls in flight at the kill: one per client thread,
+        # each started before the kill.
+        self.assertLessEqual(len(failed), CLIENTS, failed)
+        for start, end, code in failed:
+            self.assertLess(start, event + 0.05, (start, end, code))
+            self.assertEqual(code, "UNAVAILABLE")
+        # Afterwards the two survivors answer everything.
+        self.assertGreater(load.count(late), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
