@@ -72,6 +72,8 @@ struct Flags {
   // measure (each in its own engine).
   int engine_threads = 4;
   std::vector<uint32_t> engine_max_batch = {256};
+  // The tensors' data type: float32 or float16 (--data_type).
+  DataType data_type = DataType::kFloat32;
 };
 
 bool ParseSize(std::string_view s, uint64_t* out) {
@@ -122,6 +124,15 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       int idx;
       if (!absl::SimpleAtoi(value, &idx)) return false;
       f->device.adapter_index = idx;
+    } else if (key == "--data_type") {
+      if (value == "float32") {
+        f->data_type = DataType::kFloat32;
+      } else if (value == "float16") {
+        f->data_type = DataType::kFloat16;
+      } else {
+        std::fprintf(stderr, "--data_type: float32 or float16\n");
+        return false;
+      }
     } else if (key == "--mvn_rows") {
       if (!absl::SimpleAtoi(value, &f->mvn_rows) || f->mvn_rows == 0) return false;
     } else if (key == "--overlap") {
@@ -162,9 +173,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
   return true;
 }
 
-// The operator descriptors measured, FLOAT32, packed.
+// The operator descriptors measured, packed, of `type`.
 absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
-                                    uint64_t mvn_rows) {
+                                    uint64_t mvn_rows, DataType type) {
   OperatorDesc op;
   std::vector<uint64_t> sizes = {1, 1, 1, n};
   auto act = [&](OperatorType t, std::optional<float> p0 = {},
@@ -207,13 +218,23 @@ absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", name, "'"));
   }
-  op.input = MakeTensorDesc(DataType::kFloat32, sizes);
+  op.input = MakeTensorDesc(type, sizes);
   op.output = op.input;
   if (absl::Status s = ops::Validate(op, static_cast<uint32_t>(kHighestFeatureLevel), false);
       !s.ok()) {
     return s;
   }
   return op;
+}
+
+// binary32 -> binary16 for values in [-4, 4] (normal range; truncates).
+uint16_t HalfOf(float v) {
+  uint32_t x;
+  std::memcpy(&x, &v, 4);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  const uint32_t a = x & 0x7fffffffu;
+  if (a < 0x38800000u) return sign;  // below 2^-14: zero is close enough here
+  return sign | static_cast<uint16_t>((a - 0x38000000u) >> 13);
 }
 
 // The D3D12 objects one measurement needs.
@@ -374,7 +395,7 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
     row.error = std::string(s.message());
     return row;
   };
-  absl::StatusOr<OperatorDesc> op = MakeOp(name, n, f.mvn_rows);
+  absl::StatusOr<OperatorDesc> op = MakeOp(name, n, f.mvn_rows, f.data_type);
   if (!op.ok()) return fail(op.status());
   absl::StatusOr<gpu::DispatchPlan> plan = DxbcPlanner()(*op, false);
   if (!plan.ok()) return fail(plan.status());
@@ -429,10 +450,16 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
   // Inputs in [-4, 4); the output starts as 0xFF bytes, which no kernel
   // produces from finite inputs, so unwritten elements show.
   float* in = reinterpret_cast<float*>(upload->mapped);
+  uint16_t* in16 = reinterpret_cast<uint16_t*>(upload->mapped);
   uint32_t seed = 1;
   for (uint64_t i = 0; i < n; ++i) {
     seed = seed * 1664525u + 1013904223u;
-    in[i] = static_cast<float>(seed >> 8) / 16777216.0f * 8.0f - 4.0f;
+    const float v = static_cast<float>(seed >> 8) / 16777216.0f * 8.0f - 4.0f;
+    if (f.data_type == DataType::kFloat16) {
+      in16[i] = HalfOf(v);
+    } else {
+      in[i] = v;
+    }
   }
   std::memset(upload->mapped + bytes, 0xFF, bytes);
   absl::Status s = bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
@@ -502,8 +529,14 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
     give_back();
     return fail(s);
   }
-  const uint32_t* out = reinterpret_cast<const uint32_t*>(readback->mapped);
-  const uint64_t unwritten = std::count(out, out + n, 0xFFFFFFFFu);
+  uint64_t unwritten = 0;
+  if (f.data_type == DataType::kFloat16) {
+    const uint16_t* out = reinterpret_cast<const uint16_t*>(readback->mapped);
+    unwritten = std::count(out, out + n, uint16_t{0xFFFF});
+  } else {
+    const uint32_t* out = reinterpret_cast<const uint32_t*>(readback->mapped);
+    unwritten = std::count(out, out + n, 0xFFFFFFFFu);
+  }
   if (unwritten != 0) {
     give_back();
     return fail(absl::InternalError(absl::StrCat(unwritten, " output elements not written")));
@@ -584,7 +617,7 @@ void MeasureEngine(const Flags& f) {
       std::printf("engine: error: %s\n", std::string(engine.status().message()).c_str());
       return;
     }
-    absl::StatusOr<OperatorDesc> op = MakeOp("celu", f.engine_elements, 1);
+    absl::StatusOr<OperatorDesc> op = MakeOp("celu", f.engine_elements, 1, f.data_type);
     if (!op.ok()) {
       std::printf("engine: error: %s\n", std::string(op.status().message()).c_str());
       return;

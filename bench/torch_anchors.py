@@ -5,8 +5,8 @@
 
 Times, with CUDA events (median of --iters runs after --warmup runs), a
 device-to-device copy, CELU, clamp_min (THRESHOLD), sigmoid and GELU over
---elements FLOAT32 values, and layer_norm over rows x cols FLOAT32 (the MVN1
-bar). GB/s counts one read and one write of the tensor. Prints a table; with
+--elements values, and layer_norm over rows x cols (the MVN1 bar), in
+--dtype (float32, or float16). GB/s counts one read and one write of the tensor. Prints a table; with
 --json FILE also writes the figures. Needs torch with CUDA (present on the
 H200 machine; not a dependency of dmlserve itself).
 """
@@ -41,11 +41,14 @@ def main():
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--json")
+    p.add_argument("--dtype", choices=("float32", "float16"), default="float32")
     a = p.parse_args()
     dev = torch.device("cuda")
-    x = torch.randn(a.elements, device=dev, dtype=torch.float32)
+    dtype = getattr(torch, a.dtype)
+    size = torch.tensor([], dtype=dtype).element_size()
+    x = torch.randn(a.elements, device=dev, dtype=dtype)
     y = torch.empty_like(x)
-    nbytes = 2 * x.numel() * 4
+    nbytes = 2 * x.numel() * size
     rows = []
 
     def add(name, shape, fn, bytes_moved):
@@ -62,11 +65,11 @@ def main():
     add("gelu", str(a.elements), lambda: torch.nn.functional.gelu(x), nbytes)
     del x, y
     torch.cuda.empty_cache()
-    m = torch.randn(a.rows, a.cols, device=dev, dtype=torch.float32)
+    m = torch.randn(a.rows, a.cols, device=dev, dtype=dtype)
     add("layer_norm", f"{a.rows}x{a.cols}",
         lambda: torch.nn.functional.layer_norm(m, (a.cols,), eps=1e-5),
-        2 * m.numel() * 4)
-    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
+        2 * m.numel() * size)
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, {a.dtype}")
     print(f"{'op':22} {'shape':>14} {'ms':>9} {'GB/s':>9}")
     for r in rows:
         print(f"{r['op']:22} {r['shape']:>14} {r['ms']:9.3f} {r['GBps']:9.1f}")
