@@ -155,8 +155,10 @@ class Metrics::Gauges final : public prometheus::Collectable {
                             "resident tensors.");
     auto pipelines = GaugeFamily("dmlserve_pipeline_cache_entries",
                                  "Compute pipelines compiled and cached.");
-    auto counters = GaugeFamily("dmlserve_engine_counter",
-                                "The engine's own counters, by name.");
+    auto counters = GaugeFamily("dmlserve_engine_stat",
+                                "The engine's own counters and figures, by name "
+                                "(a gauge: some, such as largest_batch, are not "
+                                "monotonic).");
     if (sources_.engine_counters) {
       for (const auto& [name, value] : sources_.engine_counters()) {
         AddGauge(counters, {{"name", name}}, static_cast<double>(value));

@@ -15,7 +15,7 @@
 //   dmlserve_device_memory_held_bytes{device,kind}      gauge (kind: arenas, resident)
 //   dmlserve_pipeline_cache_entries{device}             gauge
 //   dmlserve_resident_tensors, dmlserve_resident_tensor_bytes   gauges
-//   dmlserve_engine_counter{name}                       gauge (every engine counter)
+//   dmlserve_engine_stat{name}                          gauge (every engine counter)
 //   dmlserve_build_info{version,backend}                gauge, 1 (one series)
 //
 // `device` is the engine's index ("0", "1": engine_factory.h's order, the

@@ -20,7 +20,7 @@ FAMILIES = (
     "dmlserve_in_flight_requests", "dmlserve_device_memory_bytes",
     "dmlserve_device_memory_cap_bytes", "dmlserve_device_memory_held_bytes",
     "dmlserve_pipeline_cache_entries", "dmlserve_resident_tensors",
-    "dmlserve_resident_tensor_bytes", "dmlserve_engine_counter",
+    "dmlserve_resident_tensor_bytes", "dmlserve_engine_stat",
     "dmlserve_build_info")
 
 
