@@ -49,7 +49,7 @@ packages=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev prometheus-cpp-dev
   libvkd3d-dev libvkd3d1 libvkd3d-shader1 libvulkan-dev mesa-vulkan-drivers libvulkan1 vulkan-tools
   python3 python3-numpy python3-grpcio python3-protobuf python3-yaml
-  openssl nginx-light
+  openssl nginx-light prometheus
 )
 apt-get install -y -q --no-install-recommends "${packages[@]}"
 apt-get install -y -q --no-install-recommends -t bookworm-backports directx-headers-dev

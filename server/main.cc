@@ -103,9 +103,12 @@ ABSL_FLAG(std::string, auth_exempt, kDefaults.auth_exempt,
           "Methods reachable without a token: health, reflection and/or "
           "method path prefixes, comma-separated; empty = none.");
 ABSL_FLAG(int, metrics_port, kDefaults.metrics_port,
-          "Serve Prometheus metrics on http://ADDRESS:PORT/metrics; 0 = off.");
+          "Serve Prometheus metrics on http://ADDRESS:PORT/metrics; 0 = off. "
+          "Off by default so that servers sharing a host do not fight over "
+          "one port; the container image serves them on 9464.");
 ABSL_FLAG(std::string, metrics_address, kDefaults.metrics_address,
-          "Address of the metrics port.");
+          "Address of the metrics port (all interfaces by default, so a "
+          "Prometheus elsewhere can scrape it).");
 ABSL_FLAG(std::string, log_level, kDefaults.log_level,
           "trace, debug, info, warn, error, critical or off.");
 ABSL_FLAG(std::string, log_format, kDefaults.log_format, "text or json.");
@@ -305,6 +308,7 @@ int main(int argc, char** argv) {
     dmls::Engine* e = engine->get();
     dmls::server::DmlServer* s = server->get();
     dmls::server::MetricsSources sources;
+    sources.backend = e->device_info().backend;
     sources.devices = [e] { return e->devices(); };
     sources.engine_counters = [e] { return e->Counters(); };
     sources.in_flight = [s] { return s->service().processor().in_flight(); };

@@ -132,18 +132,20 @@ class Metrics::Gauges final : public prometheus::Collectable {
                               "Dedicated memory of the device (0: unknown).");
     auto cap = GaugeFamily("dmlserve_device_memory_cap_bytes",
                            "Device memory the server may hold (0: no cap).");
-    auto info = GaugeFamily("dmlserve_build_info",
-                            "The server's version, backend and devices.");
     for (size_t i = 0; i < devices.size(); ++i) {
       const std::string label = std::to_string(i);
       AddGauge(memory, {{"device", label}, {"kind", devices[i].kind}, {"name", devices[i].name}},
                static_cast<double>(devices[i].memory_bytes));
       AddGauge(cap, {{"device", label}}, static_cast<double>(devices[i].memory_cap_bytes));
-      AddGauge(info,
-               {{"backend", devices[i].backend}, {"device", devices[i].name},
-                {"version", DMLSERVE_VERSION}},
-               1);
     }
+    // One series whatever the number of devices: several engines on
+    // adapters of one name would otherwise repeat a label set, which
+    // Prometheus drops as duplicate samples.
+    auto info = GaugeFamily("dmlserve_build_info",
+                            "The server's version and engine backend.");
+    std::string backend = sources_.backend;
+    if (backend.empty() && !devices.empty()) backend = devices.front().backend;
+    AddGauge(info, {{"backend", backend}, {"version", DMLSERVE_VERSION}}, 1);
     out.push_back(std::move(memory));
     out.push_back(std::move(cap));
     out.push_back(std::move(info));
@@ -153,8 +155,10 @@ class Metrics::Gauges final : public prometheus::Collectable {
                             "resident tensors.");
     auto pipelines = GaugeFamily("dmlserve_pipeline_cache_entries",
                                  "Compute pipelines compiled and cached.");
-    auto counters = GaugeFamily("dmlserve_engine_counter",
-                                "The engine's own counters, by name.");
+    auto counters = GaugeFamily("dmlserve_engine_stat",
+                                "The engine's own counters and figures, by name "
+                                "(a gauge: some, such as largest_batch, are not "
+                                "monotonic).");
     if (sources_.engine_counters) {
       for (const auto& [name, value] : sources_.engine_counters()) {
         AddGauge(counters, {{"name", name}}, static_cast<double>(value));
@@ -236,6 +240,17 @@ Metrics::Metrics()
                 .Name("dmlserve_batch_requests")
                 .Help("Requests per batch (one command list).")
                 .Register(*registry_);
+  const google::protobuf::OneofDescriptor* oneof =
+      dmlserve::v1::OperatorDesc::descriptor()->FindOneofByName("operator");
+  for (int i = 0; oneof != nullptr && i < oneof->field_count(); ++i) {
+    const int number = oneof->field(i)->number();
+    if (number > 0 && number < 256 && operator_slots_ < 255) {
+      operator_slot_[number] = static_cast<uint8_t>(operator_slots_++);
+    }
+  }
+  const int entries = kMetricsMethodCount * operator_slots_ * kCodeCount;
+  request_counters_ = std::make_unique<std::atomic<prometheus::Counter*>[]>(entries);
+  for (int i = 0; i < entries; ++i) request_counters_[i].store(nullptr);
 }
 
 Metrics::~Metrics() = default;
@@ -264,28 +279,47 @@ void Metrics::SetSources(MetricsSources sources) {
   gauges_->SetSources(std::move(sources));
 }
 
+int Metrics::RequestSlot(MetricsMethod method, int operator_case, bool chain,
+                         absl::StatusCode code) const {
+  const int op = chain ? 1
+                       : operator_case >= 0 && operator_case < 256
+                             ? operator_slot_[operator_case]
+                             : 0;
+  int c = static_cast<int>(code);
+  if (c < 0 || c >= kCodeCount) c = static_cast<int>(absl::StatusCode::kUnknown);
+  return (static_cast<int>(method) * operator_slots_ + op) * kCodeCount + c;
+}
+
+prometheus::Counter& Metrics::RequestCounter(int slot, MetricsMethod method,
+                                             int operator_case, bool chain,
+                                             absl::StatusCode code) {
+  std::atomic<prometheus::Counter*>& entry = request_counters_[slot];
+  if (prometheus::Counter* counter = entry.load(std::memory_order_acquire)) {
+    return *counter;
+  }
+  absl::MutexLock lock(&mu_);
+  prometheus::Counter* counter = entry.load(std::memory_order_relaxed);
+  if (counter == nullptr) {
+    std::string op = chain ? "chain" : OperatorName(operator_case);
+    if (!chain && (operator_case < 0 || operator_case >= 256 ||
+                   operator_slot_[operator_case] == 0)) {
+      op.clear();  // one series for every case the table does not know
+    }
+    counter = &requests_->Add({{"method", kMethodNames[static_cast<int>(method)]},
+                               {"operator", op},
+                               {"code", CodeName(code)}});
+    entry.store(counter, std::memory_order_release);
+  }
+  return *counter;
+}
+
 void Metrics::RecordRequest(MetricsMethod method, int operator_case, bool chain,
                             absl::StatusCode code, absl::Duration total,
                             uint64_t bytes_in, uint64_t bytes_out) {
   const int m = static_cast<int>(method);
-  const int op = chain ? 0xff : (operator_case & 0xff);
-  const uint32_t key = (static_cast<uint32_t>(m) << 16) |
-                       (static_cast<uint32_t>(op) << 8) |
-                       static_cast<uint32_t>(code);
-  prometheus::Counter* counter = nullptr;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = request_counters_.find(key);
-    if (it == request_counters_.end()) {
-      counter = &requests_->Add({{"method", kMethodNames[m]},
-                                 {"operator", chain ? "chain" : OperatorName(op)},
-                                 {"code", CodeName(code)}});
-      request_counters_.emplace(key, counter);
-    } else {
-      counter = it->second;
-    }
-  }
-  counter->Increment();
+  RequestCounter(RequestSlot(method, operator_case, chain, code), method,
+                 operator_case, chain, code)
+      .Increment();
   duration_[m]->Observe(absl::ToDoubleSeconds(total));
   bytes_in_[m]->Increment(static_cast<double>(bytes_in));
   bytes_out_[m]->Increment(static_cast<double>(bytes_out));

@@ -15,14 +15,22 @@
 //   dmlserve_device_memory_held_bytes{device,kind}      gauge (kind: arenas, resident)
 //   dmlserve_pipeline_cache_entries{device}             gauge
 //   dmlserve_resident_tensors, dmlserve_resident_tensor_bytes   gauges
-//   dmlserve_engine_counter{name}                       gauge (every engine counter)
-//   dmlserve_build_info{version,backend,device}         gauge, 1
+//   dmlserve_engine_stat{name}                          gauge (every engine counter)
+//   dmlserve_build_info{version,backend}                gauge, 1 (one series)
 //
 // `device` is the engine's index ("0", "1": engine_factory.h's order, the
-// order of GetCapabilities.devices). `method` is the RPC (Execute, ExecuteStream, ExecuteChain); `operator` the
+// order of GetCapabilities.devices) in every family that has it; the
+// adapter's name is the `name` label of dmlserve_device_memory_bytes.
+// `method` is the RPC (Execute, ExecuteStream, ExecuteChain); `operator` the
 // OperatorDesc field ("celu", "mvn1") or "chain"; `code` the gRPC status
 // name. Requests that cannot be parsed at all are not counted. Scrape-time
 // figures come from the Sources callbacks.
+//
+// Cost: a server without --metrics_port has no Metrics object (null
+// pointers, one branch per request). With one, RecordRequest finds its
+// counter in a fixed table without a lock (the series is made under `mu_`
+// only the first time a method x operator x code is seen), then updates
+// prometheus-cpp's counters (atomics) and one histogram (its own mutex).
 //
 // Thread-safe: the Record/observer methods run on gRPC and engine threads,
 // Collect on the exposer's thread.
@@ -37,7 +45,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -70,7 +77,7 @@ struct MetricsSources {
   std::function<std::vector<std::pair<std::string, uint64_t>>()> engine_counters;
   std::function<uint32_t()> in_flight;
   std::function<std::pair<uint64_t, uint64_t>()> resident;  // tensors, bytes
-  std::string backend;
+  std::string backend;  // dmlserve_build_info; empty: the first device's
 };
 
 class Metrics {
@@ -120,10 +127,22 @@ class Metrics {
   prometheus::Counter* bytes_in_[kMetricsMethodCount] = {};
   prometheus::Counter* bytes_out_[kMetricsMethodCount] = {};
 
-  // (method, operator, code) -> counter, made on first use.
+  // The requests_total series of (method, operator slot, code), made on
+  // first use: slot 0 is an unknown operator case, 1 a chain, 2... the
+  // OperatorDesc oneof fields in declaration order (operator_slot_ maps a
+  // field number to its slot). Entries only go from null to a series that
+  // lives as long as the registry; they are written under `mu_` (which
+  // also serialises Family::Add) and read without it.
+  static constexpr int kCodeCount = 17;  // absl::StatusCode 0..16
+  int RequestSlot(MetricsMethod method, int operator_case, bool chain,
+                  absl::StatusCode code) const;
+  prometheus::Counter& RequestCounter(int slot, MetricsMethod method,
+                                      int operator_case, bool chain,
+                                      absl::StatusCode code);
+  uint8_t operator_slot_[256] = {};
+  int operator_slots_ = 2;
+  std::unique_ptr<std::atomic<prometheus::Counter*>[]> request_counters_;
   absl::Mutex mu_;
-  absl::flat_hash_map<uint32_t, prometheus::Counter*> request_counters_
-      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dmls::server

@@ -1,6 +1,8 @@
 #include "server/metrics.h"
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "dmlserve/v1/dmlserve.pb.h"
 #include "gmock/gmock.h"
@@ -10,6 +12,16 @@ namespace dmls::server {
 namespace {
 
 using ::testing::HasSubstr;
+
+// How often `needle` occurs in `text`.
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
 
 TEST(MetricsTest, RequestsAreCountedByMethodOperatorAndCode) {
   std::unique_ptr<Metrics> metrics = Metrics::CreateUnexposed();
@@ -41,6 +53,49 @@ TEST(MetricsTest, RequestsAreCountedByMethodOperatorAndCode) {
                               "\"Execute\",le=\"0.0005\"} 3"));
   EXPECT_THAT(text, HasSubstr("dmlserve_request_bytes_total{method=\"Execute\"} 12288"));
   EXPECT_THAT(text, HasSubstr("dmlserve_response_bytes_total{method=\"ExecuteChain\"} 64"));
+}
+
+TEST(MetricsTest, UnknownOperatorsAndCodesShareOneSeries) {
+  std::unique_ptr<Metrics> metrics = Metrics::CreateUnexposed();
+  // Not OperatorDesc fields: 0 (unset), 1, a number past the table.
+  for (int operator_case : {0, 1, 4000, -3}) {
+    metrics->RecordRequest(MetricsMethod::kExecute, operator_case, false,
+                           absl::StatusCode::kInvalidArgument, absl::ZeroDuration(),
+                           0, 0);
+  }
+  metrics->RecordRequest(MetricsMethod::kExecute, dmlserve::v1::OperatorDesc::kGelu,
+                         false, static_cast<absl::StatusCode>(99),
+                         absl::ZeroDuration(), 0, 0);
+  const std::string text = metrics->TextExposition();
+  EXPECT_THAT(text, HasSubstr("dmlserve_requests_total{code=\"INVALID_ARGUMENT\","
+                              "method=\"Execute\",operator=\"\"} 4"));
+  EXPECT_THAT(text, HasSubstr("dmlserve_requests_total{code=\"UNKNOWN\","
+                              "method=\"Execute\",operator=\"gelu\"} 1"));
+  EXPECT_EQ(Count(text, "dmlserve_requests_total{"), 2u);
+}
+
+TEST(MetricsTest, ConcurrentRecordsAreAllCounted) {
+  std::unique_ptr<Metrics> metrics = Metrics::CreateUnexposed();
+  const int ops[] = {dmlserve::v1::OperatorDesc::kCelu,
+                     dmlserve::v1::OperatorDesc::kRelu};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&metrics, &ops] {
+      for (int i = 0; i < 1000; ++i) {
+        metrics->RecordRequest(MetricsMethod::kExecute, ops[i % 2], false,
+                               absl::StatusCode::kOk, absl::Microseconds(1), 1, 2);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const std::string text = metrics->TextExposition();
+  EXPECT_THAT(text, HasSubstr("dmlserve_requests_total{code=\"OK\",method="
+                              "\"Execute\",operator=\"celu\"} 2000"));
+  EXPECT_THAT(text, HasSubstr("dmlserve_requests_total{code=\"OK\",method="
+                              "\"Execute\",operator=\"relu\"} 2000"));
+  EXPECT_THAT(text, HasSubstr("dmlserve_request_duration_seconds_count{method="
+                              "\"Execute\"} 4000"));
+  EXPECT_THAT(text, HasSubstr("dmlserve_response_bytes_total{method=\"Execute\"} 8000"));
 }
 
 TEST(MetricsTest, SchedulerObserverFeedsQueueAndBatchFigures) {
@@ -84,7 +139,11 @@ TEST(MetricsTest, GaugesReadTheSourcesAtScrapeTime) {
   EXPECT_THAT(text, HasSubstr("dmlserve_device_memory_held_bytes{device=\"1\",kind=\"resident\"} 2048"));
   EXPECT_THAT(text, HasSubstr("dmlserve_pipeline_cache_entries{device=\"1\"} 5"));
   EXPECT_THAT(text, HasSubstr("dmlserve_resident_tensor_bytes 2048"));
-  EXPECT_THAT(text, HasSubstr("dmlserve_build_info{backend=\"d3d12 (vkd3d)\""));
+  // One build_info series although both devices have the same name.
+  EXPECT_THAT(text, HasSubstr("dmlserve_build_info{backend=\"d3d12 (vkd3d)\",version="));
+  EXPECT_EQ(Count(text, "dmlserve_build_info{"), 1u);
+  EXPECT_THAT(text, HasSubstr("dmlserve_device_memory_bytes{device=\"1\",kind=\"gpu\","
+                              "name=\"NVIDIA H200\"} 150323855360"));
   in_flight = 0;
   EXPECT_THAT(metrics->TextExposition(), HasSubstr("dmlserve_in_flight_requests 0"));
 }

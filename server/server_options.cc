@@ -64,6 +64,17 @@ absl::Status ValidateOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("--port must be in [0, 65535], got ", o.port));
   }
+  if (o.metrics_port < 0 || o.metrics_port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics_port must be in [0, 65535], got ", o.metrics_port));
+  }
+  if (o.metrics_port != 0 && o.metrics_port == o.port) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics_port must differ from --port (both ", o.port, ")"));
+  }
+  if (o.metrics_port != 0 && o.metrics_address.empty()) {
+    return absl::InvalidArgumentError("--metrics_address must not be empty");
+  }
   // gRPC takes the message size as an int.
   if (o.max_message_bytes < 1024 || o.max_message_bytes > INT_MAX) {
     return absl::InvalidArgumentError(

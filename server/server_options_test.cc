@@ -34,6 +34,15 @@ TEST(ServerOptions, BadValuesAreNamed) {
   };
   EXPECT_NE(bad([](ServerOptions& o) { o.port = 70000; }).find("--port"),
             std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.metrics_port = -1; }).find("--metrics_port"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.metrics_port = o.port; }).find("--metrics_port"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.metrics_port = 9464;
+              o.metrics_address = "";
+            }).find("--metrics_address"),
+            std::string::npos);
   EXPECT_NE(bad([](ServerOptions& o) { o.device = "tpu"; }).find("--device"),
             std::string::npos);
   EXPECT_NE(

@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.request
 
 import grpc
 
@@ -46,6 +47,25 @@ def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def scrape_metrics(port, timeout=10):
+    """The Prometheus text a server's --metrics_port serves at /metrics."""
+    url = "http://127.0.0.1:%d/metrics" % port
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        if response.status != 200:
+            raise AssertionError("GET %s: HTTP %d" % (url, response.status))
+        return response.read().decode()
+
+
+def metric_samples(text):
+    """{'name{labels}': value} of every sample line of Prometheus text."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, value = line.rsplit(" ", 1)
+            out[key] = float(value)
+    return out
 
 
 def health_status(target, service="", timeout=5.0, credentials=None,

@@ -3,15 +3,14 @@ over HTTP after a known mix of calls: every family is there, request
 counts match the calls made, histograms count every request, byte counters
 and gauges carry sensible values."""
 
-import re
 import unittest
-import urllib.request
 
 import numpy as np
 
 import dmlserve_client as dc
 from dmlserve.v1 import dmlserve_pb2 as pb
-from e2e_server import Server, ServerTestCase, free_port
+from e2e_server import (Server, ServerTestCase, free_port, metric_samples,
+                        scrape_metrics)
 
 FAMILIES = (
     "dmlserve_requests_total", "dmlserve_request_duration_seconds",
@@ -21,18 +20,8 @@ FAMILIES = (
     "dmlserve_in_flight_requests", "dmlserve_device_memory_bytes",
     "dmlserve_device_memory_cap_bytes", "dmlserve_device_memory_held_bytes",
     "dmlserve_pipeline_cache_entries", "dmlserve_resident_tensors",
-    "dmlserve_resident_tensor_bytes", "dmlserve_engine_counter",
+    "dmlserve_resident_tensor_bytes", "dmlserve_engine_stat",
     "dmlserve_build_info")
-
-
-def samples(text):
-    """{'name{labels}': value} of every sample line."""
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            key, value = line.rsplit(" ", 1)
-            out[key] = float(value)
-    return out
 
 
 class MetricsTest(ServerTestCase):
@@ -40,12 +29,6 @@ class MetricsTest(ServerTestCase):
     METRICS_PORT = free_port()
     SERVER_ARGS = ("--metrics_port=%d" % METRICS_PORT,
                    "--metrics_address=127.0.0.1")
-
-    def scrape(self):
-        url = "http://127.0.0.1:%d/metrics" % self.METRICS_PORT
-        with urllib.request.urlopen(url, timeout=10) as response:
-            self.assertEqual(response.status, 200)
-            return response.read().decode()
 
     def test_families_and_values_after_a_known_load(self):
         x = np.linspace(-3, 3, 4096, dtype=np.float32).reshape(64, 64)
@@ -63,10 +46,10 @@ class MetricsTest(ServerTestCase):
         handle = tenant.create_tensor(x)
         self.addCleanup(lambda: tenant.release(handle))
 
-        text = self.scrape()
+        text = scrape_metrics(self.METRICS_PORT)
         for family in FAMILIES:
             self.assertIn("# TYPE %s " % family, text, family)
-        s = samples(text)
+        s = metric_samples(text)
         self.assertEqual(
             s['dmlserve_requests_total{code="OK",method="Execute",'
               'operator="celu"}'], 5)

@@ -3,8 +3,9 @@
 Two engines on the software adapter (--adapters=llvmpipe,llvmpipe: naming an
 adapter twice runs two engines on it, the testing stand-in for two GPUs).
 GetCapabilities lists both devices, concurrent requests are spread over both
-and stay exact, and the engine counters logged at shutdown carry one prefix
-per engine. Device loss is covered by the C++ tests (multi_gpu_test.cc),
+and stay exact, the engine counters logged at shutdown carry one prefix
+per engine, and the metrics carry one `device` label per engine whose
+figures match those counters. Device loss is covered by the C++ tests (multi_gpu_test.cc),
 which can inject it.
 """
 
@@ -32,9 +33,12 @@ def relu_request(request_id, values):
 class MultiEngineTest(unittest.TestCase):
 
     def test_two_engines_share_the_load_and_list_their_devices(self):
+        metrics_port = e2e_server.free_port()
         server = e2e_server.Server("--device=software",
                                    "--adapters=llvmpipe,llvmpipe",
-                                   "--log_level=info")
+                                   "--log_level=info",
+                                   "--metrics_port=%d" % metrics_port,
+                                   "--metrics_address=127.0.0.1")
         server.start()
         n = 300
         try:
@@ -64,6 +68,8 @@ class MultiEngineTest(unittest.TestCase):
                 np.testing.assert_array_equal(got[:want.size], want)
                 self.assertEqual(response.request_id, i)
             channel.close()
+            metrics = e2e_server.metric_samples(
+                e2e_server.scrape_metrics(metrics_port))
         finally:
             self.assertEqual(server.stop(), 0)
         log = server.stderr()
@@ -78,6 +84,36 @@ class MultiEngineTest(unittest.TestCase):
         self.assertEqual(first + second, n, counters)
         self.assertGreater(first, 0, counters)
         self.assertGreater(second, 0, counters)
+        self.check_metrics(metrics, n, [first, second])
+
+    def check_metrics(self, m, n, per_device):
+        """The scrape `m` after `n` requests, `per_device[i]` of them run by
+        engine i (its own counters)."""
+        self.assertEqual(
+            m['dmlserve_requests_total{code="OK",method="Execute",'
+              'operator="relu"}'], n)
+        for device, count in enumerate(per_device):
+            label = '{device="%d"}' % device
+            self.assertEqual(m["dmlserve_queue_wait_seconds_count" + label],
+                             count, device)
+            self.assertEqual(
+                m["dmlserve_execute_duration_seconds_count" + label], count,
+                device)
+            self.assertEqual(m["dmlserve_batch_requests_sum" + label], count,
+                             device)
+            self.assertEqual(m["dmlserve_queue_depth" + label], 0, device)
+            self.assertGreater(
+                m["dmlserve_device_memory_cap_bytes" + label], 0, device)
+            self.assertGreater(m["dmlserve_pipeline_cache_entries" + label],
+                               0, device)
+            self.assertGreater(
+                m['dmlserve_device_memory_held_bytes{device="%d",'
+                  'kind="arenas"}' % device], 0, device)
+        self.assertNotIn('dmlserve_queue_depth{device="2"}', m)
+        # One build_info series, although both engines share an adapter name.
+        info = [k for k in m if k.startswith("dmlserve_build_info{")]
+        self.assertEqual(len(info), 1, info)
+        self.assertIn('backend="d3d12', info[0])
 
     def test_adapter_and_adapters_exclude_each_other(self):
         result = subprocess.run(
