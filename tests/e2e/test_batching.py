@@ -30,7 +30,10 @@ def relu_request(request_id, values, in_place=False):
 class BatchingTest(unittest.TestCase):
 
     def test_concurrent_small_requests_coalesce_and_stay_exact(self):
-        server = e2e_server.Server("--device=software", "--log_level=info")
+        # 257 calls are sent at once and gRPC may admit them in any order:
+        # the in-flight limit (256 by default) must not be what is tested.
+        server = e2e_server.Server("--device=software", "--log_level=info",
+                                   "--max_in_flight=1024")
         server.start()
         try:
             channel = grpc.insecure_channel(server.target, options=[
