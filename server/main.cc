@@ -1,12 +1,14 @@
 // dmlserve: the gRPC server binary. Flags -> ServerOptions, engine, server;
 // then waits for SIGTERM/SIGINT and shuts down gracefully (exit 0): a drain
 // of --drain_seconds (health NOT_SERVING, still serving), then no new calls
-// and --shutdown_grace_seconds for the calls in flight.
-// Exit 1 when the flags are bad, the engine cannot start or the port cannot
+// and --shutdown_grace_seconds for the calls in flight; 0.5 s after the
+// grace the process exits even if the device still runs work of cancelled
+// calls (ExitDeadline). Exit 1 when the flags are bad, the engine cannot start or the port cannot
 // be bound.
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -21,12 +23,15 @@
 #include "grpc/grpc.h"
 #include "server/dml_server.h"
 #include "server/engine_factory.h"
+#include "server/exit_deadline.h"
 #include "server/logging.h"
 #include "server/metrics.h"
 #include "server/server_options.h"
 
 namespace {
 const dmls::server::ServerOptions kDefaults;
+// How long the stop may run past --shutdown_grace_seconds (ExitDeadline).
+constexpr absl::Duration kExitAfterGrace = absl::Milliseconds(500);
 }  // namespace
 
 ABSL_FLAG(std::string, address, kDefaults.address,
@@ -347,6 +352,19 @@ int main(int argc, char** argv) {
     }
     // EAGAIN: the period is over (the loop ends); EINTR: wait again.
   }
+  // Calls are cancelled when the grace is over; device work of cancelled
+  // calls that is still running then must not hold the exit past the
+  // orchestrator's stop timeout (SIGKILL, exit 137).
+  dmls::server::ExitDeadline exit_deadline(
+      absl::Seconds(options.shutdown_grace_seconds) + kExitAfterGrace, [log] {
+        log->warn(
+            "exit deadline: {} after the grace the engine still runs work of "
+            "cancelled calls; exiting without waiting for it",
+            absl::FormatDuration(kExitAfterGrace));
+        log->flush();
+        std::fflush(stdout);
+        std::_Exit(0);
+      });
   (*server)->Shutdown(absl::Seconds(options.shutdown_grace_seconds));
   if (metrics) metrics->SetSources({});  // they point into server and engine
   server->reset();

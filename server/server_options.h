@@ -87,14 +87,16 @@ struct ServerOptions {
   // accepting and serving calls for this long, so that load balancers move
   // away before it stops accepting (a second signal ends the drain early).
   // 0 = stop accepting at once.
-  // drain_seconds + shutdown_grace_seconds stays below the 10 s after which
-  // `docker stop` (and many supervisors) send SIGKILL; raise both together
+  // drain_seconds + shutdown_grace_seconds + 0.5 s (main's ExitDeadline:
+  // device work of cancelled calls does not hold the exit longer) stays
+  // below the 10 s after which `docker stop` (and many supervisors) send
+  // SIGKILL; raise both together
   // with the orchestrator's stop timeout (Kubernetes:
   // terminationGracePeriodSeconds).
   int drain_seconds = 3;
   // Once the server stops accepting, calls in flight get this long to
   // finish before they are cancelled.
-  int shutdown_grace_seconds = 6;
+  int shutdown_grace_seconds = 5;
   // The dynamic batcher (engine/sched/batch_policy.h): most requests and
   // payload bytes per batch (one GPU command list), longest wait for a
   // fuller batch, and queued requests beyond which new ones get

@@ -207,6 +207,62 @@ class GracefulShutdownTest(unittest.TestCase):
             server.kill()
 
 
+class ExitDeadlineTest(unittest.TestCase):
+    """A call whose device work outlasts the grace: the call is cancelled
+    when the grace ends, and the process exits 0 half a second later
+    instead of waiting for the work (which would outlast `docker stop`'s
+    10 s and end in SIGKILL)."""
+
+    GRACE = 1
+
+    def test_device_work_past_the_grace_does_not_hold_the_exit(self):
+        # One engine thread and one MVN1 + GELU over 1536 broadcast rows of
+        # 65536 (384 MiB out, several seconds of work on one thread).
+        server = Server("--worker_threads=1", "--log_level=info",
+                        "--max_tensor_bytes=%d" % (1 << 30),
+                        "--max_message_bytes=%d" % (1 << 30),
+                        "--shutdown_grace_seconds=%d" % self.GRACE).start()
+        try:
+            big = pb.ExecuteRequest(request_id=7)
+            m = big.operator.mvn1
+            shape = (1536, 65536)
+            m.input.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape,
+                                            [0, 1]))
+            m.output.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape))
+            m.axes[:] = [1]
+            m.axis_count = 1
+            m.normalize_variance = True
+            m.epsilon = 1e-5
+            m.fused_activation.gelu.SetInParent()
+            big.input = np.linspace(-3, 3, 65536, dtype=np.float32).tobytes()
+            channel = grpc.insecure_channel(server.target, options=[
+                ("grpc.max_receive_message_length", -1)])
+            stub = pb_grpc.DmlServiceStub(channel)
+            started = time.monotonic()
+            future = stub.Execute.future(
+                big, timeout=120,
+                metadata=[("dmls-max-output-ratio", "4096")])
+            time.sleep(0.5)  # the call is running on the engine thread
+            signalled = time.monotonic()
+            server.process.send_signal(signal.SIGTERM)
+            code = server.process.wait(timeout=60)
+            exited = time.monotonic() - signalled
+            with self.assertRaises(grpc.RpcError) as cm:
+                future.result()
+            finished = time.monotonic() - started
+            channel.close()
+            log = server.stderr()
+            self.assertEqual(code, 0, log)
+            self.assertIn(cm.exception.code(), (grpc.StatusCode.CANCELLED,
+                                                grpc.StatusCode.UNAVAILABLE))
+            # The work outlasted grace + 0.5 s: the deadline had to act.
+            self.assertIn("exit deadline", log)
+            self.assertLess(exited, self.GRACE + 0.5 + 1.0, log)
+            self.assertLess(finished, 0.5 + self.GRACE + 0.5 + 1.5)
+        finally:
+            server.kill()
+
+
 class DrainTest(unittest.TestCase):
     """SIGTERM under load: health goes NOT_SERVING at once, the server keeps
     serving for --drain_seconds, then stops accepting and gives calls in
