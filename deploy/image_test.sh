@@ -144,4 +144,6 @@ else
   log "the call in flight had not finished when the container stopped"
 fi
 [ "$code" = 0 ] || { echo "FAIL: exit code $code" >&2; exit 1; }
+# Drain 3 s + grace 5 s + exit deadline 0.5 s: well inside docker stop's 10 s.
+[ "$(echo "$stop_s < 9.5" | bc)" = 1 ] || { echo "FAIL: docker stop took ${stop_s} s" >&2; exit 1; }
 log "PASS"
