@@ -248,74 +248,87 @@ void MathEmitter::Tanh(Operand d, Operand x) {
 
 void MathEmitter::Gelu(Operand v) {
   // P(t) ~ ln(erfc(a)/t) + a^2 for t = 1/(1 + a/2), a = |v|/sqrt2: our
-  // least-squares Chebyshev fits (tools: numpy over a in [0, 10] and
-  // [0, 4.5]), coefficients from the highest power down. Float32
-  // evaluation keeps |error| <= 3.5e-7 (2.3e-5 for the binary16 fit).
-  static constexpr float kP32[] = {-0.104777738f, 0.521754026f, -0.88840729f, 0.251664758f,
-                                   1.03077221f,   -1.2640934f,  0.544843554f, -0.334140122f,
-                                   0.140443906f,  0.366808295f, 1.00066745f,  -1.26553571f};
+  // least-squares Chebyshev fits (numpy, over a in [0, 10] and [0, 4.5]),
+  // coefficients from the highest power down. Float32 evaluation keeps
+  // |error| <= 6.1e-7 (2.3e-5 for the binary16 fit).
+  static constexpr float kP32[] = {0.170578331f,  -0.811199725f, 1.44153821f, -1.04603982f,
+                                   0.184950396f,  -0.127026781f, 0.0740476996f, 0.379231155f,
+                                   0.999402463f,  -1.26548159f};
   static constexpr float kP16[] = {0.233642027f, -0.721515238f, 0.485230893f,
                                    0.251088798f, 1.01800001f,   -1.26642406f};
-  Operand ax = Tmp(), t = Tmp(), p = Tmp(), s = Tmp(), e = Tmp(), neg = Tmp(), g = Tmp();
-  b_.Mov(ax, v.Abs());
-  b_.Mul(t, ax, F(0.353553390593273762f));  // a/2
-  b_.Add(t, t, F(1.0f));
+  Operand t = Tmp(), p = Tmp(), s = Tmp(), e = Tmp(), neg = Tmp(), g = Tmp(), h = Tmp();
+  b_.Mad(t, v.Abs(), F(0.353553390593273762f), F(1.0f));  // 1 + a/2
   b_.Div(t, F(1.0f), t);
   const float* c = half_ ? kP16 : kP32;
-  const int n = half_ ? 6 : 12;
+  const int n = half_ ? 6 : 10;
   b_.Mov(p, F(c[0]));
   for (int k = 1; k < n; ++k) b_.Mad(p, p, t, F(c[k]));
-  // scale: 1, or 2^-24 where exp(P - a^2) was computed as exp(...)*2^24
-  // (below 2^-100 in log2 terms: keeps it normal near the FLT_MIN results).
-  Operand scale = Tmp();
+  b_.Lt(neg, v, F(0.0f));
   if (half_) {
-    b_.Mul(s, ax, ax);
+    b_.Mul(s, v.Abs(), v.Abs());
     b_.Mad(s, s, F(-0.5f), p);
     Exp(e, s);
-    b_.Mov(scale, F(1.0f));
+    b_.Mul(e, e, t);               // erfc(a)
+    b_.Add(g, e.Neg(), F(2.0f));   // 1 + erf(v/sqrt2) for v >= 0
+    b_.Movc(g, neg, e, g);
+    b_.Mul(h, v, F(0.5f));
+    b_.Mul(h, h, g);
   } else {
-    // -v*v/2 = s + lo exactly: 12-bit halves of |v|, so xh*xh is exact
-    // (a rounded v*v alone was worth 1e-5 of relative error at |v| = 13).
-    Operand xh = Tmp(), xl = Tmp(), lo = Tmp(), hi = Tmp(), elo = Tmp(), low = Tmp();
-    b_.And(xh, ax, U(0xfffff000u));
-    b_.Add(xl, ax, xh.Neg());
+    // P - v*v/2 = s + lo, lo within rounding: |v| as 12-bit halves, so
+    // xh*xh is exact, and w = P - (2 xh + xl) xl / 2 (|w| <= 1.4) joins
+    // through TwoSum (a rounded v*v alone was 1e-5 of relative error at
+    // |v| = 13, and the cross term is up to 0.05).
+    Operand xh = Tmp(), xl = Tmp(), w = Tmp(), lo = Tmp();
+    b_.And(xh, v, U(0x7ffff000u));
+    b_.Add(xl, v.Abs(), xh.Neg());
     b_.Mul(s, xh, xh);
     b_.Mul(s, s, F(-0.5f));
-    // w = -(2 xh + xl) xl / 2 is up to 0.05 at |v| = 13: far from small
-    // enough for ExpFinish's linear correction, so it joins s through
-    // TwoSum too; only rounding errors stay in lo.
-    Operand w = Tmp();
     b_.Add(w, xh, xh);
     b_.Add(w, w, xl);
     b_.Mul(w, w, xl);
-    b_.Mul(w, w, F(-0.5f));
+    b_.Mad(w, w, F(-0.5f), p);
     b_.Mov(lo, F(0.0f));
     TwoSum(s, lo, w);
-    TwoSum(s, lo, p);  // s + lo = P - v*v/2, |lo| <= ulp(s)
-    ExpArgument(hi, elo, s, &lo);
-    b_.Lt(low, hi, F(-100.0f));
-    b_.Movc(scale, low, F(24.0f), F(0.0f));
-    b_.Add(hi, hi, scale);  // exact: both sums stay in [-128, -64)
-    ExpFinish(e, hi, elo, 0);
+    // exp(s + lo) = 2^m * exp(r), m = round(s*log2e), r = s - m*ln2 + lo
+    // (Cody-Waite: m*kLn2Hi is exact and so is the subtraction; |r| <= 0.35
+    // leaves exp2's argument rounding at 2^-25). 2^m from its bits, as
+    // 2^(m+24) * 2^-24 below m = -100 so that results near FLT_MIN keep
+    // every bit (m + 127 is clamped to 1: those results are below 1e-44).
+    constexpr float kLn2Hi = 0.693145751953125f;  // 15 significant bits
+    constexpr float kLn2Lo = 1.42860677e-06f;     // ln2 - kLn2Hi
+    Operand m = Tmp(), r = Tmp(), low = Tmp(), bias = Tmp(), scale = Tmp(), big = Tmp();
+    b_.Mul(m, s, F(kLog2e));
+    b_.RoundNe(m, m);
+    b_.Mad(r, m, F(-kLn2Hi), s);
+    Launder(r);  // else NIR may merge the two steps into s - m*ln2 (lavapipe)
+    b_.Mad(r, m, F(-kLn2Lo), r);
+    b_.Add(r, r, lo);
+    b_.Mul(r, r, F(kLog2e));
+    b_.Exp2(e, r);
+    b_.Lt(low, m, F(-100.0f));
+    b_.Movc(bias, low, I(127 + 24), I(127));
+    b_.Ftoi(m, m);
+    b_.IAdd(m, m, bias);
+    b_.IMax(m, m, I(1));
+    b_.IShl(m, m, U(23));
+    b_.Mul(e, e, m);
+    b_.Mul(e, e, t);  // erfc(a), times 2^24 where `low`
     b_.Movc(scale, low, F(0x1p-24f), F(1.0f));
+    b_.Mul(g, e, scale);
+    b_.Add(g, g.Neg(), F(2.0f));  // 1 + erf(v/sqrt2) for v >= 0
+    // Above 14.5, erfc < 1e-93: g = 2 exactly (and no NaN from inf - inf
+    // in TwoSum for |v| >= 2^64).
+    b_.Lt(big, F(14.5f), v);
+    b_.Movc(g, big, F(2.0f), g);
+    b_.Movc(g, neg, e, g);
+    b_.Movc(scale, neg, scale, F(1.0f));
+    b_.Mul(h, v, F(0.5f));
+    b_.Mul(h, h, g);
+    b_.Mul(h, h, scale);
   }
-  b_.Mul(e, e, t);  // erfc(a), times 2^24 where scale says so
-  b_.Lt(neg, v, F(0.0f));
-  b_.Mul(g, e, scale);
-  b_.Add(g, g.Neg(), F(2.0f));  // 1 + erf(a) for v >= 0
-  // Above 14.5, erfc < 1e-93: g = 2 exactly (and no NaN from inf - inf in
-  // the exponent's TwoSum for |v| >= 2^64).
-  Operand big = Tmp();
-  b_.Lt(big, F(14.5f), v);
-  b_.Movc(g, big, F(2.0f), g);
-  b_.Movc(g, neg, e, g);
-  b_.Movc(scale, neg, scale, F(1.0f));
-  b_.Mul(s, v, F(0.5f));
-  b_.Mul(s, s, g);
-  b_.Mul(s, s, scale);
   // Below -14.5 the true value is below 1e-45: 0 (and no -inf*0).
   b_.Lt(neg, v, F(-14.5f));
-  b_.Movc(v, neg, F(0.0f), s);
+  b_.Movc(v, neg, F(0.0f), h);
 }
 
 void MathEmitter::TwoSum(Operand s, Operand e_acc, Operand a) {

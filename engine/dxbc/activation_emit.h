@@ -68,7 +68,7 @@ class MathEmitter {
   // v = GELU(v) = 0.5 v erfc(-v/sqrt2), accurate in relative terms on both
   // sides: erfc(|v|/sqrt2) is evaluated as t*exp(P(t) - v*v/2) with
   // t = 1/(1 + |v|/(2 sqrt2)) and P a fit of our own (relative error about
-  // 3e-7 up to |v| = 14), v*v/2 exact as a sum of two floats; x >= 0 takes
+  // 6e-7 up to |v| = 14), v*v/2 exact as a sum of two floats; x >= 0 takes
   // 2 - erfc. No 1 + erf(x) cancellation (that was 436 ulp for x < 0).
   void Gelu(Operand v);
   // p = expm1(q)/q by its Taylor series (1 at q = 0): accurate for
