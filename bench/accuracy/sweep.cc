@@ -57,6 +57,8 @@ std::vector<SweepCase> DefaultCases() {
       {"scaled_tanh(1e30,FLT_MIN)", T::kActivationScaledTanh, 1e30f, kMin, C::kTranscendental},
       {"softplus(1)", T::kActivationSoftplus, 1.0f, {}, C::kTranscendental},
       {"softplus(-1.4e-45)", T::kActivationSoftplus, -kDenorm, {}, C::kTranscendental},
+      {"softplus(FLT_MAX)", T::kActivationSoftplus, kMax, {}, C::kTranscendental},
+      {"softplus(-FLT_MAX)", T::kActivationSoftplus, -kMax, {}, C::kTranscendental},
       {"softplus(FLT_MIN)", T::kActivationSoftplus, kMin, {}, C::kTranscendental},
       {"param_softplus(1,1)", T::kActivationParametricSoftplus, 1.0f, 1.0f, C::kTranscendental},
       {"param_softplus(FLT_MIN,1)", T::kActivationParametricSoftplus, kMin, 1.0f,

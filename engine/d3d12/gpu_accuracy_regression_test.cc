@@ -200,6 +200,15 @@ TEST_F(GpuAccuracyRegressionTest, SoftplusDenormalSteepness) {
   }
 }
 
+TEST_F(GpuAccuracyRegressionTest, SoftplusHugeSteepness) {
+  // softplus(S*x)/S with S beyond 2^126: NVIDIA's division gives 0 there.
+  for (float s : {FLT_MAX, -FLT_MAX, 0x1p126f}) {
+    SCOPED_TRACE(s);
+    Check(OperatorType::kActivationSoftplus, s, {}, EdgeInputs(), false);
+    Check(OperatorType::kActivationSoftplus, s, {}, EdgeInputs(), true);
+  }
+}
+
 TEST_F(GpuAccuracyRegressionTest, ParametricSoftplusFltMinAlpha) {
   // Alpha*Beta flushed to 0 made (Alpha*Beta)*inf = NaN (H100).
   for (float beta : {1.0f, 0.5f, 1e-10f, 1e30f}) {

@@ -176,7 +176,16 @@ void MathEmitter::SoftplusOp(Operand v, Operand steepness) {
   b_.Mul(y, y, in);
   b_.Lt(large, F(20.0f), y);
   Softplus(y, y);
-  b_.Div(y, y, s);
+  // softplus(y)/S as (softplus(y)/4)/(S/4) for |S| >= 2^125: NVIDIA's
+  // division returns 0 for divisors beyond 2^126, while the result is
+  // normal for S = FLT_MAX and x in [1.2e-38, 5.9e-38].
+  Operand huge = Tmp(), d = Tmp(), k = Tmp();
+  b_.And(huge, s, U(0x7fffffffu));
+  b_.ULt(huge, U(0x7e000000u - 1), huge);
+  b_.Movc(k, huge, F(0.25f), F(1.0f));
+  b_.Mul(d, s, k);
+  b_.Mul(y, y, k);
+  b_.Div(y, y, d);
   b_.Mul(y, y, out);
   b_.Movc(v, large, v, y);
 }
