@@ -116,6 +116,14 @@ void MathEmitter::ExpImpl(Operand d, Operand x, const Operand* x_lo, int k) {
 }
 
 void MathEmitter::ExpArgument(Operand hi, Operand lo, Operand x, const Operand* x_lo) {
+  if (half_) {
+    // 2^-21 of relative error from exp2 and x*log2e's rounding are far
+    // below a binary16 ulp: no compensation (ExpFinish ignores lo), and
+    // x_lo (at most x*2^-24) is dropped too: it is NaN where x is infinite.
+    b_.Mul(hi, x, F(kLog2e));
+    b_.Mov(lo, F(0.0f));
+    return;
+  }
   Operand xv = Tmp(), xh = Tmp(), xl = Tmp(), t = Tmp();
   b_.Mov(xv, x);  // resolves operand modifiers before the bit operations
   b_.Mul(hi, xv, F(kLog2e));
@@ -147,20 +155,37 @@ void MathEmitter::ExpFinish(Operand d, Operand hi, Operand lo, int k) {
     b_.Add(h, hi, F(static_cast<float>(k)));
   }
   b_.Exp2(e2, h);
-  // For |h| >= 126 the result is 0 or inf (or hi is inf and lo NaN): no
-  // correction.
-  b_.Lt(ok, h.Abs(), F(126.0f));
+  if (half_) {
+    b_.Mov(d, e2);
+    return;
+  }
+  // For |h| >= 128 the result is 0 or inf (or hi is inf and lo NaN): no
+  // correction. (126 dropped it for exp2 results in [2^126, 2^128): 5e-6
+  // of relative error at hi = 190, found by bench/accuracy.)
+  b_.Lt(ok, h.Abs(), F(128.0f));
   b_.Mul(c, lo, F(kLn2));
   b_.Mad(c, e2, c, e2);  // e2 * (1 + lo*ln2)
   b_.Movc(d, ok, c, e2);  // never inf*0 for infinite arguments
 }
 
+void MathEmitter::Expm1OverX(Operand p, Operand q) {
+  // 1 + q/2! + q^2/3! + ... ; the truncation error at |q| = 0.35 is
+  // 0.35^8/9! (2e-10) for float32 and 0.35^5/6! (7e-6) for binary16.
+  if (half_) {
+    b_.Mov(p, F(1.0f / 720.0f));
+    const float coeffs[] = {1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f};
+    for (float c : coeffs) b_.Mad(p, p, q, F(c));
+    return;
+  }
+  b_.Mov(p, F(1.0f / 362880.0f));
+  const float coeffs[] = {1.0f / 40320.0f, 1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f,
+                          1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f};
+  for (float c : coeffs) b_.Mad(p, p, q, F(c));
+}
+
 void MathEmitter::Expm1Series(Operand d, Operand x) {
   Operand p = Tmp();
-  b_.Mov(p, F(1.0f / 40320.0f));
-  const float coeffs[] = {1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
-                          1.0f / 6.0f, 0.5f, 1.0f};
-  for (float c : coeffs) b_.Mad(p, p, x, F(c));
+  Expm1OverX(p, x);
   b_.Mul(d, p, x);
 }
 
@@ -221,19 +246,89 @@ void MathEmitter::Tanh(Operand d, Operand x) {
   CopySign(d, m, x);
 }
 
-void MathEmitter::Erf(Operand d, Operand x) {
-  Operand a = Tmp(), t = Tmp(), poly = Tmp(), e = Tmp();
-  b_.Mov(a, x.Abs());
-  b_.Mad(t, a, F(0.3275911f), F(1.0f));
+void MathEmitter::Gelu(Operand v) {
+  // P(t) ~ ln(erfc(a)/t) + a^2 for t = 1/(1 + a/2), a = |v|/sqrt2: our
+  // least-squares Chebyshev fits (numpy, over a in [0, 10] and [0, 4.5]),
+  // coefficients from the highest power down. Float32 evaluation keeps
+  // |error| <= 6.1e-7 (2.3e-5 for the binary16 fit).
+  static constexpr float kP32[] = {0.170578331f,  -0.811199725f, 1.44153821f, -1.04603982f,
+                                   0.184950396f,  -0.127026781f, 0.0740476996f, 0.379231155f,
+                                   0.999402463f,  -1.26548159f};
+  static constexpr float kP16[] = {0.233642027f, -0.721515238f, 0.485230893f,
+                                   0.251088798f, 1.01800001f,   -1.26642406f};
+  Operand t = Tmp(), p = Tmp(), s = Tmp(), e = Tmp(), neg = Tmp(), g = Tmp(), h = Tmp();
+  b_.Mad(t, v.Abs(), F(0.353553390593273762f), F(1.0f));  // 1 + a/2
   b_.Div(t, F(1.0f), t);
-  b_.Mov(poly, F(1.061405429f));
-  const float coeffs[] = {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f};
-  for (float c : coeffs) b_.Mad(poly, poly, t, F(c));
-  b_.Mul(poly, poly, t);
-  b_.Mul(e, a, a.Neg());
-  Exp(e, e);
-  b_.Mad(poly, poly.Neg(), e, F(1.0f));
-  CopySign(d, poly, x);
+  const float* c = half_ ? kP16 : kP32;
+  const int n = half_ ? 6 : 10;
+  b_.Mov(p, F(c[0]));
+  for (int k = 1; k < n; ++k) b_.Mad(p, p, t, F(c[k]));
+  b_.Lt(neg, v, F(0.0f));
+  if (half_) {
+    b_.Mul(s, v.Abs(), v.Abs());
+    b_.Mad(s, s, F(-0.5f), p);
+    Exp(e, s);
+    b_.Mul(e, e, t);               // erfc(a)
+    b_.Add(g, e.Neg(), F(2.0f));   // 1 + erf(v/sqrt2) for v >= 0
+    b_.Movc(g, neg, e, g);
+    b_.Mul(h, v, F(0.5f));
+    b_.Mul(h, h, g);
+  } else {
+    // P - v*v/2 = s + lo, lo within rounding: |v| as 12-bit halves, so
+    // xh*xh is exact, and w = P - (2 xh + xl) xl / 2 (|w| <= 1.4) joins
+    // through TwoSum (a rounded v*v alone was 1e-5 of relative error at
+    // |v| = 13, and the cross term is up to 0.05).
+    Operand xh = Tmp(), xl = Tmp(), w = Tmp(), lo = Tmp();
+    b_.And(xh, v, U(0x7ffff000u));
+    b_.Add(xl, v.Abs(), xh.Neg());
+    b_.Mul(s, xh, xh);
+    b_.Mul(s, s, F(-0.5f));
+    b_.Add(w, xh, xh);
+    b_.Add(w, w, xl);
+    b_.Mul(w, w, xl);
+    b_.Mad(w, w, F(-0.5f), p);
+    b_.Mov(lo, F(0.0f));
+    TwoSum(s, lo, w);
+    // exp(s + lo) = 2^m * exp(r), m = round(s*log2e), r = s - m*ln2 + lo
+    // (Cody-Waite: m*kLn2Hi is exact and so is the subtraction; |r| <= 0.35
+    // leaves exp2's argument rounding at 2^-25). 2^m from its bits, as
+    // 2^(m+24) * 2^-24 below m = -100 so that results near FLT_MIN keep
+    // every bit (m + 127 is clamped to 1: those results are below 1e-44).
+    constexpr float kLn2Hi = 0.693145751953125f;  // 15 significant bits
+    constexpr float kLn2Lo = 1.42860677e-06f;     // ln2 - kLn2Hi
+    Operand m = Tmp(), r = Tmp(), low = Tmp(), bias = Tmp(), scale = Tmp(), big = Tmp();
+    b_.Mul(m, s, F(kLog2e));
+    b_.RoundNe(m, m);
+    b_.Mad(r, m, F(-kLn2Hi), s);
+    Launder(r);  // else NIR may merge the two steps into s - m*ln2 (lavapipe)
+    b_.Mad(r, m, F(-kLn2Lo), r);
+    b_.Add(r, r, lo);
+    b_.Mul(r, r, F(kLog2e));
+    b_.Exp2(e, r);
+    b_.Lt(low, m, F(-100.0f));
+    b_.Movc(bias, low, I(127 + 24), I(127));
+    b_.Ftoi(m, m);
+    b_.IAdd(m, m, bias);
+    b_.IMax(m, m, I(1));
+    b_.IShl(m, m, U(23));
+    b_.Mul(e, e, m);
+    b_.Mul(e, e, t);  // erfc(a), times 2^24 where `low`
+    b_.Movc(scale, low, F(0x1p-24f), F(1.0f));
+    b_.Mul(g, e, scale);
+    b_.Add(g, g.Neg(), F(2.0f));  // 1 + erf(v/sqrt2) for v >= 0
+    // Above 14.5, erfc < 1e-93: g = 2 exactly (and no NaN from inf - inf
+    // in TwoSum for |v| >= 2^64).
+    b_.Lt(big, F(14.5f), v);
+    b_.Movc(g, big, F(2.0f), g);
+    b_.Movc(g, neg, e, g);
+    b_.Movc(scale, neg, scale, F(1.0f));
+    b_.Mul(h, v, F(0.5f));
+    b_.Mul(h, h, g);
+    b_.Mul(h, h, scale);
+  }
+  // Below -14.5 the true value is below 1e-45: 0 (and no -inf*0).
+  b_.Lt(neg, v, F(-14.5f));
+  b_.Movc(v, neg, F(0.0f), h);
 }
 
 void MathEmitter::TwoSum(Operand s, Operand e_acc, Operand a) {
@@ -345,63 +440,22 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Movc(v, c, v, t);
       return;
     }
-    case OperatorType::kActivationCelu: {
-      Operand q = Tmp(), pos = Tmp(), neg_alpha = Tmp();
-      b_.Div(q, v, p.p0);
-      // Alpha is uniform, so this branch never diverges. With Alpha > 0 only
-      // x < 0 matters, where q = x/Alpha <= 0 and exp(q) <= 1: the
-      // quotient's rounding costs under an ulp and nothing overflows that
-      // min(0, .) keeps. Only a negative Alpha needs the costly path below
-      // (it made CELU ALU-bound on the H200 when taken for every Alpha).
-      b_.Lt(neg_alpha, p.p0, F(0.0f));
-      b_.IfZ(neg_alpha);
-      {
-        Operand em1 = Tmp();
-        Expm1(em1, q);
-        b_.Mul(q, em1, p.p0);
-      }
-      b_.Else();
-      {
-        // x/Alpha as q + q_lo (the residual x - q*Alpha is exact): q can be
-        // large and positive, where the division's rounding alone made
-        // exp(q) tens of ulp off (found by tests/robustness).
-        Operand nq = Tmp(), q_lo = Tmp();
-        b_.Mov(nq, q.Neg());
-        ExactMad(q_lo, nq, p.p0, v);
-        b_.Div(q_lo, q_lo, p.p0);
-        // One reduced argument serves both ranges. Above q = 80, expm1(q) =
-        // exp(q) to float precision, and exp(q) may overflow float32 while
-        // Alpha*exp(q) does not (|Alpha| < 1): use
-        // (Alpha * exp(q)*2^-64) * 2^64 there, where hi - 64 is exact.
-        // Below, exp(q) - 1, or the series for |q| < 0.35.
-        Operand hi = Tmp(), lo = Tmp(), big = Tmp(), scaled = Tmp(), em1 = Tmp();
-        ExpArgument(hi, lo, q, &q_lo);
-        ExpFinish(scaled, hi, lo, -64);
-        b_.Mul(scaled, scaled, p.p0);
-        Launder(scaled);  // keeps the compiler from applying 2^64 before Alpha
-        b_.Mul(scaled, scaled, F(0x1p64f));
-        ExpFinish(em1, hi, lo, 0);
-        b_.Add(em1, em1, F(-1.0f));
-        Operand qs = Tmp(), small = Tmp(), series = Tmp();
-        b_.Add(qs, q, q_lo);
-        Expm1Series(series, qs);
-        b_.Lt(small, qs.Abs(), F(0.35f));
-        b_.Movc(em1, small, series, em1);
-        b_.Mul(em1, em1, p.p0);
-        b_.Lt(big, F(80.0f), qs);
-        b_.Movc(q, big, scaled, em1);
-      }
-      b_.EndIf();
-      MinNum(q, q, F(0.0f));
-      MaxNum(pos, v, F(0.0f));
-      b_.Add(v, pos, q);
+    case OperatorType::kActivationCelu:
+      Celu(v, p.p0);
       return;
-    }
     case OperatorType::kActivationScaledElu: {
-      Operand c = Tmp(), t = Tmp(), a = Tmp();
+      // Gamma*(Alpha*expm1(x)): Alpha*expm1(x) is denormal, and flushed,
+      // for a small Alpha even where the result is not (Alpha = FLT_MIN,
+      // Gamma = 1e30). (Gamma*Alpha)*expm1(x) is used wherever Gamma*Alpha
+      // is a normal float (computed exactly for a denormal Alpha too).
+      Operand c = Tmp(), t = Tmp(), a = Tmp(), ga = Tmp(), ok = Tmp(), t2 = Tmp();
+      ScaledProduct(ga, p.p0, p.p1);
+      IsNormal(ok, ga);
       Expm1(t, v);
+      b_.Mul(t2, t, ga);
       b_.Mul(t, t, p.p0);
       b_.Mul(t, t, p.p1);
+      b_.Movc(t, ok, t2, t);
       b_.Mul(a, v, p.p1);
       b_.Lt(c, F(0.0f), v);
       b_.Movc(v, c, a, t);
@@ -439,61 +493,31 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Xor(sign, x, p.p1);
       b_.And(sign, sign, U(kSignBit));
       b_.Xor(sign, sign, p.p0);            // +-inf with the product's sign
-      b_.Mul(v, v, p.p1);
-      Tanh(v, v);
+      // Where |Beta*x| < 2^-12, tanh(Beta*x) = Beta*x to float precision,
+      // and Beta*x may be denormal and flushed while Alpha*Beta*x is not
+      // (Alpha = 1e30, Beta = FLT_MIN): (Alpha*Beta)*x there when
+      // Alpha*Beta is a normal float, else Alpha*(Beta*x).
+      Operand ab = Tmp(), ok = Tmp(), small = Tmp(), lin = Tmp(), y = Tmp();
+      ScaledProduct(ab, p.p0, p.p1);
+      IsNormal(ok, ab);
+      b_.Mul(y, x, p.p1);
+      b_.Mul(lin, ab, x);
+      b_.Mul(t, y, p.p0);
+      b_.Movc(lin, ok, lin, t);
+      b_.And(small, y, U(0x7fffffffu));
+      b_.ULt(small, small, U(0x39800000u));  // 2^-12
+      Tanh(v, y);
       b_.Mul(v, v, p.p0);
+      b_.Movc(v, small, lin, v);
       b_.Movc(v, special, sign, v);
       return;
     }
-    case OperatorType::kActivationSoftplus: {
-      // For S*x > 20 the result is x to float precision; taking x directly
-      // also avoids overflow of S*x (SOFTPLUS(3e38) with S = 2).
-      Operand y = Tmp(), large = Tmp();
-      b_.Mul(y, v, p.p0);
-      b_.Lt(large, F(20.0f), y);
-      Softplus(y, y);
-      b_.Div(y, y, p.p0);
-      b_.Movc(v, large, v, y);
+    case OperatorType::kActivationSoftplus:
+      SoftplusOp(v, p.p0);
       return;
-    }
-    case OperatorType::kActivationParametricSoftplus: {
-      // Alpha*softplus(Beta*x); for Beta*x > 20 it is Alpha*(Beta*x). That
-      // order cannot overflow spuriously while Beta*x is finite, where
-      // (Alpha*Beta)*x did for Beta near FLT_MAX (found by tests/robustness);
-      // when Beta*x overflows, |x| > 1 and (Alpha*Beta)*x is the safe order.
-      Operand y = Tmp(), large = Tmp(), lin = Tmp(), ab = Tmp(), y_inf = Tmp();
-      b_.Mul(y, v, p.p1);
-      b_.Lt(large, F(20.0f), y);
-      b_.Mul(lin, p.p0, y);
-      b_.Mul(ab, p.p0, p.p1);
-      b_.Mul(ab, ab, v);
-      IsInf(y_inf, y);
-      b_.Movc(lin, y_inf, ab, lin);
-      // softplus(Beta*x) underflows to 0 in float32 below about -104, but
-      // in the float64 reference only below -745.13: with an infinite Alpha
-      // the reference stays +-inf there, not inf*0 = NaN (found by
-      // tests/robustness). Below that (and for NaN) the IEEE product stays.
-      Operand alpha_inf = Tmp(), in_range = Tmp();
-      IsInf(alpha_inf, p.p0);
-      b_.Lt(in_range, F(-745.1f), y);
-      b_.And(alpha_inf, alpha_inf, in_range);
-      // Below -80, softplus(y) = exp(y) to float precision, and exp(y) is
-      // denormal or 0 in float32 from about -87 on while Alpha*exp(y) need
-      // not be small (Alpha = FLT_MAX, found by tests/robustness): use
-      // (Alpha * (exp(y)*2^64)) * 2^-64 there.
-      Operand tail = Tmp(), scaled = Tmp();
-      b_.Lt(tail, y, F(-80.0f));
-      ExpScaled(scaled, y, 64);
-      b_.Mul(scaled, scaled, p.p0);
-      Launder(scaled);  // keeps the compiler from applying 2^-64 before Alpha
-      b_.Mul(scaled, scaled, F(0x1p-64f));
-      Softplus(y, y);
-      b_.Mul(y, y, p.p0);
-      b_.Movc(y, tail, scaled, y);
-      b_.Movc(y, alpha_inf, p.p0, y);
-      b_.Movc(v, large, lin, y);
+    case OperatorType::kActivationParametricSoftplus:
+      ParametricSoftplus(v, p.p0, p.p1);
       return;
-    }
     case OperatorType::kActivationSoftsign: {
       // x / (1 + |x|) with |x| clamped to 2^25 on the integer bits (NaN
       // excluded): the result is then exactly +-1 for huge and infinite x
@@ -532,17 +556,9 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Movc(v, above, a, r);
       return;
     }
-    case OperatorType::kActivationGelu: {
-      Operand e = Tmp(), h = Tmp(), tiny = Tmp();
-      b_.Mul(e, v, F(0.707106781186547524f));
-      Erf(e, e);
-      b_.Mul(h, v, F(0.5f));
-      b_.Mad(h, h, e, h);
-      // Below -10 the true value is below 1e-22 in magnitude; avoid -inf*0.
-      b_.Lt(tiny, v, F(-10.0f));
-      b_.Movc(v, tiny, F(0.0f), h);
+    case OperatorType::kActivationGelu:
+      Gelu(v);
       return;
-    }
     default:
       return;  // callers only pass supported activations
   }

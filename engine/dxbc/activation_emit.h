@@ -36,6 +36,11 @@ class MathEmitter {
       : b_(b), comps_(std::move(comps)), zero_(zero) {}
 
   Operand Tmp() { return b_.NewTemp().Comps(comps_.c_str()); }
+  // Half-precision mode, for FLOAT16 tensors (OPERATORS.md §8: 2 binary16
+  // ulp, about 1e-3 relative): Exp skips the compensation of x*log2(e)'s
+  // rounding and GELU uses a shorter erfc fit. Everything else (overflow,
+  // NaN, infinity handling) is the same. Off by default.
+  void set_half_precision(bool on) { half_ = on; }
   const std::string& comps() const { return comps_; }
   ShaderBuilder& builder() { return b_; }
   // v ^= zero: an identity the driver compiler cannot see through.
@@ -60,8 +65,15 @@ class MathEmitter {
   void Softplus(Operand d, Operand y);
   void Sigmoid(Operand d, Operand x);
   void Tanh(Operand d, Operand x);
-  // Abramowitz-Stegun 7.1.26 (|error| <= 1.5e-7).
-  void Erf(Operand d, Operand x);
+  // v = GELU(v) = 0.5 v erfc(-v/sqrt2), accurate in relative terms on both
+  // sides: erfc(|v|/sqrt2) is evaluated as t*exp(P(t) - v*v/2) with
+  // t = 1/(1 + |v|/(2 sqrt2)) and P a fit of our own (relative error about
+  // 6e-7 up to |v| = 14), v*v/2 exact as a sum of two floats; x >= 0 takes
+  // 2 - erfc. No 1 + erf(x) cancellation (that was 436 ulp for x < 0).
+  void Gelu(Operand v);
+  // p = expm1(q)/q by its Taylor series (1 at q = 0): accurate for
+  // |q| < 0.35 only. x*p is expm1(q) scaled by x/q without dividing.
+  void Expm1OverX(Operand p, Operand q);
   // d = a*b + c rounded (nearly) once, without relying on `mad` being fused
   // (lavapipe's is not): exact products of 12-bit halves (Dekker) and
   // TwoSum. Falls back to the plain result when that is not finite.
@@ -94,9 +106,24 @@ class MathEmitter {
   void ExpArgument(Operand hi, Operand lo, Operand x, const Operand* x_lo);
   // d = 2^(hi + k) * (1 + lo*ln2); leaves hi and lo unchanged.
   void ExpFinish(Operand d, Operand hi, Operand lo, int k);
+  // CELU, SOFTPLUS and PARAMETRIC_SOFTPLUS (activation_params_emit.cc).
+  void Celu(Operand v, Operand alpha);
+  void SoftplusOp(Operand v, Operand steepness);
+  void ParametricSoftplus(Operand v, Operand alpha, Operand beta);
+  // d = f * 2^32 exactly for any finite f, denormals included (integer
+  // bits, so no flushing); d is +-inf where f*2^32 overflows.
+  void ScaleUp32(Operand d, Operand f);
+  // d = all ones where f is zero or denormal (exponent field 0), else 0.
+  void IsTiny(Operand d, Operand f);
+  // d = all ones where f is a normal float (not 0, denormal, inf or NaN).
+  void IsNormal(Operand d, Operand f);
+  // d = a*b with a denormal factor taken exactly ((a*2^32)*b*2^-32), so
+  // a driver flushing it cannot turn a normal product into 0.
+  void ScaledProduct(Operand d, Operand a, Operand b);
   ShaderBuilder& b_;
   std::string comps_;
   Operand zero_;
+  bool half_ = false;
 };
 
 // Integer forms. `v` holds sign-extended (signed types) or zero-extended
