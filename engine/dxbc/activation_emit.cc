@@ -497,10 +497,20 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       // and Beta*x may be denormal and flushed while Alpha*Beta*x is not
       // (Alpha = 1e30, Beta = FLT_MIN): (Alpha*Beta)*x there when
       // Alpha*Beta is a normal float, else Alpha*(Beta*x).
+      // Beta*x itself with a denormal Beta taken exactly (Beta*2^32, then
+      // 2^-32): a driver that flushes Beta would make Beta*x 0 and take
+      // the linear branch where |Beta*x| is large (H100: Alpha = 1e35,
+      // Beta = 1e-40, x = -FLT_MAX gave Alpha*Beta*x, not Alpha*tanh(-0.034)).
       Operand ab = Tmp(), ok = Tmp(), small = Tmp(), lin = Tmp(), y = Tmp();
+      Operand tiny = Tmp(), beta = Tmp(), down = Tmp();
       ScaledProduct(ab, p.p0, p.p1);
       IsNormal(ok, ab);
-      b_.Mul(y, x, p.p1);
+      IsTiny(tiny, p.p1);
+      ScaleUp32(beta, p.p1);
+      b_.Movc(beta, tiny, beta, p.p1);
+      b_.Movc(down, tiny, F(0x1p-32f), F(1.0f));
+      b_.Mul(y, x, beta);
+      b_.Mul(y, y, down);
       b_.Mul(lin, ab, x);
       b_.Mul(t, y, p.p0);
       b_.Movc(lin, ok, lin, t);
@@ -530,8 +540,31 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.And(clamped, v, U(kSignBit));
       b_.Or(clamped, clamped, U(0x4c000000u));
       b_.Movc(v, big, clamped, v);
-      b_.Add(den, v.Abs(), F(1.0f));
-      b_.Div(v, v, den);
+      // 1 + |x| as hi + lo (TwoSum, exact), q = x/hi, then one correction
+      // step with the exact residual x - q*hi (ExactMad) less q*lo. D3D's
+      // division may be 2.5 ulp off, and the rounding of 1 + |x| alone
+      // cost 1.5 ulp: the H100 was 2.77 ulp off, over SOFTSIGN's 2-ulp
+      // ARITH budget. NaN (the only non-finite v after the clamp) keeps q.
+      // FLOAT16 (1 binary16 ulp) needs none of it.
+      if (half_) {
+        b_.Add(den, v.Abs(), F(1.0f));
+        b_.Div(v, v, den);
+        return;
+      }
+      Operand lo = Tmp(), q = Tmp(), nq = Tmp(), r = Tmp(), t = Tmp(), finite = Tmp();
+      b_.Mov(den, v.Abs());
+      b_.Mov(lo, F(0.0f));
+      TwoSum(den, lo, F(1.0f));
+      b_.Div(q, v, den);
+      b_.Mov(nq, q.Neg());  // ExactMad splits its operands on their bits
+      ExactMad(r, nq, den, v);
+      b_.Mul(t, q, lo);
+      b_.Add(r, r, t.Neg());
+      b_.Div(r, r, den);
+      b_.Add(r, q, r);
+      b_.And(finite, v, U(0x7fffffffu));
+      b_.ULt(finite, finite, U(kPosInf));
+      b_.Movc(v, finite, r, q);
       return;
     }
     case OperatorType::kActivationThresholdedRelu: {
