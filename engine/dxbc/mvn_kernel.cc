@@ -139,6 +139,37 @@ class MvnEmitter {
     b_.AtomicOr(Operand::Uav(0).x(), word, h);
   }
 
+  // FLOAT16 elements j (even) and j+1 of this thread: when both are in range
+  // and their output offsets are the two halves of one word, one plain
+  // store of the packed word; otherwise each in-range element through
+  // Store's atomics.
+  void StorePair(Operand v0, Operand off0, Operand ok0, Operand v1, Operand off1, Operand ok1) {
+    Operand pair = T(), t = T(), word = T(), h = T();
+    b_.And(pair, ok0, ok1);
+    b_.IAdd(t, off0, U(1));
+    b_.IEq(t, t, off1);
+    b_.And(pair, pair, t);
+    b_.And(t, off0, U(1));
+    b_.IEq(t, t, U(0));
+    b_.And(pair, pair, t);
+    b_.IfNz(pair);
+    b_.UShr(word, off0, U(1));
+    b_.IAdd(word, word, UavBase(0));
+    b_.F32ToF16(t, v0);
+    b_.F32ToF16(h, v1);
+    b_.IShl(h, h, U(16));
+    b_.Or(h, h, t);
+    b_.StoreUavTyped(Operand::Uav(0), word, h);
+    b_.Else();
+    b_.IfNz(ok0);
+    Store(v0, off0);
+    b_.EndIf();
+    b_.IfNz(ok1);
+    Store(v1, off1);
+    b_.EndIf();
+    b_.EndIf();
+  }
+
   // The group's first element (0 when not finite). Statistics are computed
   // on x - ref: for data with a large common offset (1e4 + U(0, 0.1)) the
   // mean itself is not representable closely enough in float32, but x - ref
@@ -152,10 +183,18 @@ class MvnEmitter {
   }
 
   // Element index of the j-th element of this thread; `ok` when < N.
+  // FLOAT16: elements 2i and 2i+1 of the chunk go to the same thread
+  // (j even and odd), so that a packed output word is written by one
+  // thread with a plain store (StorePair) instead of two atomics per element.
   void ElementIndex(uint32_t j, Operand n_clamped, Operand ok) {
     Operand n = T();
-    b_.IMad(n, c_, U(kMvnChunk), tid_);
-    b_.IAdd(n, n, U(j * kMvnThreads));
+    if (key_.data_type == DataType::kFloat16) {
+      b_.IMad(n, tid_, U(2), U(j / 2 * 2 * kMvnThreads + j % 2));
+      b_.IMad(n, c_, U(kMvnChunk), n);
+    } else {
+      b_.IMad(n, c_, U(kMvnChunk), tid_);
+      b_.IAdd(n, n, U(j * kMvnThreads));
+    }
     b_.ULt(ok, n, CB0(0).z());
     b_.Movc(n_clamped, ok, n, U(0));
   }
@@ -271,8 +310,15 @@ class MvnEmitter {
       if (key_.has_bias) b_.Add(e.y, e.y, e.bias);
       if (key_.fused != OperatorType::kInvalid) math.Activation(key_.fused, e.y, params);
       b_.And(e.ok, e.ok, valid_);
-      b_.IfNz(e.ok);
-      Store(e.y, e.out_off);
+    }
+    for (size_t j = 0; j < el.size(); ++j) {
+      if (key_.data_type == DataType::kFloat16) {
+        StorePair(el[j].y, el[j].out_off, el[j].ok, el[j + 1].y, el[j + 1].out_off, el[j + 1].ok);
+        ++j;
+        continue;
+      }
+      b_.IfNz(el[j].ok);
+      Store(el[j].y, el[j].out_off);
       b_.EndIf();
     }
   }
@@ -346,6 +392,8 @@ class MvnEmitter {
   MvnStatsEmitter stats_;
   Operand w_, valid_, g_, c_, tid_;
 };
+
+static_assert(kMvnElementsPerThread % 2 == 0, "FLOAT16 elements go in pairs");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
 

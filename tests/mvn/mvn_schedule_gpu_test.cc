@@ -97,7 +97,11 @@ TEST_F(MvnScheduleTest, RowFloat16WithScaleBiasAndFusedActivation) {
   op.scale = MakeTensorDesc(DataType::kFloat16, {1, 333});
   op.bias = MakeTensorDesc(DataType::kFloat16, {6, 1});
   op.fused_activation = Fused(OperatorType::kActivationElu, 0.7f);
-  Run(op, {}, MvnSchedule::kRow, 7);
+  Run(op, {}, MvnSchedule::kRow, 7);  // odd rows start mid-word: per-element stores
+  op = Mvn1(DataType::kFloat16, {4, 1000}, {1});
+  Run(op, {}, MvnSchedule::kRow, 25);  // every pair of elements is one output word
+  op.output = MakeTensorDesc(DataType::kFloat16, {4, 1000}, std::vector<uint64_t>{1, 4});
+  Run(op, {}, MvnSchedule::kRow, 26);  // transposed output: no pair shares a word
 }
 
 TEST_F(MvnScheduleTest, RowPaddedTransposedAndBroadcastLayouts) {
