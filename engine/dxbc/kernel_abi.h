@@ -168,6 +168,13 @@ inline constexpr uint32_t kTexelsPerThread = 4;    // contiguous path
 inline constexpr uint32_t kMvnThreads = 256;
 inline constexpr uint32_t kMvnElementsPerThread = 16;
 inline constexpr uint32_t kMvnChunk = kMvnThreads * kMvnElementsPerThread;
+// kMvnRow for short groups (N <= kMvnSmallRowChunk): workgroups of
+// kMvnSmallRowThreads, marked by this bit in KernelKey::variant (whose low
+// bits hold the inner rank), so that no thread of a 1,024-element row idles.
+inline constexpr uint32_t kMvnSmallRowThreads = 64;
+inline constexpr uint32_t kMvnSmallRowChunk = kMvnSmallRowThreads * kMvnElementsPerThread;
+inline constexpr uint8_t kMvnVariantSmallRow = 0x10;
+inline constexpr uint8_t kMvnVariantRankMask = 0x0f;
 
 }  // namespace dmls::gpu
 

@@ -17,7 +17,6 @@ constexpr uint32_t kRegSizes = 4;
 // Stride arrays of MvnArgs by tensor: input, output, scale, bias.
 enum Tensor { kIn = 0, kOut = 1, kScale = 2, kBias = 3 };
 constexpr uint32_t kRegStrides[4] = {6, 8, 10, 12};
-constexpr uint32_t kGroupSharedBytes = kMvnThreads * kMvnStatBytes;
 
 const char* kLetters[] = {"x", "y", "z", "w"};
 Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
@@ -30,7 +29,16 @@ Operand UavBase(uint32_t u) { return CbWord(kRegViewBases, ViewBaseWordUav(u)); 
 class MvnEmitter {
  public:
   MvnEmitter(ShaderBuilder& b, const KernelKey& key)
-      : b_(b), key_(key), inner_(key.variant), stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
+      : b_(b),
+        key_(key),
+        inner_(key.variant & kMvnVariantRankMask),
+        threads_(ThreadsOf(key)),
+        chunk_(threads_ * kMvnElementsPerThread),
+        stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
+
+  static uint32_t ThreadsOf(const KernelKey& key) {
+    return (key.variant & kMvnVariantSmallRow) != 0 ? kMvnSmallRowThreads : kMvnThreads;
+  }
 
   Operand T() { return b_.NewTemp().x(); }
 
@@ -189,11 +197,11 @@ class MvnEmitter {
   void ElementIndex(uint32_t j, Operand n_clamped, Operand ok) {
     Operand n = T();
     if (key_.data_type == DataType::kFloat16) {
-      b_.IMad(n, tid_, U(2), U(j / 2 * 2 * kMvnThreads + j % 2));
-      b_.IMad(n, c_, U(kMvnChunk), n);
+      b_.IMad(n, tid_, U(2), U(j / 2 * 2 * threads_ + j % 2));
+      b_.IMad(n, c_, U(chunk_), n);
     } else {
-      b_.IMad(n, c_, U(kMvnChunk), tid_);
-      b_.IAdd(n, n, U(j * kMvnThreads));
+      b_.IMad(n, c_, U(chunk_), tid_);
+      b_.IAdd(n, n, U(j * threads_));
     }
     b_.ULt(ok, n, CB0(0).z());
     b_.Movc(n_clamped, ok, n, U(0));
@@ -203,7 +211,7 @@ class MvnEmitter {
     b_.DclConstantBuffer(kConstantBlockRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
     b_.DclTypedUav(1, ReturnType::kFloat);
-    b_.DclGroupSharedRaw(0, kGroupSharedBytes);
+    b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
     GroupCoordinates();
     std::vector<Operand> base = OuterOffsets({kIn});
     Operand ref = Reference(base[0]);
@@ -217,7 +225,7 @@ class MvnEmitter {
       Load(x[j], 0, off[0]);
     }
     MvnStat st = stats_.Local(x, ok, ref);
-    stats_.GroupReduce(st, tid_, kMvnThreads);
+    stats_.GroupReduce(st, tid_, threads_);
     Operand first = T(), addr = T();
     b_.IEq(first, tid_, U(0));
     b_.And(first, first, valid_);
@@ -232,7 +240,7 @@ class MvnEmitter {
       b_.StoreUavTyped(Operand::Uav(1), addr, words[k]);
     }
     b_.EndIf();
-    return Finish(b_, kMvnThreads);
+    return Finish(b_, threads_);
   }
 
   // Declarations shared by kMvnApply and kMvnRow.
@@ -243,7 +251,7 @@ class MvnEmitter {
     if (key_.has_bias) b_.DclBufferSrv(2, ReturnType::kUint);
     b_.DclTypedUav(0, ReturnType::kUint);
     if (key_.stage == KernelStage::kMvnApply) b_.DclTypedUav(1, ReturnType::kFloat);
-    b_.DclGroupSharedRaw(0, kGroupSharedBytes);
+    b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
   }
 
   struct Elem {
@@ -353,16 +361,16 @@ class MvnEmitter {
       b_.LdUavTyped(words[k], addr, Operand::Uav(1));
     }
     stats_.Combine(st, p);
-    b_.IAdd(i, i, U(kMvnThreads));
+    b_.IAdd(i, i, U(threads_));
     b_.EndLoop();
-    stats_.GroupReduce(st, tid_, kMvnThreads);
+    stats_.GroupReduce(st, tid_, threads_);
     // 2. Normalise this thread's elements of the chunk.
     const std::vector<Tensor> tensors = NormaliseTensors();
     std::vector<Operand> base = OuterOffsets(tensors);
     Operand ref = Reference(base[0]);
     std::vector<Elem> el = LoadElements(tensors, base);
     Normalise(st, ref, el);
-    return Finish(b_, kMvnThreads);
+    return Finish(b_, threads_);
   }
 
   // The whole group (N <= kMvnChunk) in one workgroup: its elements are
@@ -380,15 +388,17 @@ class MvnEmitter {
       ok.push_back(e.ok);
     }
     MvnStat st = stats_.Local(x, ok, ref);
-    stats_.GroupReduce(st, tid_, kMvnThreads);
+    stats_.GroupReduce(st, tid_, threads_);
     Normalise(st, ref, el);
-    return Finish(b_, kMvnThreads);
+    return Finish(b_, threads_);
   }
 
  private:
   ShaderBuilder& b_;
   const KernelKey& key_;
   uint32_t inner_;
+  uint32_t threads_;
+  uint32_t chunk_;
   MvnStatsEmitter stats_;
   Operand w_, valid_, g_, c_, tid_;
 };
@@ -401,12 +411,19 @@ bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kF
 
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
-      key.layout != LayoutClass::kStrided || key.variant < 1 || key.variant > kMaxRank ||
+      key.layout != LayoutClass::kStrided ||
+      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow)) != 0 ||
+      (key.variant & kMvnVariantRankMask) < 1 || (key.variant & kMvnVariantRankMask) > kMaxRank ||
       key.scale_bias ||
       (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
     return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
   }
-  ShaderBuilder b(kMvnThreads);
+  const bool small_row = (key.variant & kMvnVariantSmallRow) != 0;
+  if (small_row && key.stage != KernelStage::kMvnRow) {
+    return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
+                                                   key.DebugString()));
+  }
+  ShaderBuilder b(MvnEmitter::ThreadsOf(key));
   MvnEmitter e(b, key);
   if (key.stage == KernelStage::kMvnPartial) {
     if (!key.normalize_variance || key.has_scale || key.has_bias ||
@@ -434,8 +451,9 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
       keys.push_back(k);
-      for (KernelStage stage : {KernelStage::kMvnApply, KernelStage::kMvnRow}) {
-        k.stage = stage;
+      for (int stage = 0; stage < 3; ++stage) {
+        k.stage = stage == 0 ? KernelStage::kMvnApply : KernelStage::kMvnRow;
+        k.variant = stage == 2 ? static_cast<uint8_t>(r | kMvnVariantSmallRow) : r;
         for (bool nv : {false, true}) {
           for (bool hs : {false, true}) {
             for (bool hb : {false, true}) {

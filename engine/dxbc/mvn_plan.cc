@@ -141,11 +141,14 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   const View scratch{BufferSlot::kScratch, ViewFormat::kR32Float, 0,
                      static_cast<uint32_t>(std::min<uint64_t>(work_groups * 4, o.max_view_texels))};
 
+  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
+  const bool small_row = schedule.small_row;
   // One dispatch of `stage` over groups [first, first + count).
   auto make = [&](KernelStage stage, uint64_t first, uint64_t count) -> absl::StatusOr<Dispatch> {
     Dispatch d;
     d.key = stage == KernelStage::kMvnPartial ? key : apply;
     d.key.stage = stage;
+    if (stage == KernelStage::kMvnRow && small_row) d.key.variant |= kMvnVariantSmallRow;
     const uint64_t per_group = stage == KernelStage::kMvnRow ? 1 : chunks;
     absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(count * per_group, o.max_groups);
     if (!grid.ok()) return grid.status();
@@ -171,7 +174,6 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   };
 
   DispatchPlan plan;
-  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
   if (schedule.kind == MvnSchedule::kRow) {
     absl::StatusOr<Dispatch> d = make(KernelStage::kMvnRow, 0, groups);
     if (!d.ok()) return d.status();
@@ -205,6 +207,7 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
   MvnSchedule s;
   if (n <= kMvnChunk) {
     s.kind = MvnSchedule::kRow;
+    s.small_row = n <= kMvnSmallRowChunk;
     return s;
   }
   const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;

@@ -287,7 +287,7 @@ OperatorDesc Mvn1(TensorDesc in, std::vector<uint64_t> axes) {
 // offset, from the apply dispatch's constant block.
 std::vector<std::vector<uint64_t>> MvnGroups(const Dispatch& d) {
   const MvnArgs a = DecodeMvnArgs(d);
-  const uint32_t r = d.key.variant;
+  const uint32_t r = d.key.variant & kMvnVariantRankMask;
   std::vector<std::vector<uint64_t>> groups(a.group_count);
   for (uint64_t g = 0; g < a.group_count; ++g) {
     uint64_t rem = g, base = 0;
@@ -398,6 +398,8 @@ TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, h100).block_groups, 200u);
   // 65,536 x 1,024: one workgroup per row.
   EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, h100).kind, MvnSchedule::kRow);
+  EXPECT_TRUE(ChooseMvnSchedule(65536, 1024, 4, h100).small_row);
+  EXPECT_FALSE(ChooseMvnSchedule(65536, kMvnSmallRowChunk + 1, 4, h100).small_row);
   EXPECT_EQ(ChooseMvnSchedule(1, kMvnChunk, 4, h100).kind, MvnSchedule::kRow);
   EXPECT_NE(ChooseMvnSchedule(1, kMvnChunk + 1, 4, h100).kind, MvnSchedule::kRow);
   // One huge group: two passes.
@@ -408,6 +410,7 @@ TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   ASSERT_EQ(plan->dispatches.size(), 1u);
   const Dispatch& d = plan->dispatches[0];
   EXPECT_EQ(d.key.stage, KernelStage::kMvnRow);
+  EXPECT_EQ(d.key.variant, 1 | kMvnVariantSmallRow);
   EXPECT_EQ(plan->scratch_bytes, 0u);
   EXPECT_EQ(d.uav[1].buffer, BufferSlot::kNone);
   EXPECT_EQ(d.uav[0].buffer, BufferSlot::kOutput);
@@ -458,7 +461,7 @@ TEST(MvnPlannerTest, MvnCrossChannelAndScaleBroadcast) {
   EXPECT_TRUE(a.key.has_scale);
   EXPECT_TRUE(a.key.has_bias);
   EXPECT_EQ(a.key.fused, OperatorType::kActivationShrink);
-  EXPECT_EQ(a.key.variant, 1);  // {H, W} coalesce into 20
+  EXPECT_EQ(a.key.variant, 1 | kMvnVariantSmallRow);  // {H, W} coalesce into 20
   const MvnArgs args = DecodeMvnArgs(a);
   EXPECT_EQ(args.n, 20u);
   EXPECT_EQ(args.group_count, 6u);

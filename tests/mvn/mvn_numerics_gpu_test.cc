@@ -125,11 +125,11 @@ TEST_P(MvnNumericsTest, HugeGroupsMixedWithSmallValuesAndConstants) {
 
 TEST_P(MvnNumericsTest, NoNormalizeVarianceWithHugeValues) {
   const uint64_t n = GroupLength(), half = n / 2;
-  // x - mean = ±3e38 exactly representable as float32 after rounding.
+  // x - mean = ±3e38 (finite; its square is not).
   const auto out = Run(DataType::kFloat32, {std::vector<double>(half, 3e38)}, {-3e38}, false);
   ASSERT_EQ(out.size(), 1u);
   for (uint64_t i = 0; i < n; ++i) {
-    ASSERT_EQ(out[0][i], static_cast<double>(i < half ? 3e38f : -3e38f)) << i;
+    ASSERT_NEAR(out[0][i], i < half ? 3e38 : -3e38, 3e32) << i;
   }
 }
 
