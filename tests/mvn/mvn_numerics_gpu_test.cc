@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <ostream>
 #include <vector>
 
 #include "engine/dxbc/planner.h"
@@ -33,6 +34,7 @@ struct Schedule {
   bool long_groups;
   uint64_t block_bytes;
 };
+void PrintTo(const Schedule& s, std::ostream* os) { *os << s.name; }
 const Schedule kSchedules[] = {
     {"row", false, 0}, {"blocked", true, 1}, {"two_pass", true, 2}};
 
