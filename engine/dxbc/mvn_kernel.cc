@@ -363,7 +363,7 @@ class MvnEmitter {
     stats_.Combine(st, p);
     b_.IAdd(i, i, U(threads_));
     b_.EndLoop();
-    stats_.GroupReduce(st, tid_, threads_);
+    stats_.GroupReduce(st, tid_, threads_, CB0(0).w());  // chunks: threads past it are empty
     // 2. Normalise this thread's elements of the chunk.
     const std::vector<Tensor> tensors = NormaliseTensors();
     std::vector<Operand> base = OuterOffsets(tensors);

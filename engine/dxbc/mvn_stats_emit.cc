@@ -1,6 +1,7 @@
 #include "engine/dxbc/mvn_stats_emit.h"
 
 #include <limits>
+#include <optional>
 
 namespace dmls::gpu {
 namespace {
@@ -125,6 +126,16 @@ void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
 }
 
 void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads) {
+  Reduce(st, tid, threads, std::nullopt);
+}
+
+void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads,
+                                  Operand active) {
+  Reduce(st, tid, threads, active);
+}
+
+void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
+                             std::optional<Operand> active) {
   Operand addr = T(), pk = b_.NewTemp(), other = b_.NewTemp(), cond = T(), oaddr = T();
   b_.IMul(addr, tid, U(kMvnStatBytes));
   auto store_own = [&]() {
@@ -136,7 +147,13 @@ void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threa
   };
   store_own();
   MvnStat o{other.x(), other.y(), other.z(), other.w()};
+  Operand needed = T();
   for (uint32_t s = threads / 2; s >= 1; s /= 2) {
+    // Level s combines thread t < s with t + s: nothing when active <= s.
+    if (active) {
+      b_.ULt(needed, U(s), *active);
+      b_.IfNz(needed);
+    }
     b_.SyncGroup();
     b_.ULt(cond, tid, U(s));
     b_.IfNz(cond);
@@ -145,6 +162,7 @@ void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threa
     Combine(st, o);
     store_own();
     b_.EndIf();
+    if (active) b_.EndIf();
   }
   b_.SyncGroup();
   b_.LdRaw(other.Comps("xyzw"), U(0), Operand::GroupShared(0));

@@ -13,6 +13,7 @@
 #define DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/dxbc/operand.h"
@@ -52,10 +53,15 @@ class MvnStatsEmitter {
   void Combine(const MvnStat& a, const MvnStat& b);
   // Combines every thread's statistic over the workgroup through
   // group-shared memory g0 (16 bytes per thread, declared by the caller);
-  // afterwards every thread holds the group's statistic.
+  // afterwards every thread holds the group's statistic. With `active`
+  // (a uniform value, e.g. a constant-block word) only threads below it
+  // hold data, and the levels that would combine empty statistics only are
+  // skipped (uniform branches around the barriers).
   void GroupReduce(const MvnStat& st, Operand tid, uint32_t threads);
+  void GroupReduce(const MvnStat& st, Operand tid, uint32_t threads, Operand active);
 
  private:
+  void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active);
   Operand T() { return b_.NewTemp().x(); }
   ShaderBuilder& b_;
   Operand zero_;

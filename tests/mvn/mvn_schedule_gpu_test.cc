@@ -193,5 +193,14 @@ TEST_F(MvnScheduleTest, TwoPassWhenTheTensorFitsOneBlock) {
   Run(Mvn1(DataType::kFloat32, {4, 6000}, {1}), {}, MvnSchedule::kTwoPass, 24);
 }
 
+TEST_F(MvnScheduleTest, MoreChunksThanThreads) {
+  // 293 chunks: apply threads combine two partials each, every reduction
+  // level runs (the levels past the chunk count are skipped otherwise).
+  const uint64_t n = 293 * gpu::kMvnChunk - 7;
+  Run(Mvn1(DataType::kFloat32, {1, n}, {1}), {}, MvnSchedule::kTwoPass, 27, 2.0, 3.0);
+  Run(Mvn1(DataType::kFloat32, {2, 257 * gpu::kMvnChunk}, {1}), BlockBudget(257 * gpu::kMvnChunk * 4),
+      MvnSchedule::kBlocked, 28);
+}
+
 }  // namespace
 }  // namespace dmls::mvn_testing
