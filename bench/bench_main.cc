@@ -13,7 +13,7 @@
 //              [--engine_requests=2000] [--engine_elements=1K]
 //              [--engine_in_flight=64] [--engine_threads=4]
 //              [--engine_max_batch=256[,1]] [--data_type=float32|float16]
-//              [--cache_mib=N] [--mvn_block_kib=N] [--plan_only]
+//              [--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row] [--plan_only]
 //
 // The engine run pushes small CELU requests through GpuEngine end to end
 // (upload, batching, kernels, readback, callbacks) and reports requests/s:
@@ -23,7 +23,8 @@
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
 // --cache_mib tells the planner the adapter's L2 size (D3D12 does not
 // report it; default gpu::kAssumedCacheBytes) and --mvn_block_kib overrides
-// the MVN row-block budget (default a quarter of the cache); --show_plan
+// the MVN row-block budget (default a quarter of the cache); --mvn_no_row
+// keeps MVN off the row schedule (to compare with the two dispatches); --show_plan
 // prints the MVN schedule chosen (row, blocked or two-pass); --plan_only
 // prints the plans without a device and measures nothing.
 #include <algorithm>
@@ -108,6 +109,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       value = a.substr(eq + 1);
     } else if (i + 1 < argc && a != "--overlap" && a != "--no_dispatch_cost" &&
                a != "--list_adapters" && a != "--show_plan" && a != "--plan_only" &&
+               a != "--mvn_no_row" &&
                a != "--help") {
       value = argv[++i];
     }
@@ -176,6 +178,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->planner.mvn_block_bytes = v << 10;
     } else if (key == "--show_plan") {
       f->show_plan = true;
+    } else if (key == "--mvn_no_row") {
+      f->planner.mvn_row = false;
     } else if (key == "--plan_only") {
       f->show_plan = f->plan_only = true;
     } else if (key == "--list_adapters") {
@@ -189,7 +193,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
                    "[--list_adapters] [--show_plan] [--plan_only] [--engine_requests=2000] "
                    "[--engine_elements=1K] [--engine_in_flight=64] [--engine_threads=4] "
                    "[--engine_max_batch=256[,1]] [--data_type=float32|float16] "
-                   "[--cache_mib=N] [--mvn_block_kib=N]\n");
+                   "[--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row]\n");
       return false;
     }
   }
@@ -429,7 +433,11 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
     const gpu::MvnSchedule s =
         gpu::ChooseMvnSchedule(rows, cols, ElementBits(op.input->type()) / 8, f.planner);
     const uint64_t cache = f.planner.cache_bytes ? f.planner.cache_bytes : gpu::kAssumedCacheBytes;
-    std::string how = "row: one workgroup per row, read once, no scratch";
+    const uint32_t threads = s.row_bits == gpu::kMvnVariantSmallRow  ? gpu::kMvnSmallRowThreads
+                             : s.row_bits == gpu::kMvnVariantWideRow ? gpu::kMvnWideRowThreads
+                                                                     : gpu::kMvnThreads;
+    std::string how = absl::StrCat("row: one workgroup of ", threads,
+                                   " threads per row, read once, no scratch");
     if (s.kind != gpu::MvnSchedule::kRow) {
       how = absl::StrCat(s.kind == gpu::MvnSchedule::kBlocked ? "blocked" : "two-pass", ": ",
                          s.block_groups, " rows per (statistics, normalise) dispatch pair");

@@ -5,9 +5,10 @@
 #   (and the FLOAT16 form of the other two).
 # For each: the plan the planner chooses (dmls_bench --plan_only, cache 50
 # MiB as on H100/H200), PyTorch's layer_norm (bench/torch_anchors.py, CUDA
-# events), dmls_bench's MVN1 with the D3D12 copy of the same bytes, and a
-# sweep of the row-block budget (--mvn_block_kib; 1048576 KiB puts the whole
-# tensor in one block, i.e. the old two-pass schedule, as the baseline).
+# events), dmls_bench's MVN1 with the D3D12 copy of the same bytes, and the
+# other schedules of the same shape: blocked with a sweep of the row-block
+# budget (--mvn_no_row --mvn_block_kib), and 1048576 KiB (the whole tensor in
+# one block: the old two-pass schedule, the baseline of the same run).
 # Then the MVN GPU tests on the hardware adapter, and PyTorch again (drift).
 # Expects .gpu/root and .gpu/lib (GPU.md step 1) and .gpu/build laid out
 # like a build directory (bench/dmls_bench, tests/mvn/*). Logs under $OUT;
@@ -46,7 +47,8 @@ for t in float32 float16; do
       | tee "$OUT/bench_${t}_$s.log"
     for kib in 6400 12800 25600 51200 1048576; do
       ours $B --device=gpu --data_type=$t --ops=mvn1 --sizes=$((r * c)) --mvn_rows=$r \
-        --cache_mib=$CACHE --mvn_block_kib=$kib --no_dispatch_cost --engine_requests=0 2>&1 \
+        --cache_mib=$CACHE --mvn_no_row --mvn_block_kib=$kib --no_dispatch_cost \
+        --engine_requests=0 --show_plan 2>&1 | grep -v '^      ' \
         | tee "$OUT/bench_${t}_${s}_block$kib.log"
     done
   done
@@ -60,10 +62,12 @@ done
 
 python3 bench/torch_anchors.py --dtype=float32 2>&1 | tee "$OUT/torch_after.log"
 
-# Short table: PyTorch's layer_norm and our MVN1 (default block, then the
-# sweep) in GB/s, (read + write) / time as both tools count it.
+# Short table: PyTorch's layer_norm and our MVN1 (the planner's schedule,
+# then the blocked sweep without the row kernel, 1048576 = old two-pass) in
+# GB/s, (read + write) / time as both tools count it; time ratios follow
+# from the GB/s ratios (same bytes).
 {
-  echo "dtype    shape        torch_layer_norm  mvn1(default)  block sweep (KiB:GB/s)"
+  echo "dtype    shape        torch_layer_norm  mvn1(planner)  no-row block sweep (KiB:GB/s)"
   for t in float32 float16; do
     for s in $shapes; do
       tl=$(awk '/^layer_norm/ {print $NF}' "$OUT/torch_${t}_$s.log")

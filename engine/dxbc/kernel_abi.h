@@ -174,6 +174,13 @@ inline constexpr uint32_t kMvnChunk = kMvnThreads * kMvnElementsPerThread;
 inline constexpr uint32_t kMvnSmallRowThreads = 64;
 inline constexpr uint32_t kMvnSmallRowChunk = kMvnSmallRowThreads * kMvnElementsPerThread;
 inline constexpr uint8_t kMvnVariantSmallRow = 0x10;
+// kMvnRow for groups up to kMvnWideRowChunk elements (e.g. 4,096 x 32,768):
+// workgroups of kMvnWideRowThreads holding kMvnWideRowElementsPerThread
+// elements each in registers, so that such a row is read from memory once.
+inline constexpr uint32_t kMvnWideRowThreads = 1024;
+inline constexpr uint32_t kMvnWideRowElementsPerThread = 32;
+inline constexpr uint32_t kMvnWideRowChunk = kMvnWideRowThreads * kMvnWideRowElementsPerThread;
+inline constexpr uint8_t kMvnVariantWideRow = 0x20;
 inline constexpr uint8_t kMvnVariantRankMask = 0x0f;
 
 }  // namespace dmls::gpu

@@ -33,11 +33,17 @@ class MvnEmitter {
         key_(key),
         inner_(key.variant & kMvnVariantRankMask),
         threads_(ThreadsOf(key)),
-        chunk_(threads_ * kMvnElementsPerThread),
+        elems_(ElementsOf(key)),
+        chunk_(threads_ * elems_),
         stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
 
   static uint32_t ThreadsOf(const KernelKey& key) {
+    if ((key.variant & kMvnVariantWideRow) != 0) return kMvnWideRowThreads;
     return (key.variant & kMvnVariantSmallRow) != 0 ? kMvnSmallRowThreads : kMvnThreads;
+  }
+  static uint32_t ElementsOf(const KernelKey& key) {
+    return (key.variant & kMvnVariantWideRow) != 0 ? kMvnWideRowElementsPerThread
+                                                   : kMvnElementsPerThread;
   }
 
   Operand T() { return b_.NewTemp().x(); }
@@ -215,8 +221,8 @@ class MvnEmitter {
     GroupCoordinates();
     std::vector<Operand> base = OuterOffsets({kIn});
     Operand ref = Reference(base[0]);
-    std::vector<Operand> x(kMvnElementsPerThread), ok(kMvnElementsPerThread);
-    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+    std::vector<Operand> x(elems_), ok(elems_);
+    for (uint32_t j = 0; j < elems_; ++j) {
       x[j] = T();
       ok[j] = T();
       Operand nj = T();
@@ -263,8 +269,8 @@ class MvnEmitter {
   // thread is in flight at once. `ok` excludes out-of-range work groups.
   std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
                                  const std::vector<Operand>& base) {
-    std::vector<Elem> el(kMvnElementsPerThread);
-    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+    std::vector<Elem> el(elems_);
+    for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       Operand nj = T();
       e.ok = T();
@@ -398,12 +404,14 @@ class MvnEmitter {
   const KernelKey& key_;
   uint32_t inner_;
   uint32_t threads_;
+  uint32_t elems_;  // elements per thread
   uint32_t chunk_;
   MvnStatsEmitter stats_;
   Operand w_, valid_, g_, c_, tid_;
 };
 
-static_assert(kMvnElementsPerThread % 2 == 0, "FLOAT16 elements go in pairs");
+static_assert(kMvnElementsPerThread % 2 == 0 && kMvnWideRowElementsPerThread % 2 == 0,
+              "FLOAT16 elements go in pairs");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
 
@@ -412,14 +420,15 @@ bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kF
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
       key.layout != LayoutClass::kStrided ||
-      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow)) != 0 ||
+      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow)) != 0 ||
       (key.variant & kMvnVariantRankMask) < 1 || (key.variant & kMvnVariantRankMask) > kMaxRank ||
       key.scale_bias ||
       (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
     return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
   }
-  const bool small_row = (key.variant & kMvnVariantSmallRow) != 0;
-  if (small_row && key.stage != KernelStage::kMvnRow) {
+  const uint8_t row_bits = key.variant & (kMvnVariantSmallRow | kMvnVariantWideRow);
+  if (row_bits != 0 && (key.stage != KernelStage::kMvnRow ||
+                        row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
                                                    key.DebugString()));
   }
@@ -451,9 +460,10 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
       keys.push_back(k);
-      for (int stage = 0; stage < 3; ++stage) {
+      const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
+      for (int stage = 0; stage < 4; ++stage) {
         k.stage = stage == 0 ? KernelStage::kMvnApply : KernelStage::kMvnRow;
-        k.variant = stage == 2 ? static_cast<uint8_t>(r | kMvnVariantSmallRow) : r;
+        k.variant = stage == 0 ? r : static_cast<uint8_t>(r | row_bits[stage - 1]);
         for (bool nv : {false, true}) {
           for (bool hs : {false, true}) {
             for (bool hb : {false, true}) {

@@ -142,13 +142,12 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
                      static_cast<uint32_t>(std::min<uint64_t>(work_groups * 4, o.max_view_texels))};
 
   const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
-  const bool small_row = schedule.small_row;
   // One dispatch of `stage` over groups [first, first + count).
   auto make = [&](KernelStage stage, uint64_t first, uint64_t count) -> absl::StatusOr<Dispatch> {
     Dispatch d;
     d.key = stage == KernelStage::kMvnPartial ? key : apply;
     d.key.stage = stage;
-    if (stage == KernelStage::kMvnRow && small_row) d.key.variant |= kMvnVariantSmallRow;
+    if (stage == KernelStage::kMvnRow) d.key.variant |= schedule.row_bits;
     const uint64_t per_group = stage == KernelStage::kMvnRow ? 1 : chunks;
     absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(count * per_group, o.max_groups);
     if (!grid.ok()) return grid.status();
@@ -156,6 +155,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     da.first_group = static_cast<uint32_t>(first);
     da.group_count = static_cast<uint32_t>(count);
     da.groups_x = (*grid)[0];
+    if (stage == KernelStage::kMvnRow) da.chunks = 1;  // the whole group is one chunk
     d.args = EncodeArgs(da);
     d.groups = *grid;
     d.srv[0] = *vin;
@@ -205,9 +205,11 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& o) {
   MvnSchedule s;
-  if (n <= kMvnChunk) {
+  if (n <= kMvnWideRowChunk && o.mvn_row) {
     s.kind = MvnSchedule::kRow;
-    s.small_row = n <= kMvnSmallRowChunk;
+    s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow
+                 : n <= kMvnChunk       ? 0
+                                        : kMvnVariantWideRow;
     return s;
   }
   const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;

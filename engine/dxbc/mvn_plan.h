@@ -1,7 +1,8 @@
 // PlanMvn: the MVN/MVN1 part of the planner. Three schedules:
-//  * row: a group of at most kMvnChunk elements is one workgroup of one
+//  * row: a group of at most kMvnWideRowChunk elements is one workgroup of one
 //    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
-//    kMvnSmallRowChunk elements, 256 above);
+//    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 1,024 threads of 32
+//    elements up to kMvnWideRowChunk);
 //  * blocked: larger groups in blocks of rows sized from the adapter's cache
 //    (PlannerOptions::cache_bytes): per block, partial statistics into
 //    scratch then combine + normalise, so that the normalisation rereads
@@ -25,7 +26,9 @@ struct MvnSchedule {
   enum Kind { kRow, kBlocked, kTwoPass };
   Kind kind = kRow;
   uint64_t block_groups = 0;  // groups per dispatch pair (kBlocked, kTwoPass)
-  bool small_row = false;     // kRow with kMvnSmallRowThreads (N <= kMvnSmallRowChunk)
+  // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
+  // kMvnVariantSmallRow, kMvnVariantWideRow).
+  uint8_t row_bits = 0;
 };
 // The schedule of `groups` reduction groups of `n` elements each.
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,

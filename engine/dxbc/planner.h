@@ -32,6 +32,8 @@ struct PlannerOptions {
   // block being normalised and the next block's statistics are in flight
   // together, and the output passes through the cache too).
   uint64_t mvn_block_bytes = 0;
+  // false: MVN never takes the row schedule (benchmarks compare schedules).
+  bool mvn_row = true;
 };
 
 // Planned when PlannerOptions::cache_bytes is 0: below the L2 of current

@@ -392,16 +392,25 @@ TEST(MvnPlannerTest, LayerNormShapeBlockedByCache) {
 TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   PlannerOptions h100;
   h100.cache_bytes = 50ull << 20;
-  // 4,096 x 32,768: 128 KiB rows, blocks of 100 rows.
-  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, h100).kind, MvnSchedule::kBlocked);
-  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, h100).block_groups, 100u);
-  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, h100).block_groups, 200u);
+  // 4,096 x 32,768: one 1,024-thread workgroup per row, row in registers.
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, h100).kind, MvnSchedule::kRow);
+  // 4,096 x 65,536: 256 KiB rows, blocks of 50 rows.
+  EXPECT_EQ(ChooseMvnSchedule(4096, 65536, 4, h100).kind, MvnSchedule::kBlocked);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 65536, 4, h100).block_groups, 50u);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 65536, 2, h100).block_groups, 100u);
   // 65,536 x 1,024: one workgroup per row.
   EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, h100).kind, MvnSchedule::kRow);
-  EXPECT_TRUE(ChooseMvnSchedule(65536, 1024, 4, h100).small_row);
-  EXPECT_FALSE(ChooseMvnSchedule(65536, kMvnSmallRowChunk + 1, 4, h100).small_row);
+  EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, h100).row_bits, kMvnVariantSmallRow);
+  EXPECT_EQ(ChooseMvnSchedule(65536, kMvnSmallRowChunk + 1, 4, h100).row_bits, 0);
+  EXPECT_EQ(ChooseMvnSchedule(65536, kMvnChunk + 1, 4, h100).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, h100).row_bits, kMvnVariantWideRow);
   EXPECT_EQ(ChooseMvnSchedule(1, kMvnChunk, 4, h100).kind, MvnSchedule::kRow);
-  EXPECT_NE(ChooseMvnSchedule(1, kMvnChunk + 1, 4, h100).kind, MvnSchedule::kRow);
+  EXPECT_EQ(ChooseMvnSchedule(1, kMvnWideRowChunk, 4, h100).kind, MvnSchedule::kRow);
+  PlannerOptions no_row = h100;
+  no_row.mvn_row = false;
+  EXPECT_EQ(ChooseMvnSchedule(1, 1000, 4, no_row).kind, MvnSchedule::kTwoPass);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, no_row).kind, MvnSchedule::kBlocked);
+  EXPECT_NE(ChooseMvnSchedule(1, kMvnWideRowChunk + 1, 4, h100).kind, MvnSchedule::kRow);
   // One huge group: two passes.
   EXPECT_EQ(ChooseMvnSchedule(1, 1u << 27, 4, h100).kind, MvnSchedule::kTwoPass);
   auto plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {65536, 1024}), {1}), false,
@@ -418,7 +427,13 @@ TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   EXPECT_EQ(DecodeMvnArgs(d).group_count, 65536u);
   plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {4096, 32768}), {1}), false, h100);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  ExpectBlocked(*plan, 4096, 100);
+  ASSERT_EQ(plan->dispatches.size(), 1u);
+  EXPECT_EQ(plan->dispatches[0].key.variant, 1 | kMvnVariantWideRow);
+  EXPECT_EQ(DecodeMvnArgs(plan->dispatches[0]).chunks, 1u);
+  EXPECT_EQ(uint64_t{plan->dispatches[0].groups[0]} * plan->dispatches[0].groups[1], 4096u);
+  plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {2048, 65536}), {1}), false, h100);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectBlocked(*plan, 2048, 50);
 }
 
 TEST(MvnPlannerTest, GroupsMatchReducedAxes) {

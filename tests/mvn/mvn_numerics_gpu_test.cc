@@ -1,5 +1,5 @@
 // Regression tests of the MVN statistics on the Direct3D 12 engine, in
-// every planner schedule (row, blocked, two-pass):
+// every planner schedule (row, wide row, blocked, two-pass):
 //  * overflow: groups whose squared deviations exceed FLT_MAX while the
 //    double-precision result is finite (a randomized differential check
 //    found [9.3e18, -9.3e18] coming back NaN: the square overflows once
@@ -26,22 +26,22 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kFltMax = std::numeric_limits<float>::max();
 
-// The three schedules, by planner options and group length: short groups
-// take the row kernel; long ones the blocked plan (budget of one group) or
-// the two-pass one (budget below one group).
+// The schedules, by group length and planner options: groups of up to
+// 1,024 take the 64-thread row kernel, up to 32,768 the 1,024-thread one;
+// longer ones the blocked plan (budget of one group) or the two-pass one
+// (budget below one group).
 struct Schedule {
   const char* name;
-  bool long_groups;
+  uint64_t n;
   uint64_t block_bytes;
 };
 void PrintTo(const Schedule& s, std::ostream* os) { *os << s.name; }
 const Schedule kSchedules[] = {
-    {"row", false, 0}, {"blocked", true, 1}, {"two_pass", true, 2}};
+    {"row", 1000, 0}, {"wide_row", 9000, 0}, {"blocked", 40000, 1}, {"two_pass", 40000, 2}};
 
 class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
  protected:
-  // Group length: short groups fit one workgroup, long ones span chunks.
-  static uint64_t GroupLength() { return GetParam().long_groups ? 9000 : 1000; }
+  static uint64_t GroupLength() { return GetParam().n; }
 
   gpu::PlannerOptions Options(uint64_t group_bytes) const {
     gpu::PlannerOptions o;

@@ -1,5 +1,6 @@
 // Every MVN schedule of the planner (mvn_plan.h) on the Direct3D 12 engine
-// against the CPU engine: the row kernel (one workgroup per group), the
+// against the CPU engine: the row kernels (one workgroup of 64, 256 or
+// 1,024 threads per group), the
 // blocked plan (statistics + normalisation per block of rows, with a block
 // budget shrunk so that small tensors need many blocks, odd last blocks
 // included) and the two-pass fallback; packed, padded, broadcast and
@@ -143,54 +144,73 @@ TEST_F(MvnScheduleTest, RowWithTwoDimensionalGrid) {
   Run(Mvn1(DataType::kFloat32, {13, 100}, {1}), o, MvnSchedule::kRow, 14);
 }
 
+TEST_F(MvnScheduleTest, WideRowsInRegisters) {
+  // 1,024 threads x 32 elements: up to 32,768 per group, read once.
+  const gpu::PlannerOptions o;
+  Run(Mvn1(DataType::kFloat32, {3, gpu::kMvnWideRowChunk}, {1}), o, MvnSchedule::kRow, 29);
+  Run(Mvn1(DataType::kFloat32, {2, gpu::kMvnChunk + 1}, {1}), o, MvnSchedule::kRow, 30);
+  Run(Mvn1(DataType::kFloat32, {5, 20001}, {1}, false), o, MvnSchedule::kRow, 31, 1.0, 1e4);
+  OperatorDesc op = Mvn1(DataType::kFloat16, {3, 30001}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 30001});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {3, 1});
+  op.fused_activation = Fused(OperatorType::kActivationLeakyRelu, 0.1f);
+  Run(op, o, MvnSchedule::kRow, 32);
+  // Axes {0, 2} of a padded input: 4 groups of 3 x 5,000.
+  op = Mvn1(DataType::kFloat32, {3, 4, 5000}, {0, 2});
+  op.input =
+      MakeTensorDesc(DataType::kFloat32, {3, 4, 5000}, std::vector<uint64_t>{20100, 5020, 1});
+  Run(op, o, MvnSchedule::kRow, 33);
+}
+
 // ---- blocked: partial + apply per block of rows ----
 
 TEST_F(MvnScheduleTest, BlockedOddBlocksFloat32) {
-  // 7 groups of 5,000 (2 chunks, the last one partial) in blocks of 2.
-  const OperatorDesc op = Mvn1(DataType::kFloat32, {7, 5000}, {1});
-  Run(op, BlockBudget(2 * 5000 * 4), MvnSchedule::kBlocked, 15);
-  Run(op, BlockBudget(3 * 5000 * 4 + 17), MvnSchedule::kBlocked, 16);  // blocks 3, 3, 1
+  // 7 groups of 40,000 (10 chunks, the last one partial) in blocks of 2.
+  const OperatorDesc op = Mvn1(DataType::kFloat32, {7, 40000}, {1});
+  Run(op, BlockBudget(2 * 40000 * 4), MvnSchedule::kBlocked, 15);
+  Run(op, BlockBudget(3 * 40000 * 4 + 17), MvnSchedule::kBlocked, 16);  // blocks 3, 3, 1
 }
 
 TEST_F(MvnScheduleTest, BlockedFloat16ScaleBiasFusedAndOffset) {
-  OperatorDesc op = Mvn1(DataType::kFloat16, {5, 9001}, {1});
-  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 9001});
-  op.bias = MakeTensorDesc(DataType::kFloat16, {1, 9001});
+  OperatorDesc op = Mvn1(DataType::kFloat16, {5, 40001}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 40001});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {1, 40001});
   op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
-  Run(op, BlockBudget(2 * 9001 * 2), MvnSchedule::kBlocked, 17);
-  op = Mvn1(DataType::kFloat32, {5, 9001}, {1});
-  Run(op, BlockBudget(9001 * 4), MvnSchedule::kBlocked, 18, 0.05, 1e4);  // large common offset
+  Run(op, BlockBudget(2 * 40001 * 2), MvnSchedule::kBlocked, 17);
+  op = Mvn1(DataType::kFloat32, {5, 40001}, {1});
+  Run(op, BlockBudget(40001 * 4), MvnSchedule::kBlocked, 18, 0.05, 1e4);  // large common offset
 }
 
 TEST_F(MvnScheduleTest, BlockedStridedGroupsAndTwoDimensionalGrid) {
-  // Axes {0, 2}: 4 groups of 3 x 2,000, each spread over the tensor.
-  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 4, 2000}, {0, 2});
-  op.input = MakeTensorDesc(DataType::kFloat32, {3, 4, 2000}, std::vector<uint64_t>{8100, 2020, 1});
-  gpu::PlannerOptions o = BlockBudget(6000 * 4);  // one group per block
+  // Axes {0, 2}: 4 groups of 3 x 12,000, each spread over the tensor.
+  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 4, 12000}, {0, 2});
+  op.input =
+      MakeTensorDesc(DataType::kFloat32, {3, 4, 12000}, std::vector<uint64_t>{48100, 12020, 1});
+  gpu::PlannerOptions o = BlockBudget(36000 * 4);  // one group per block
   Run(op, o, MvnSchedule::kBlocked, 19);
-  o.max_groups = 3;  // blocks of 3 groups x 2 chunks: a 3 x 2 grid
-  o.mvn_block_bytes = 3 * 6000 * 4;
+  o.max_groups = 6;  // blocks of 3 groups x 9 chunks: a 6 x 5 grid
+  o.mvn_block_bytes = 3 * 36000 * 4;
   Run(op, o, MvnSchedule::kBlocked, 20);
 }
 
 TEST_F(MvnScheduleTest, BlockedNoNormalizeVariance) {
-  OperatorDesc op = Mvn1(DataType::kFloat32, {6, 4500}, {1}, /*normalize_variance=*/false);
+  OperatorDesc op = Mvn1(DataType::kFloat32, {6, 33000}, {1}, /*normalize_variance=*/false);
   op.bias = MakeTensorDesc(DataType::kFloat32, {6, 1});
-  Run(op, BlockBudget(4500 * 4), MvnSchedule::kBlocked, 21);
+  Run(op, BlockBudget(33000 * 4), MvnSchedule::kBlocked, 21);
 }
 
 // ---- two-pass fallback ----
 
 TEST_F(MvnScheduleTest, TwoPassWhenARowExceedsTheBlockBudget) {
-  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 12345}, {1});
-  op.scale = MakeTensorDesc(DataType::kFloat32, {3, 12345});
+  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 33333}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat32, {3, 33333});
   op.fused_activation = Fused(OperatorType::kActivationSigmoid);
   Run(op, BlockBudget(1000), MvnSchedule::kTwoPass, 22);
-  Run(Mvn1(DataType::kFloat16, {2, 8193}, {1}), BlockBudget(1000), MvnSchedule::kTwoPass, 23);
+  Run(Mvn1(DataType::kFloat16, {2, 40961}, {1}), BlockBudget(1000), MvnSchedule::kTwoPass, 23);
 }
 
 TEST_F(MvnScheduleTest, TwoPassWhenTheTensorFitsOneBlock) {
-  Run(Mvn1(DataType::kFloat32, {4, 6000}, {1}), {}, MvnSchedule::kTwoPass, 24);
+  Run(Mvn1(DataType::kFloat32, {4, 33000}, {1}), {}, MvnSchedule::kTwoPass, 24);
 }
 
 TEST_F(MvnScheduleTest, MoreChunksThanThreads) {
