@@ -12,7 +12,8 @@
 //              [--overlap] [--no_dispatch_cost] [--list_adapters] [--show_plan]
 //              [--engine_requests=2000] [--engine_elements=1K]
 //              [--engine_in_flight=64] [--engine_threads=4]
-//              [--engine_max_batch=256[,1]]
+//              [--engine_max_batch=256[,1]] [--data_type=float32|float16]
+//              [--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row] [--plan_only]
 //
 // The engine run pushes small CELU requests through GpuEngine end to end
 // (upload, batching, kernels, readback, callbacks) and reports requests/s:
@@ -20,6 +21,12 @@
 //
 // MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
+// --cache_mib tells the planner the adapter's L2 size (D3D12 does not
+// report it; default gpu::kAssumedCacheBytes) and --mvn_block_kib overrides
+// the MVN row-block budget (default a quarter of the cache); --mvn_no_row
+// keeps MVN off the row schedule (to compare with the two dispatches); --show_plan
+// prints the MVN schedule chosen (row, blocked or two-pass); --plan_only
+// prints the plans without a device and measures nothing.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -47,6 +54,8 @@
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/hresult.h"
 #include "engine/d3d12/pipeline_cache.h"
+#include "engine/dxbc/mvn_plan.h"
+#include "engine/dxbc/planner.h"
 #include "engine/ops/validator.h"
 
 namespace dmls::d3d12 {
@@ -63,6 +72,7 @@ struct Flags {
   bool dispatch_cost = true;   // measure per-dispatch and submit cost
   bool list_adapters = false;  // print the adapters and exit
   bool show_plan = false;      // print each plan's dispatches
+  bool plan_only = false;      // print the plans, measure nothing (no device)
   // Requests pushed through GpuEngine end to end (0: skip): small CELUs of
   // --engine_elements, --engine_in_flight at a time.
   int engine_requests = 2000;
@@ -74,6 +84,8 @@ struct Flags {
   std::vector<uint32_t> engine_max_batch = {256};
   // The tensors' data type: float32 or float16 (--data_type).
   DataType data_type = DataType::kFloat32;
+  // Planner options (--cache_mib, --mvn_block_kib).
+  gpu::PlannerOptions planner;
 };
 
 bool ParseSize(std::string_view s, uint64_t* out) {
@@ -96,7 +108,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       key = a.substr(0, eq);
       value = a.substr(eq + 1);
     } else if (i + 1 < argc && a != "--overlap" && a != "--no_dispatch_cost" &&
-               a != "--list_adapters" && a != "--show_plan" && a != "--help") {
+               a != "--list_adapters" && a != "--show_plan" && a != "--plan_only" &&
+               a != "--mvn_no_row" &&
+               a != "--help") {
       value = argv[++i];
     }
     if (key == "--ops") {
@@ -154,8 +168,20 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
         if (!absl::SimpleAtoi(part, &v) || v < 1) return false;
         f->engine_max_batch.push_back(v);
       }
+    } else if (key == "--cache_mib") {
+      uint64_t v = 0;
+      if (!absl::SimpleAtoi(value, &v) || v == 0) return false;
+      f->planner.cache_bytes = v << 20;
+    } else if (key == "--mvn_block_kib") {
+      uint64_t v = 0;
+      if (!absl::SimpleAtoi(value, &v) || v == 0) return false;
+      f->planner.mvn_block_bytes = v << 10;
     } else if (key == "--show_plan") {
       f->show_plan = true;
+    } else if (key == "--mvn_no_row") {
+      f->planner.mvn_row = false;
+    } else if (key == "--plan_only") {
+      f->show_plan = f->plan_only = true;
     } else if (key == "--list_adapters") {
       f->list_adapters = true;
     } else {
@@ -164,9 +190,10 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
                    "tanh,elu,gelu,identity,mvn1] [--sizes=1M,16M,128M] "
                    "[--iters=20] [--device=auto|gpu|software] [--adapter=N] "
                    "[--mvn_rows=512] [--overlap] [--no_dispatch_cost] "
-                   "[--list_adapters] [--show_plan] [--engine_requests=2000] "
+                   "[--list_adapters] [--show_plan] [--plan_only] [--engine_requests=2000] "
                    "[--engine_elements=1K] [--engine_in_flight=64] [--engine_threads=4] "
-                   "[--engine_max_batch=256[,1]]\n");
+                   "[--engine_max_batch=256[,1]] [--data_type=float32|float16] "
+                   "[--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row]\n");
       return false;
     }
   }
@@ -386,6 +413,54 @@ struct Row {
   std::string error;
 };
 
+void ShowView(const char* what, const gpu::View& v) {
+  if (v.buffer == gpu::BufferSlot::kNone) return;
+  std::printf("      %s slot %d fmt %u first %llu n %u\n", what, static_cast<int>(v.buffer),
+              static_cast<unsigned>(v.format), static_cast<unsigned long long>(v.first_element),
+              v.num_elements);
+}
+
+// The plan's dispatches (the first 4 and the last 2 of a long plan) and,
+// for MVN1, the schedule the planner chose.
+void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::DispatchPlan& plan,
+              const Flags& f) {
+  const uint64_t n = ElementCount(op.input->sizes);
+  std::printf("  plan %s %llu: %zu dispatches, %llu scratch bytes\n",
+              name.c_str(), static_cast<unsigned long long>(n),
+              plan.dispatches.size(), static_cast<unsigned long long>(plan.scratch_bytes));
+  if (op.type == static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1)) {
+    const uint64_t cols = op.input->sizes.back(), rows = n / cols;
+    const gpu::MvnSchedule s =
+        gpu::ChooseMvnSchedule(rows, cols, ElementBits(op.input->type()) / 8, f.planner);
+    const uint64_t cache = f.planner.cache_bytes ? f.planner.cache_bytes : gpu::kAssumedCacheBytes;
+    const uint32_t threads = s.row_bits == gpu::kMvnVariantSmallRow  ? gpu::kMvnSmallRowThreads
+                             : s.row_bits == gpu::kMvnVariantWideRow ? gpu::kMvnWideRowThreads
+                                                                     : gpu::kMvnThreads;
+    std::string how = absl::StrCat("row: one workgroup of ", threads,
+                                   " threads per row, read once, no scratch");
+    if (s.kind != gpu::MvnSchedule::kRow) {
+      how = absl::StrCat(s.kind == gpu::MvnSchedule::kBlocked ? "blocked" : "two-pass", ": ",
+                         s.block_groups, " rows per (statistics, normalise) dispatch pair");
+    }
+    std::printf("  mvn schedule: %s; %llu x %llu, cache %llu MiB%s\n", how.c_str(),
+                static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols),
+                static_cast<unsigned long long>(cache >> 20),
+                f.planner.cache_bytes ? "" : " (assumed)");
+  }
+  const size_t count = plan.dispatches.size();
+  for (size_t i = 0; i < count; ++i) {
+    if (count > 8 && i == 4) {
+      std::printf("    ... %zu more ...\n", count - 6);
+      i = count - 2;
+    }
+    const gpu::Dispatch& d = plan.dispatches[i];
+    std::printf("    %s groups %u x %u x %u%s\n", d.key.DebugString().c_str(), d.groups[0],
+                d.groups[1], d.groups[2], d.barrier_before ? " (barrier)" : "");
+    for (const gpu::View& v : d.srv) ShowView("srv", v);
+    for (const gpu::View& v : d.uav) ShowView("uav", v);
+  }
+}
+
 // One operator at one size: kernel and copy anchor on the same buffers.
 Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f) {
   Row row;
@@ -397,33 +472,10 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
   };
   absl::StatusOr<OperatorDesc> op = MakeOp(name, n, f.mvn_rows, f.data_type);
   if (!op.ok()) return fail(op.status());
-  absl::StatusOr<gpu::DispatchPlan> plan = DxbcPlanner()(*op, false);
+  absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(*op, false, f.planner);
   if (!plan.ok()) return fail(plan.status());
   row.dispatches = plan->dispatches.size();
-  if (f.show_plan) {
-    std::printf("  plan %s %llu: %zu dispatches, %llu scratch bytes\n", name.c_str(),
-                static_cast<unsigned long long>(n), plan->dispatches.size(),
-                static_cast<unsigned long long>(plan->scratch_bytes));
-    for (const gpu::Dispatch& d : plan->dispatches) {
-      std::printf("    %s groups %u x %u x %u%s\n", d.key.DebugString().c_str(),
-                  d.groups[0], d.groups[1], d.groups[2],
-                  d.barrier_before ? " (barrier)" : "");
-      for (const gpu::View& v : d.srv) {
-        if (v.buffer != gpu::BufferSlot::kNone) {
-          std::printf("      srv slot %d fmt %u first %llu n %u\n", static_cast<int>(v.buffer),
-                      static_cast<unsigned>(v.format),
-                      static_cast<unsigned long long>(v.first_element), v.num_elements);
-        }
-      }
-      for (const gpu::View& v : d.uav) {
-        if (v.buffer != gpu::BufferSlot::kNone) {
-          std::printf("      uav slot %d fmt %u first %llu n %u\n", static_cast<int>(v.buffer),
-                      static_cast<unsigned>(v.format),
-                      static_cast<unsigned long long>(v.first_element), v.num_elements);
-        }
-      }
-    }
-  }
+  if (f.show_plan) ShowPlan(name, *op, *plan, f);
 
   const uint64_t bytes = op->input->total_tensor_size_in_bytes;
   BufferPool& pool = bench.pool();
@@ -701,6 +753,23 @@ int Main(int argc, char** argv) {
       std::printf("#%d %s (%s%s), %llu MiB\n", a.index, a.name.c_str(), a.kind.c_str(),
                   a.discrete ? ", discrete" : "",
                   static_cast<unsigned long long>(a.memory_bytes >> 20));
+    }
+    return 0;
+  }
+  if (flags.plan_only) {
+    for (const std::string& op : flags.ops) {
+      for (uint64_t n : flags.sizes) {
+        absl::StatusOr<OperatorDesc> desc = MakeOp(op, n, flags.mvn_rows, flags.data_type);
+        absl::StatusOr<gpu::DispatchPlan> plan =
+            desc.ok() ? gpu::PlanExecution(*desc, false, flags.planner)
+                      : absl::StatusOr<gpu::DispatchPlan>(desc.status());
+        if (!plan.ok()) {
+          std::printf("  %s %llu: %s\n", op.c_str(), static_cast<unsigned long long>(n),
+                      std::string(plan.status().message()).c_str());
+          continue;
+        }
+        ShowPlan(op, *desc, *plan, flags);
+      }
     }
     return 0;
   }

@@ -87,6 +87,9 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     gpu.device.kind = *kind;
     gpu.device.adapter_index = index;
     gpu.memory_cap_bytes = options.gpu_memory_cap_bytes;
+    dmls::gpu::PlannerOptions planner;
+    planner.cache_bytes = options.gpu_cache_mib << 20;
+    gpu.planner = d3d12::DxbcPlanner(planner);
     gpu.scheduler = EngineSchedulerOptions(options);
     if (hooks.scheduler_observer) {
       // The index the engine gets among the live ones (its device label).

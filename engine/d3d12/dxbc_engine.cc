@@ -15,9 +15,11 @@ PipelineCache::DxbcSource DxbcKernelSource() {
   };
 }
 
-Planner DxbcPlanner() {
-  return [](const OperatorDesc& op, bool in_place) {
-    return gpu::PlanExecution(op, in_place);
+Planner DxbcPlanner() { return DxbcPlanner(gpu::PlannerOptions{}); }
+
+Planner DxbcPlanner(const gpu::PlannerOptions& options) {
+  return [options](const OperatorDesc& op, bool in_place) {
+    return gpu::PlanExecution(op, in_place, options);
   };
 }
 

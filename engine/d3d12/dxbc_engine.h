@@ -9,12 +9,15 @@
 
 #include "absl/status/statusor.h"
 #include "engine/d3d12/gpu_engine.h"
+#include "engine/dxbc/planner.h"
 
 namespace dmls::d3d12 {
 
 // engine/dxbc's kernel source and planner, as GpuEngineOptions wants them.
 PipelineCache::DxbcSource DxbcKernelSource();
 Planner DxbcPlanner();
+// The same with planner options (the adapter's cache size, limits).
+Planner DxbcPlanner(const gpu::PlannerOptions& options);
 
 // GpuEngine::Create with `options.kernel_source` / `options.planner` filled
 // in from engine/dxbc where they are empty. Fails (UNAVAILABLE, NOT_FOUND)

@@ -105,15 +105,18 @@ inline constexpr int kArgIntZero = 3;  // always 0: an optimisation barrier
 inline constexpr uint8_t kVariantVec4 = 0;  // R32G32B32A32_UINT views
 inline constexpr uint8_t kVariantWord = 1;  // R32_UINT views (the < 4-word tail)
 
-// MVN/MVN1 kernels (kMvnPartial, kMvnApply). A reduction group is one index
+// MVN/MVN1 kernels (kMvnPartial, kMvnApply, kMvnRow). A reduction group is one index
 // of the "outer" (not reduced) dimensions; its N elements are the indices of
 // the "inner" (reduced) dimensions. dims [0, 8 - inner_rank) are outer
 // (unused ones have size 1), dims [8 - inner_rank, 8) are inner, with
 // inner_rank = KernelKey::variant (1..8). Views are R32_UINT (whole tensors);
-// scratch holds one R32G32B32A32_UINT texel per (group, chunk):
-// (count, mean, M2, 0) as float bits.
+// scratch holds four R32_FLOAT texels per (group, chunk): (count, mean, M2,
+// scale), the statistics of (x - ref) / scale with scale a power of two
+// (mvn_stats_emit.h). A dispatch covers groups [first_group, first_group +
+// group_count); scratch is indexed by the global (group, chunk), so that the
+// dispatches of a blocked plan never share scratch.
 struct MvnArgs {
-  uint32_t group_count = 0;  // c0.x: reduction groups
+  uint32_t group_count = 0;  // c0.x: reduction groups of this dispatch
   uint32_t groups_x = 0;     // c0.y: dispatch groups in x
   uint32_t n = 0;            // c0.z: elements per reduction group
   uint32_t chunks = 0;       // c0.w: chunks per reduction group
@@ -123,7 +126,8 @@ struct MvnArgs {
   float fused_d0 = 0;        // c1.w: derived (as ElementwiseArgs kArgD0)
   float fused_d1 = 0;        // c2.x: derived (as ElementwiseArgs kArgD1)
   uint32_t pad[3] = {};      // c2.yzw; pad[0] must stay 0 (optimisation barrier)
-  uint32_t reserved[4] = {}; // c3
+  uint32_t first_group = 0;  // c3.x: first reduction group of this dispatch
+  uint32_t reserved[3] = {}; // c3.yzw
   uint32_t sizes[kMaxRank] = {};          // c4, c5
   uint32_t in_strides[kMaxRank] = {};     // c6, c7
   uint32_t out_strides[kMaxRank] = {};    // c8, c9
@@ -164,6 +168,20 @@ inline constexpr uint32_t kTexelsPerThread = 4;    // contiguous path
 inline constexpr uint32_t kMvnThreads = 256;
 inline constexpr uint32_t kMvnElementsPerThread = 16;
 inline constexpr uint32_t kMvnChunk = kMvnThreads * kMvnElementsPerThread;
+// kMvnRow for short groups (N <= kMvnSmallRowChunk): workgroups of
+// kMvnSmallRowThreads, marked by this bit in KernelKey::variant (whose low
+// bits hold the inner rank), so that no thread of a 1,024-element row idles.
+inline constexpr uint32_t kMvnSmallRowThreads = 64;
+inline constexpr uint32_t kMvnSmallRowChunk = kMvnSmallRowThreads * kMvnElementsPerThread;
+inline constexpr uint8_t kMvnVariantSmallRow = 0x10;
+// kMvnRow for groups up to kMvnWideRowChunk elements (e.g. 4,096 x 32,768):
+// workgroups of kMvnWideRowThreads holding kMvnWideRowElementsPerThread
+// elements each in registers, so that such a row is read from memory once.
+inline constexpr uint32_t kMvnWideRowThreads = 1024;
+inline constexpr uint32_t kMvnWideRowElementsPerThread = 32;
+inline constexpr uint32_t kMvnWideRowChunk = kMvnWideRowThreads * kMvnWideRowElementsPerThread;
+inline constexpr uint8_t kMvnVariantWideRow = 0x20;
+inline constexpr uint8_t kMvnVariantRankMask = 0x0f;
 
 }  // namespace dmls::gpu
 

@@ -16,6 +16,8 @@ enum class KernelStage : uint8_t {
   kElementwise = 0,  // THRESHOLD, CLIP, the activations
   kMvnPartial = 1,   // MVN/MVN1: per-chunk count/mean/M2 partials
   kMvnApply = 2,     // MVN/MVN1: combine partials, normalise, scale/bias, fused act
+  kMvnRow = 3,       // MVN/MVN1: one workgroup per group (N <= kMvnChunk): statistics
+                     // and normalisation in one dispatch, the group read once
 };
 
 struct KernelKey {

@@ -71,6 +71,7 @@ absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
     }
     case KernelStage::kMvnPartial:
     case KernelStage::kMvnApply:
+    case KernelStage::kMvnRow:
       return BuildMvnKernel(key);
   }
   return absl::InvalidArgumentError("unknown kernel stage");

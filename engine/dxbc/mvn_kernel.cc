@@ -1,10 +1,12 @@
 #include "engine/dxbc/mvn_kernel.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/dxbc/activation_emit.h"
+#include "engine/dxbc/mvn_stats_emit.h"
 #include "engine/dxbc/shader_builder.h"
 #include "engine/ops/schema.h"
 
@@ -15,7 +17,6 @@ constexpr uint32_t kRegSizes = 4;
 // Stride arrays of MvnArgs by tensor: input, output, scale, bias.
 enum Tensor { kIn = 0, kOut = 1, kScale = 2, kBias = 3 };
 constexpr uint32_t kRegStrides[4] = {6, 8, 10, 12};
-constexpr uint32_t kGroupSharedBytes = kMvnThreads * 12;  // (n, mean, M2)
 
 const char* kLetters[] = {"x", "y", "z", "w"};
 Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
@@ -27,7 +28,23 @@ Operand UavBase(uint32_t u) { return CbWord(kRegViewBases, ViewBaseWordUav(u)); 
 
 class MvnEmitter {
  public:
-  MvnEmitter(ShaderBuilder& b, const KernelKey& key) : b_(b), key_(key), inner_(key.variant) {}
+  MvnEmitter(ShaderBuilder& b, const KernelKey& key)
+      : b_(b),
+        key_(key),
+        inner_(key.variant & kMvnVariantRankMask),
+        threads_(ThreadsOf(key)),
+        elems_(ElementsOf(key)),
+        chunk_(threads_ * elems_),
+        stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
+
+  static uint32_t ThreadsOf(const KernelKey& key) {
+    if ((key.variant & kMvnVariantWideRow) != 0) return kMvnWideRowThreads;
+    return (key.variant & kMvnVariantSmallRow) != 0 ? kMvnSmallRowThreads : kMvnThreads;
+  }
+  static uint32_t ElementsOf(const KernelKey& key) {
+    return (key.variant & kMvnVariantWideRow) != 0 ? kMvnWideRowElementsPerThread
+                                                   : kMvnElementsPerThread;
+  }
 
   Operand T() { return b_.NewTemp().x(); }
 
@@ -45,6 +62,7 @@ class MvnEmitter {
     Operand wc = T();
     b_.Movc(wc, valid_, w_, U(0));
     b_.UDiv(g_, c_, wc, CB0(0).w());
+    b_.IAdd(g_, g_, CB0(3).x());  // MvnArgs::first_group
     tid_ = Operand::ThreadIdInGroupFlattened();
   }
 
@@ -135,68 +153,62 @@ class MvnEmitter {
     b_.AtomicOr(Operand::Uav(0).x(), word, h);
   }
 
-  // (n, m, M) <- (n, m, M) combined with (nb, mb, Mb) (Chan et al.).
-  void Chan(Operand n, Operand m, Operand M, Operand nb, Operand mb, Operand Mb) {
-    Operand total = T(), delta = T(), inv = T(), pos = T(), fb = T(), t = T();
-    b_.Add(total, n, nb);
-    b_.Add(delta, mb, m.Neg());
-    b_.Lt(pos, F(0.0f), total);
-    b_.Div(inv, F(1.0f), total);
-    b_.Movc(inv, pos, inv, F(0.0f));
-    b_.Mul(fb, nb, inv);
-    b_.Mul(t, delta, delta);
-    b_.Mul(t, t, n);
-    b_.Mul(t, t, fb);
-    b_.Mad(m, delta, fb, m);
-    b_.Add(M, M, Mb);
-    b_.Add(M, M, t);
-    b_.Mov(n, total);
+  // FLOAT16 elements j (even) and j+1 of this thread: when both are in range
+  // and their output offsets are the two halves of one word, one plain
+  // store of the packed word; otherwise each in-range element through
+  // Store's atomics.
+  void StorePair(Operand v0, Operand off0, Operand ok0, Operand v1, Operand off1, Operand ok1) {
+    Operand pair = T(), t = T(), word = T(), h = T();
+    b_.And(pair, ok0, ok1);
+    b_.IAdd(t, off0, U(1));
+    b_.IEq(t, t, off1);
+    b_.And(pair, pair, t);
+    b_.And(t, off0, U(1));
+    b_.IEq(t, t, U(0));
+    b_.And(pair, pair, t);
+    b_.IfNz(pair);
+    b_.UShr(word, off0, U(1));
+    b_.IAdd(word, word, UavBase(0));
+    b_.F32ToF16(t, v0);
+    b_.F32ToF16(h, v1);
+    b_.IShl(h, h, U(16));
+    b_.Or(h, h, t);
+    b_.StoreUavTyped(Operand::Uav(0), word, h);
+    b_.Else();
+    b_.IfNz(ok0);
+    Store(v0, off0);
+    b_.EndIf();
+    b_.IfNz(ok1);
+    Store(v1, off1);
+    b_.EndIf();
+    b_.EndIf();
   }
 
-  // Reduces every thread's (n, m, M) over the group; afterwards all threads
-  // hold the group's totals in (n, m, M).
-  void GroupReduce(Operand n, Operand m, Operand M) {
-    Operand addr = T(), pk = b_.NewTemp(), other = b_.NewTemp(), cond = T(), oaddr = T();
-    b_.IMul(addr, tid_, U(12));
-    auto store_own = [&]() {
-      b_.Mov(pk.x(), n);
-      b_.Mov(pk.y(), m);
-      b_.Mov(pk.z(), M);
-      b_.StoreRaw(Operand::GroupShared(0).Comps("xyz"), addr, pk);
-    };
-    store_own();
-    for (uint32_t s = kMvnThreads / 2; s >= 1; s /= 2) {
-      b_.SyncGroup();
-      b_.ULt(cond, tid_, U(s));
-      b_.IfNz(cond);
-      b_.IAdd(oaddr, addr, U(s * 12));
-      b_.LdRaw(other.Comps("xyz"), oaddr, Operand::GroupShared(0));
-      Chan(n, m, M, other.x(), other.y(), other.z());
-      store_own();
-      b_.EndIf();
-    }
-    b_.SyncGroup();
-    b_.LdRaw(other.Comps("xyz"), U(0), Operand::GroupShared(0));
-    b_.Mov(n, other.x());
-    b_.Mov(m, other.y());
-    b_.Mov(M, other.z());
-  }
-
-  // The group's first element. Statistics are computed on x - ref: for data
-  // with a large common offset (1e4 + U(0, 0.1)) the mean itself is not
-  // representable closely enough in float32, but x - ref is exact and its
-  // mean is (OPERATORS.md §7.6).
+  // The group's first element (0 when not finite). Statistics are computed
+  // on x - ref: for data with a large common offset (1e4 + U(0, 0.1)) the
+  // mean itself is not representable closely enough in float32, but x - ref
+  // is exact and its mean is (OPERATORS.md §7.6). A finite ref keeps the
+  // ±inf members of a NormalizeVariance FALSE group meaningful (§4.3.1).
   Operand Reference(Operand base_in) {
     Operand ref = T();
     Load(ref, 0, base_in);
+    stats_.MakeFinite(ref);
     return ref;
   }
 
   // Element index of the j-th element of this thread; `ok` when < N.
+  // FLOAT16: elements 2i and 2i+1 of the chunk go to the same thread
+  // (j even and odd), so that a packed output word is written by one
+  // thread with a plain store (StorePair) instead of two atomics per element.
   void ElementIndex(uint32_t j, Operand n_clamped, Operand ok) {
     Operand n = T();
-    b_.IMad(n, c_, U(kMvnChunk), tid_);
-    b_.IAdd(n, n, U(j * kMvnThreads));
+    if (key_.data_type == DataType::kFloat16) {
+      b_.IMad(n, tid_, U(2), U(j / 2 * 2 * threads_ + j % 2));
+      b_.IMad(n, c_, U(chunk_), n);
+    } else {
+      b_.IMad(n, c_, U(chunk_), tid_);
+      b_.IAdd(n, n, U(j * threads_));
+    }
     b_.ULt(ok, n, CB0(0).z());
     b_.Movc(n_clamped, ok, n, U(0));
   }
@@ -205,116 +217,65 @@ class MvnEmitter {
     b_.DclConstantBuffer(kConstantBlockRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
     b_.DclTypedUav(1, ReturnType::kFloat);
-    b_.DclGroupSharedRaw(0, kGroupSharedBytes);
+    b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
     GroupCoordinates();
     std::vector<Operand> base = OuterOffsets({kIn});
     Operand ref = Reference(base[0]);
-    Operand x[kMvnElementsPerThread], ok[kMvnElementsPerThread];
-    Operand cnt = T(), sum = T(), one = T();
-    b_.Mov(cnt, F(0.0f));
-    b_.Mov(sum, F(0.0f));
-    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+    std::vector<Operand> x(elems_), ok(elems_);
+    for (uint32_t j = 0; j < elems_; ++j) {
       x[j] = T();
       ok[j] = T();
       Operand nj = T();
       ElementIndex(j, nj, ok[j]);
       std::vector<Operand> off = InnerOffsets(nj, {kIn}, base);
       Load(x[j], 0, off[0]);
-      b_.Add(x[j], x[j], ref.Neg());
-      b_.Movc(x[j], ok[j], x[j], F(0.0f));
-      b_.Movc(one, ok[j], F(1.0f), F(0.0f));
-      b_.Add(cnt, cnt, one);
-      b_.Add(sum, sum, x[j]);
     }
-    // Thread-local two-pass statistics over its (at most 8) elements.
-    Operand mean = T(), m2 = T(), pos = T(), d = T();
-    b_.Lt(pos, F(0.0f), cnt);
-    b_.Div(mean, sum, cnt);
-    b_.Movc(mean, pos, mean, F(0.0f));
-    b_.Mov(m2, F(0.0f));
-    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
-      b_.Add(d, x[j], mean.Neg());
-      b_.Movc(d, ok[j], d, F(0.0f));
-      b_.Mad(m2, d, d, m2);
-    }
-    GroupReduce(cnt, mean, m2);
+    MvnStat st = stats_.Local(x, ok, ref);
+    stats_.GroupReduce(st, tid_, threads_);
     Operand first = T(), addr = T();
     b_.IEq(first, tid_, U(0));
     b_.And(first, first, valid_);
     b_.IfNz(first);
-    b_.IShl(addr, w_, U(2));
+    // Global (group, chunk) index: first_group * chunks + w.
+    b_.IMad(addr, CB0(3).x(), CB0(0).w(), w_);
+    b_.IShl(addr, addr, U(2));
     b_.IAdd(addr, addr, UavBase(1));
-    b_.StoreUavTyped(Operand::Uav(1), addr, cnt);
-    b_.IAdd(addr, addr, U(1));
-    b_.StoreUavTyped(Operand::Uav(1), addr, mean);
-    b_.IAdd(addr, addr, U(1));
-    b_.StoreUavTyped(Operand::Uav(1), addr, m2);
+    const Operand words[4] = {st.n, st.m, st.M, st.s};
+    for (uint32_t k = 0; k < 4; ++k) {
+      if (k > 0) b_.IAdd(addr, addr, U(1));
+      b_.StoreUavTyped(Operand::Uav(1), addr, words[k]);
+    }
     b_.EndIf();
-    return Finish(b_, kMvnThreads);
+    return Finish(b_, threads_);
   }
 
-  absl::StatusOr<KernelInfo> Apply() {
+  // Declarations shared by kMvnApply and kMvnRow.
+  void DeclareNormalise() {
     b_.DclConstantBuffer(kConstantBlockRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
     if (key_.has_scale) b_.DclBufferSrv(1, ReturnType::kUint);
     if (key_.has_bias) b_.DclBufferSrv(2, ReturnType::kUint);
     b_.DclTypedUav(0, ReturnType::kUint);
-    b_.DclTypedUav(1, ReturnType::kFloat);
-    b_.DclGroupSharedRaw(0, kGroupSharedBytes);
-    GroupCoordinates();
-    // 1. Combine the group's chunk partials (thread t takes t, t+256, ...).
-    Operand n = T(), m = T(), M = T(), i = T(), stop = T(), p = T();
-    Operand pn = T(), pm = T(), pM = T();
-    b_.Mov(n, F(0.0f));
-    b_.Mov(m, F(0.0f));
-    b_.Mov(M, F(0.0f));
-    b_.Mov(i, tid_);
-    b_.Loop();
-    b_.UGe(stop, i, CB0(0).w());
-    b_.BreakcNz(stop);
-    b_.IMad(p, g_, CB0(0).w(), i);
-    b_.IShl(p, p, U(2));
-    b_.IAdd(p, p, UavBase(1));
-    b_.LdUavTyped(pn, p, Operand::Uav(1));
-    b_.IAdd(p, p, U(1));
-    b_.LdUavTyped(pm, p, Operand::Uav(1));
-    b_.IAdd(p, p, U(1));
-    b_.LdUavTyped(pM, p, Operand::Uav(1));
-    Chan(n, m, M, pn, pm, pM);
-    b_.IAdd(i, i, U(kMvnThreads));
-    b_.EndLoop();
-    GroupReduce(n, m, M);
-    // 2. 1/sqrt(var + eps) (or 1).
-    Operand rstd = T();
-    if (key_.normalize_variance) {
-      b_.Div(rstd, M, n);
-      b_.Add(rstd, rstd, CB0(1).x());
-      b_.Sqrt(rstd, rstd);
-      b_.Div(rstd, F(1.0f), rstd);
-    } else {
-      b_.Mov(rstd, F(1.0f));
-    }
-    // 3. Normalise this thread's elements.
-    std::vector<Tensor> tensors = {kIn, kOut};
-    if (key_.has_scale) tensors.push_back(kScale);
-    if (key_.has_bias) tensors.push_back(kBias);
-    std::vector<Operand> base = OuterOffsets(tensors);
-    Operand ref = Reference(base[0]);
-    MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
-    const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
-    // All loads first (indices clamped into the group), then the math and
-    // the guarded stores: keeps every load of a thread in flight at once.
-    struct Elem {
-      Operand ok, y, s, bias, out_off;
-    };
-    std::vector<Elem> el(kMvnElementsPerThread);
-    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
+    if (key_.stage == KernelStage::kMvnApply) b_.DclTypedUav(1, ReturnType::kFloat);
+    b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
+  }
+
+  struct Elem {
+    Operand ok, y, s, bias, out_off;
+  };
+
+  // Loads this thread's elements of the chunk (indices clamped into the
+  // group) and their Scale/Bias: all loads first, so that every load of a
+  // thread is in flight at once. `ok` excludes out-of-range work groups.
+  std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
+                                 const std::vector<Operand>& base) {
+    std::vector<Elem> el(elems_);
+    for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       Operand nj = T();
       e.ok = T();
       e.y = T();
       ElementIndex(j, nj, e.ok);
-      b_.And(e.ok, e.ok, valid_);
       std::vector<Operand> off = InnerOffsets(nj, tensors, base);
       e.out_off = off[1];
       Load(e.y, 0, off[0]);
@@ -328,27 +289,129 @@ class MvnEmitter {
         Load(e.bias, 2, off[next++]);
       }
     }
-    for (uint32_t j = 0; j < kMvnElementsPerThread; ++j) {
-      Elem& e = el[j];
-      b_.Add(e.y, e.y, ref.Neg());
-      b_.Add(e.y, e.y, m.Neg());
+    return el;
+  }
+
+  // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
+  // statistic `st`; rstd = 1/sqrt(M/n + eps/s^2), or s when NormalizeVariance
+  // is FALSE (undoing the scale).
+  void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el) {
+    Operand inv = T(), rs = T(), rstd = T();
+    stats_.InverseScale(st.s, inv);
+    b_.Mul(rs, ref, inv);
+    if (key_.normalize_variance) {
+      // eps/s^2, but never below min(eps, FLT_MIN) (a constant group of huge
+      // values still gives 0 rather than 0/0 when eps > 0).
+      Operand eps = T(), floor = T();
+      b_.Mul(eps, CB0(1).x(), inv);
+      b_.Mul(eps, eps, inv);
+      b_.Min(floor, CB0(1).x(), F(std::numeric_limits<float>::min()));
+      b_.Max(eps, eps, floor);
+      b_.Div(rstd, st.M, st.n);
+      b_.Add(rstd, rstd, eps);
+      b_.Sqrt(rstd, rstd);
+      b_.Div(rstd, F(1.0f), rstd);
+    } else {
+      b_.Mov(rstd, st.s);
+    }
+    MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
+    const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
+    for (Elem& e : el) {
+      stats_.Shifted(e.y, e.y, inv, rs);
+      b_.Add(e.y, e.y, st.m.Neg());
       b_.Mul(e.y, e.y, rstd);
       if (key_.has_scale) b_.Mul(e.y, e.y, e.s);
       if (key_.has_bias) b_.Add(e.y, e.y, e.bias);
       if (key_.fused != OperatorType::kInvalid) math.Activation(key_.fused, e.y, params);
-      b_.IfNz(e.ok);
-      Store(e.y, e.out_off);
+      b_.And(e.ok, e.ok, valid_);
+    }
+    for (size_t j = 0; j < el.size(); ++j) {
+      if (key_.data_type == DataType::kFloat16) {
+        StorePair(el[j].y, el[j].out_off, el[j].ok, el[j + 1].y, el[j + 1].out_off, el[j + 1].ok);
+        ++j;
+        continue;
+      }
+      b_.IfNz(el[j].ok);
+      Store(el[j].y, el[j].out_off);
       b_.EndIf();
     }
-    return Finish(b_, kMvnThreads);
+  }
+
+  std::vector<Tensor> NormaliseTensors() const {
+    std::vector<Tensor> tensors = {kIn, kOut};
+    if (key_.has_scale) tensors.push_back(kScale);
+    if (key_.has_bias) tensors.push_back(kBias);
+    return tensors;
+  }
+
+  absl::StatusOr<KernelInfo> Apply() {
+    DeclareNormalise();
+    GroupCoordinates();
+    // 1. Combine the group's chunk partials (thread t takes t, t+256, ...).
+    MvnStat st = stats_.NewStat(), p = stats_.NewStat();
+    Operand i = T(), stop = T(), addr = T();
+    b_.Mov(st.n, F(0.0f));
+    b_.Mov(st.m, F(0.0f));
+    b_.Mov(st.M, F(0.0f));
+    b_.Mov(st.s, F(1.0f));
+    b_.Mov(i, tid_);
+    b_.Loop();
+    b_.UGe(stop, i, CB0(0).w());
+    b_.BreakcNz(stop);
+    b_.IMad(addr, g_, CB0(0).w(), i);
+    b_.IShl(addr, addr, U(2));
+    b_.IAdd(addr, addr, UavBase(1));
+    const Operand words[4] = {p.n, p.m, p.M, p.s};
+    for (uint32_t k = 0; k < 4; ++k) {
+      if (k > 0) b_.IAdd(addr, addr, U(1));
+      b_.LdUavTyped(words[k], addr, Operand::Uav(1));
+    }
+    stats_.Combine(st, p);
+    b_.IAdd(i, i, U(threads_));
+    b_.EndLoop();
+    stats_.GroupReduce(st, tid_, threads_, CB0(0).w());  // chunks: threads past it are empty
+    // 2. Normalise this thread's elements of the chunk.
+    const std::vector<Tensor> tensors = NormaliseTensors();
+    std::vector<Operand> base = OuterOffsets(tensors);
+    Operand ref = Reference(base[0]);
+    std::vector<Elem> el = LoadElements(tensors, base);
+    Normalise(st, ref, el);
+    return Finish(b_, threads_);
+  }
+
+  // The whole group (N <= kMvnChunk) in one workgroup: its elements are
+  // loaded once, reduced, then normalised from registers.
+  absl::StatusOr<KernelInfo> Row() {
+    DeclareNormalise();
+    GroupCoordinates();
+    const std::vector<Tensor> tensors = NormaliseTensors();
+    std::vector<Operand> base = OuterOffsets(tensors);
+    Operand ref = Reference(base[0]);
+    std::vector<Elem> el = LoadElements(tensors, base);
+    std::vector<Operand> x, ok;
+    for (const Elem& e : el) {
+      x.push_back(e.y);
+      ok.push_back(e.ok);
+    }
+    MvnStat st = stats_.Local(x, ok, ref);
+    stats_.GroupReduce(st, tid_, threads_);
+    Normalise(st, ref, el);
+    return Finish(b_, threads_);
   }
 
  private:
   ShaderBuilder& b_;
   const KernelKey& key_;
   uint32_t inner_;
+  uint32_t threads_;
+  uint32_t elems_;  // elements per thread
+  uint32_t chunk_;
+  MvnStatsEmitter stats_;
   Operand w_, valid_, g_, c_, tid_;
 };
+
+static_assert(kMvnElementsPerThread % 2 == 0 && kMvnWideRowElementsPerThread % 2 == 0,
+              "FLOAT16 elements go in pairs");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
 
@@ -356,12 +419,20 @@ bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kF
 
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
-      key.layout != LayoutClass::kStrided || key.variant < 1 || key.variant > kMaxRank ||
+      key.layout != LayoutClass::kStrided ||
+      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow)) != 0 ||
+      (key.variant & kMvnVariantRankMask) < 1 || (key.variant & kMvnVariantRankMask) > kMaxRank ||
       key.scale_bias ||
       (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
     return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
   }
-  ShaderBuilder b(kMvnThreads);
+  const uint8_t row_bits = key.variant & (kMvnVariantSmallRow | kMvnVariantWideRow);
+  if (row_bits != 0 && (key.stage != KernelStage::kMvnRow ||
+                        row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
+    return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
+                                                   key.DebugString()));
+  }
+  ShaderBuilder b(MvnEmitter::ThreadsOf(key));
   MvnEmitter e(b, key);
   if (key.stage == KernelStage::kMvnPartial) {
     if (!key.normalize_variance || key.has_scale || key.has_bias ||
@@ -371,7 +442,7 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
     }
     return e.Partial();
   }
-  return e.Apply();
+  return key.stage == KernelStage::kMvnRow ? e.Row() : e.Apply();
 }
 
 void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
@@ -389,16 +460,20 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
       keys.push_back(k);
-      k.stage = KernelStage::kMvnApply;
-      for (bool nv : {false, true}) {
-        for (bool hs : {false, true}) {
-          for (bool hb : {false, true}) {
-            for (OperatorType f : fused) {
-              k.normalize_variance = nv;
-              k.has_scale = hs;
-              k.has_bias = hb;
-              k.fused = f;
-              keys.push_back(k);
+      const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
+      for (int stage = 0; stage < 4; ++stage) {
+        k.stage = stage == 0 ? KernelStage::kMvnApply : KernelStage::kMvnRow;
+        k.variant = stage == 0 ? r : static_cast<uint8_t>(r | row_bits[stage - 1]);
+        for (bool nv : {false, true}) {
+          for (bool hs : {false, true}) {
+            for (bool hb : {false, true}) {
+              for (OperatorType f : fused) {
+                k.normalize_variance = nv;
+                k.has_scale = hs;
+                k.has_bias = hb;
+                k.fused = f;
+                keys.push_back(k);
+              }
             }
           }
         }

@@ -1,8 +1,10 @@
 // Generator of the MVN/MVN1 kernels: kMvnPartial computes per-chunk
 // (count, mean, M2) partials of each reduction group into scratch;
 // kMvnApply combines a group's partials with Chan's formula and normalises
-// its chunk (Scale/Bias broadcast, fused activation). Contract: MvnArgs in
-// kernel_abi.h. Pure functions; thread-safe.
+// its chunk (Scale/Bias broadcast, fused activation); kMvnRow does both for
+// a group of at most kMvnChunk elements in one workgroup, reading it once.
+// Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
+// functions; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
 

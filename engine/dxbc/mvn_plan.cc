@@ -123,51 +123,106 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   }
 
   const uint64_t work_groups = groups * chunks;
-  absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(work_groups, o.max_groups);
-  if (!grid.ok()) return grid.status();
-  a.groups_x = (*grid)[0];
-  if (work_groups * 4 > o.max_view_texels) {
-    return absl::UnimplementedError("MVN partials exceed one scratch view");
-  }
-
   absl::StatusOr<View> vin = WholeView(BufferSlot::kInput, in, o.max_view_texels);
   if (!vin.ok()) return vin.status();
   absl::StatusOr<View> vout = WholeView(BufferSlot::kOutput, *op.output, o.max_view_texels);
   if (!vout.ok()) return vout.status();
-  const View scratch{BufferSlot::kScratch, ViewFormat::kR32Float, 0,
-                     static_cast<uint32_t>(work_groups * 4)};
-
-  DispatchPlan plan;
-  plan.scratch_bytes = work_groups * 16;
-  Dispatch partial;
-  partial.key = key;
-  partial.key.stage = KernelStage::kMvnPartial;
-  partial.args = EncodeArgs(a);
-  partial.groups = *grid;
-  partial.srv[0] = *vin;
-  partial.uav[1] = scratch;
-  plan.dispatches.push_back(partial);
-
-  Dispatch second;
-  second.key = apply;
-  second.args = EncodeArgs(a);
-  second.groups = *grid;
-  second.srv[0] = *vin;
+  View vscale, vbias;
   if (has_scale) {
     absl::StatusOr<View> v = WholeView(BufferSlot::kScale, *op.scale, o.max_view_texels);
     if (!v.ok()) return v.status();
-    second.srv[1] = *v;
+    vscale = *v;
   }
   if (has_bias) {
     absl::StatusOr<View> v = WholeView(BufferSlot::kBias, *op.bias, o.max_view_texels);
     if (!v.ok()) return v.status();
-    second.srv[2] = *v;
+    vbias = *v;
   }
-  second.uav[0] = *vout;
-  second.uav[1] = scratch;
-  second.barrier_before = true;
-  plan.dispatches.push_back(second);
+  const View scratch{BufferSlot::kScratch, ViewFormat::kR32Float, 0,
+                     static_cast<uint32_t>(std::min<uint64_t>(work_groups * 4, o.max_view_texels))};
+
+  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
+  // One dispatch of `stage` over groups [first, first + count).
+  auto make = [&](KernelStage stage, uint64_t first, uint64_t count) -> absl::StatusOr<Dispatch> {
+    Dispatch d;
+    d.key = stage == KernelStage::kMvnPartial ? key : apply;
+    d.key.stage = stage;
+    if (stage == KernelStage::kMvnRow) d.key.variant |= schedule.row_bits;
+    const uint64_t per_group = stage == KernelStage::kMvnRow ? 1 : chunks;
+    absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(count * per_group, o.max_groups);
+    if (!grid.ok()) return grid.status();
+    MvnArgs da = a;
+    da.first_group = static_cast<uint32_t>(first);
+    da.group_count = static_cast<uint32_t>(count);
+    da.groups_x = (*grid)[0];
+    if (stage == KernelStage::kMvnRow) da.chunks = 1;  // the whole group is one chunk
+    d.args = EncodeArgs(da);
+    d.groups = *grid;
+    d.srv[0] = *vin;
+    if (stage == KernelStage::kMvnPartial) {
+      d.uav[1] = scratch;
+      return d;
+    }
+    if (has_scale) d.srv[1] = vscale;
+    if (has_bias) d.srv[2] = vbias;
+    d.uav[0] = *vout;
+    if (stage == KernelStage::kMvnApply) {
+      d.uav[1] = scratch;
+      d.barrier_before = true;
+    }
+    return d;
+  };
+
+  DispatchPlan plan;
+  if (schedule.kind == MvnSchedule::kRow) {
+    absl::StatusOr<Dispatch> d = make(KernelStage::kMvnRow, 0, groups);
+    if (!d.ok()) return d.status();
+    plan.dispatches.push_back(*std::move(d));
+    return plan;
+  }
+  if (work_groups * 4 > o.max_view_texels) {
+    return absl::UnimplementedError("MVN partials exceed one scratch view");
+  }
+  plan.scratch_bytes = work_groups * 16;
+  const uint64_t block = schedule.block_groups;
+  if ((groups + block - 1) / block * 2 > o.max_dispatches) {
+    return absl::UnimplementedError("MVN plan exceeds the dispatch limit");
+  }
+  // Statistics of block k+1 run beside the normalisation of block k (same
+  // barrier level); the normalisation of a block follows its statistics
+  // closely enough that its reread comes from the cache.
+  for (uint64_t first = 0; first < groups; first += block) {
+    const uint64_t count = std::min(block, groups - first);
+    for (KernelStage stage : {KernelStage::kMvnPartial, KernelStage::kMvnApply}) {
+      absl::StatusOr<Dispatch> d = make(stage, first, count);
+      if (!d.ok()) return d.status();
+      plan.dispatches.push_back(*std::move(d));
+    }
+  }
   return plan;
+}
+
+MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
+                              const PlannerOptions& o) {
+  MvnSchedule s;
+  if (n <= kMvnWideRowChunk && o.mvn_row) {
+    s.kind = MvnSchedule::kRow;
+    s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow
+                 : n <= kMvnChunk       ? 0
+                                        : kMvnVariantWideRow;
+    return s;
+  }
+  const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;
+  const uint64_t budget = o.mvn_block_bytes != 0 ? o.mvn_block_bytes : cache / 4;
+  const uint64_t group_bytes = n * element_bytes;
+  s.kind = MvnSchedule::kTwoPass;
+  s.block_groups = groups;
+  if (group_bytes > budget) return s;  // a single group overflows the cache
+  const uint64_t fit = budget / group_bytes;
+  if (fit >= groups) return s;  // the whole tensor is one block
+  s.kind = MvnSchedule::kBlocked;
+  s.block_groups = fit;
+  return s;
 }
 
 }  // namespace dmls::gpu

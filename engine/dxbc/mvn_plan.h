@@ -1,5 +1,15 @@
-// PlanMvn: the MVN/MVN1 part of the planner (two dispatches: partial
-// statistics into scratch, then combine + normalise). Pure; thread-safe.
+// PlanMvn: the MVN/MVN1 part of the planner. Three schedules:
+//  * row: a group of at most kMvnWideRowChunk elements is one workgroup of one
+//    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
+//    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 1,024 threads of 32
+//    elements up to kMvnWideRowChunk);
+//  * blocked: larger groups in blocks of rows sized from the adapter's cache
+//    (PlannerOptions::cache_bytes): per block, partial statistics into
+//    scratch then combine + normalise, so that the normalisation rereads
+//    the block from the cache instead of DRAM;
+//  * two-pass: the same two dispatches over all groups at once, when one
+//    group alone exceeds the block budget or the tensor fits one block.
+// Pure; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
 
@@ -11,6 +21,18 @@
 namespace dmls::gpu {
 
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& options);
+
+struct MvnSchedule {
+  enum Kind { kRow, kBlocked, kTwoPass };
+  Kind kind = kRow;
+  uint64_t block_groups = 0;  // groups per dispatch pair (kBlocked, kTwoPass)
+  // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
+  // kMvnVariantSmallRow, kMvnVariantWideRow).
+  uint8_t row_bits = 0;
+};
+// The schedule of `groups` reduction groups of `n` elements each.
+MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
+                              const PlannerOptions& options);
 
 }  // namespace dmls::gpu
 

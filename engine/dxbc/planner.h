@@ -24,7 +24,21 @@ struct PlannerOptions {
   uint32_t max_groups = kMaxDispatchGroups;
   // Upper bound on dispatches in one plan; larger plans are Unimplemented.
   uint32_t max_dispatches = 1u << 16;
+  // The adapter's last-level (L2) cache in bytes. D3D12 does not report
+  // it; 0 = unknown, planned as kAssumedCacheBytes. MVN plans size their
+  // row blocks from it (mvn_plan.h).
+  uint64_t cache_bytes = 0;
+  // MVN input bytes per row block of a blocked plan; 0 = cache / 4 (the
+  // block being normalised and the next block's statistics are in flight
+  // together, and the output passes through the cache too).
+  uint64_t mvn_block_bytes = 0;
+  // false: MVN never takes the row schedule (benchmarks compare schedules).
+  bool mvn_row = true;
 };
+
+// Planned when PlannerOptions::cache_bytes is 0: below the L2 of current
+// datacenter GPUs (H100/H200: 50 MiB, A100: 40 MiB), above most others'.
+inline constexpr uint64_t kAssumedCacheBytes = 32ull << 20;
 
 // `op` must have passed the validator. `in_place` only documents intent:
 // the runtime aliases kOutput to kInput; every plan is safe in place when

@@ -10,6 +10,7 @@
 
 #include "engine/core/tensor_desc.h"
 #include "engine/dxbc/kernels.h"
+#include "engine/dxbc/mvn_plan.h"
 #include "engine/dxbc/param_convert.h"
 #include "engine/dxbc/plan_util.h"
 #include "gtest/gtest.h"
@@ -286,7 +287,7 @@ OperatorDesc Mvn1(TensorDesc in, std::vector<uint64_t> axes) {
 // offset, from the apply dispatch's constant block.
 std::vector<std::vector<uint64_t>> MvnGroups(const Dispatch& d) {
   const MvnArgs a = DecodeMvnArgs(d);
-  const uint32_t r = d.key.variant;
+  const uint32_t r = d.key.variant & kMvnVariantRankMask;
   std::vector<std::vector<uint64_t>> groups(a.group_count);
   for (uint64_t g = 0; g < a.group_count; ++g) {
     uint64_t rem = g, base = 0;
@@ -308,8 +309,11 @@ std::vector<std::vector<uint64_t>> MvnGroups(const Dispatch& d) {
   return groups;
 }
 
-TEST(MvnPlannerTest, LayerNormShape) {
-  auto plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1}), false);
+TEST(MvnPlannerTest, LayerNormShapeTwoPassWhenARowExceedsTheBlock) {
+  PlannerOptions o;
+  o.mvn_block_bytes = 512 << 10;  // a 1 MiB row does not fit: today's two passes
+  auto plan =
+      PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1}), false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->dispatches.size(), 2u);
   const Dispatch& p = plan->dispatches[0];
@@ -322,6 +326,7 @@ TEST(MvnPlannerTest, LayerNormShape) {
   const MvnArgs args = DecodeMvnArgs(a);
   EXPECT_EQ(args.n, 262143u);
   EXPECT_EQ(args.group_count, 512u);
+  EXPECT_EQ(args.first_group, 0u);
   EXPECT_EQ(args.chunks, (262143u + kMvnChunk - 1) / kMvnChunk);
   EXPECT_EQ(args.sizes[7], 262143u);
   EXPECT_EQ(args.in_strides[7], 1u);
@@ -336,12 +341,109 @@ TEST(MvnPlannerTest, LayerNormShape) {
   EXPECT_GE(uint64_t{a.groups[0]} * a.groups[1], uint64_t{512} * args.chunks);
 }
 
+// Blocked plan: (partial, apply) pairs over consecutive row blocks that
+// cover every group once; each apply follows a barrier, each partial does
+// not (it runs beside the previous block's apply).
+void ExpectBlocked(const DispatchPlan& plan, uint32_t groups, uint32_t block) {
+  ASSERT_EQ(plan.dispatches.size(), 2u * ((groups + block - 1) / block));
+  uint32_t next = 0;
+  for (size_t i = 0; i < plan.dispatches.size(); i += 2) {
+    const Dispatch& p = plan.dispatches[i];
+    const Dispatch& a = plan.dispatches[i + 1];
+    EXPECT_EQ(p.key.stage, KernelStage::kMvnPartial);
+    EXPECT_EQ(a.key.stage, KernelStage::kMvnApply);
+    EXPECT_FALSE(p.barrier_before);
+    EXPECT_TRUE(a.barrier_before);
+    const MvnArgs pa = DecodeMvnArgs(p), aa = DecodeMvnArgs(a);
+    EXPECT_EQ(pa.first_group, next);
+    EXPECT_EQ(aa.first_group, next);
+    EXPECT_EQ(pa.group_count, std::min(block, groups - next));
+    EXPECT_EQ(aa.group_count, pa.group_count);
+    EXPECT_GE(uint64_t{p.groups[0]} * p.groups[1], uint64_t{pa.group_count} * pa.chunks);
+    EXPECT_LT(uint64_t{p.groups[0]} * (p.groups[1] - 1), uint64_t{pa.group_count} * pa.chunks);
+    EXPECT_EQ(p.uav[1].num_elements, uint64_t{groups} * pa.chunks * 4);  // global scratch
+    next += pa.group_count;
+  }
+  EXPECT_EQ(next, groups);
+}
+
+TEST(MvnPlannerTest, LayerNormShapeBlockedByCache) {
+  const OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1});
+  PlannerOptions o;  // cache unknown: kAssumedCacheBytes, blocks of a quarter
+  auto plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectBlocked(*plan, 512, static_cast<uint32_t>(kAssumedCacheBytes / 4 / (262143 * 4)));
+  EXPECT_EQ(plan->scratch_bytes, uint64_t{512} * ((262143 + kMvnChunk - 1) / kMvnChunk) * 16);
+  o.cache_bytes = 50ull << 20;  // H100
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectBlocked(*plan, 512, 12);
+  o.mvn_block_bytes = 5ull << 19;  // explicit block budget (2.5 MiB): 2 rows
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectBlocked(*plan, 512, 2);
+  // A tensor within one block: one pair (two-pass).
+  o.mvn_block_bytes = 1ull << 30;
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectBlocked(*plan, 512, 512);
+}
+
+TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
+  PlannerOptions h100;
+  h100.cache_bytes = 50ull << 20;
+  // 4,096 x 32,768: one 1,024-thread workgroup per row, row in registers.
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, h100).kind, MvnSchedule::kRow);
+  // 4,096 x 65,536: 256 KiB rows, blocks of 50 rows.
+  EXPECT_EQ(ChooseMvnSchedule(4096, 65536, 4, h100).kind, MvnSchedule::kBlocked);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 65536, 4, h100).block_groups, 50u);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 65536, 2, h100).block_groups, 100u);
+  // 65,536 x 1,024: one workgroup per row.
+  EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, h100).kind, MvnSchedule::kRow);
+  EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, h100).row_bits, kMvnVariantSmallRow);
+  EXPECT_EQ(ChooseMvnSchedule(65536, kMvnSmallRowChunk + 1, 4, h100).row_bits, 0);
+  EXPECT_EQ(ChooseMvnSchedule(65536, kMvnChunk + 1, 4, h100).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, h100).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(1, kMvnChunk, 4, h100).kind, MvnSchedule::kRow);
+  EXPECT_EQ(ChooseMvnSchedule(1, kMvnWideRowChunk, 4, h100).kind, MvnSchedule::kRow);
+  PlannerOptions no_row = h100;
+  no_row.mvn_row = false;
+  EXPECT_EQ(ChooseMvnSchedule(1, 1000, 4, no_row).kind, MvnSchedule::kTwoPass);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, no_row).kind, MvnSchedule::kBlocked);
+  EXPECT_NE(ChooseMvnSchedule(1, kMvnWideRowChunk + 1, 4, h100).kind, MvnSchedule::kRow);
+  // One huge group: two passes.
+  EXPECT_EQ(ChooseMvnSchedule(1, 1u << 27, 4, h100).kind, MvnSchedule::kTwoPass);
+  auto plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {65536, 1024}), {1}), false,
+                            h100);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->dispatches.size(), 1u);
+  const Dispatch& d = plan->dispatches[0];
+  EXPECT_EQ(d.key.stage, KernelStage::kMvnRow);
+  EXPECT_EQ(d.key.variant, 1 | kMvnVariantSmallRow);
+  EXPECT_EQ(plan->scratch_bytes, 0u);
+  EXPECT_EQ(d.uav[1].buffer, BufferSlot::kNone);
+  EXPECT_EQ(d.uav[0].buffer, BufferSlot::kOutput);
+  EXPECT_EQ(uint64_t{d.groups[0]} * d.groups[1], 65536u);
+  EXPECT_EQ(DecodeMvnArgs(d).group_count, 65536u);
+  plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {4096, 32768}), {1}), false, h100);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->dispatches.size(), 1u);
+  EXPECT_EQ(plan->dispatches[0].key.variant, 1 | kMvnVariantWideRow);
+  EXPECT_EQ(DecodeMvnArgs(plan->dispatches[0]).chunks, 1u);
+  EXPECT_EQ(uint64_t{plan->dispatches[0].groups[0]} * plan->dispatches[0].groups[1], 4096u);
+  plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {2048, 65536}), {1}), false, h100);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectBlocked(*plan, 2048, 50);
+}
+
 TEST(MvnPlannerTest, GroupsMatchReducedAxes) {
   // Axes {0, 2} of a padded 3-D input: each group fixes axis 1.
   TensorDesc in = MakeTensorDesc(DataType::kFloat16, {3, 4, 5}, std::vector<uint64_t>{40, 10, 1});
   auto plan = PlanExecution(Mvn1(in, {2, 0}), false);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  const auto groups = MvnGroups(plan->dispatches[1]);
+  ASSERT_EQ(plan->dispatches.size(), 1u);
+  EXPECT_EQ(plan->dispatches[0].key.stage, KernelStage::kMvnRow);
+  const auto groups = MvnGroups(plan->dispatches[0]);
   ASSERT_EQ(groups.size(), 4u);
   std::set<uint64_t> all;
   for (const auto& g : groups) {
@@ -370,11 +472,11 @@ TEST(MvnPlannerTest, MvnCrossChannelAndScaleBroadcast) {
   op.fused_activation = f;
   auto plan = PlanExecution(op, false);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  const Dispatch& a = plan->dispatches[1];
+  const Dispatch& a = plan->dispatches.back();
   EXPECT_TRUE(a.key.has_scale);
   EXPECT_TRUE(a.key.has_bias);
   EXPECT_EQ(a.key.fused, OperatorType::kActivationShrink);
-  EXPECT_EQ(a.key.variant, 1);  // {H, W} coalesce into 20
+  EXPECT_EQ(a.key.variant, 1 | kMvnVariantSmallRow);  // {H, W} coalesce into 20
   const MvnArgs args = DecodeMvnArgs(a);
   EXPECT_EQ(args.n, 20u);
   EXPECT_EQ(args.group_count, 6u);
@@ -392,7 +494,7 @@ TEST(MvnPlannerTest, MvnCrossChannelAndScaleBroadcast) {
   op.cross_channel = 1;
   auto plan2 = PlanExecution(op, false);
   ASSERT_TRUE(plan2.ok());
-  EXPECT_EQ(DecodeMvnArgs(plan2->dispatches[1]).n, 60u);
+  EXPECT_EQ(DecodeMvnArgs(plan2->dispatches.back()).n, 60u);
 }
 
 TEST(MvnPlannerTest, InPlaceRejectedAndEveryKeyKnown) {

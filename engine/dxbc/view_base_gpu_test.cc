@@ -523,9 +523,10 @@ OperatorDesc Mvn1(DataType t, std::vector<uint64_t> sizes, std::vector<uint64_t>
 
 // MVN1: the partial dispatch writes scratch (u1), the apply dispatch reads
 // it back with typed UAV loads and reads input, scale and bias (t0..t2).
-// 4500 elements per group: two chunks, so partials really combine.
+// 33,000 elements per group (beyond the row kernels): nine chunks, so
+// partials really combine.
 TEST_F(ViewBaseGpuTest, Mvn1Float32ScaleBiasFusedCelu) {
-  OperatorDesc op = Mvn1(DataType::kFloat32, {2, 3, 4500}, {2}, {1, 3, 1}, {1, 1, 4500},
+  OperatorDesc op = Mvn1(DataType::kFloat32, {2, 3, 33000}, {2}, {1, 3, 1}, {1, 1, 33000},
                          OperatorType::kActivationCelu, 0.8f);
   absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
   ASSERT_TRUE(plan.ok());
@@ -534,9 +535,17 @@ TEST_F(ViewBaseGpuTest, Mvn1Float32ScaleBiasFusedCelu) {
   Check(Request(op));
 }
 
+// The row kernels (one dispatch, no scratch): 1,024-thread and 64-thread.
 TEST_F(ViewBaseGpuTest, Mvn1Float16ScaleBiasFusedLeakyRelu) {
   OperatorDesc op = Mvn1(DataType::kFloat16, {4, 5001}, {1}, {1, 5001}, {4, 1},
                          OperatorType::kActivationLeakyRelu, 0.1f);
+  Check(Request(op));
+  op = Mvn1(DataType::kFloat32, {5, 999}, {1}, {1, 999}, {5, 1}, OperatorType::kActivationElu,
+            0.5f);
+  absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->dispatches.size(), 1u);
+  EXPECT_EQ(plan->dispatches[0].key.stage, KernelStage::kMvnRow);
   Check(Request(op));
 }
 

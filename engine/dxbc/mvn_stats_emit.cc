@@ -1,0 +1,175 @@
+#include "engine/dxbc/mvn_stats_emit.h"
+
+#include <limits>
+#include <optional>
+
+namespace dmls::gpu {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+// Biased exponent from which values are scaled: 2^40. Below it a group of
+// up to 2^32 elements has M2 < 2^32 * (2^41)^2 = 2^114 (no overflow).
+constexpr uint32_t kScaleFromExponent = 127 + 40;
+// Largest E: 2^-126 is the smallest normal power of two.
+constexpr uint32_t kMaxScaleExponent = 126;
+constexpr uint32_t kOneBits = 0x3f800000;
+
+}  // namespace
+
+MvnStat MvnStatsEmitter::NewStat() { return MvnStat{T(), T(), T(), T()}; }
+
+void MvnStatsEmitter::MakeFinite(Operand ref) {
+  Operand fin = T();
+  b_.Lt(fin, ref.Abs(), F(kInf));  // false for ±inf and NaN
+  b_.Movc(ref, fin, ref, F(0.0f));
+}
+
+void MvnStatsEmitter::ScaleFor(Operand amax, Operand s, Operand inv_s) {
+  Operand ex = T(), big = T(), e = T();
+  b_.UShr(ex, amax, U(23));
+  b_.And(ex, ex, U(0xff));
+  b_.UGe(big, ex, U(kScaleFromExponent));
+  b_.IAdd(e, ex, U(static_cast<uint32_t>(-127)));
+  b_.UMin(e, e, U(kMaxScaleExponent));
+  b_.Movc(e, big, e, U(0));
+  b_.IAdd(s, e, U(127));
+  b_.IShl(s, s, U(23));  // 2^E
+  InverseScale(s, inv_s);
+}
+
+void MvnStatsEmitter::InverseScale(Operand s, Operand inv_s) {
+  // bits(2^-E) = (127 - E) << 23 = 2 * bits(1) - bits(2^E).
+  b_.INeg(inv_s, s);
+  b_.IAdd(inv_s, inv_s, U(2 * kOneBits));
+}
+
+void MvnStatsEmitter::Shifted(Operand d, Operand x, Operand inv, Operand rs) {
+  b_.Mul(d, x, inv);
+  b_.Add(d, d, rs.Neg());
+  b_.Xor(d, d, zero_);
+}
+
+MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<Operand>& ok,
+                               Operand ref) {
+  MvnStat st = NewStat();
+  Operand amax = T(), a = T(), inv = T(), rs = T(), d = T(), one = T(), pos = T();
+  b_.Mov(amax, ref.Abs());
+  for (size_t j = 0; j < x.size(); ++j) {
+    b_.Movc(a, ok[j], x[j], F(0.0f));
+    b_.Max(amax, amax, a.Abs());
+  }
+  ScaleFor(amax, st.s, inv);
+  b_.Mul(rs, ref, inv);
+  // Pass 1: count and mean of d = x/s - ref/s (x - ref when s = 1).
+  b_.Mov(st.n, F(0.0f));
+  b_.Mov(st.m, F(0.0f));
+  for (size_t j = 0; j < x.size(); ++j) {
+    Shifted(d, x[j], inv, rs);
+    b_.Movc(d, ok[j], d, F(0.0f));
+    b_.Movc(one, ok[j], F(1.0f), F(0.0f));
+    b_.Add(st.n, st.n, one);
+    b_.Add(st.m, st.m, d);
+  }
+  b_.Lt(pos, F(0.0f), st.n);
+  b_.Div(st.m, st.m, st.n);
+  b_.Movc(st.m, pos, st.m, F(0.0f));
+  // Pass 2: sum of squared deviations (two-pass within the thread).
+  b_.Mov(st.M, F(0.0f));
+  for (size_t j = 0; j < x.size(); ++j) {
+    Shifted(d, x[j], inv, rs);
+    b_.Add(d, d, st.m.Neg());
+    b_.Movc(d, ok[j], d, F(0.0f));
+    b_.Mad(st.M, d, d, st.M);
+  }
+  return st;
+}
+
+void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
+  // Bring both to the larger scale: factors 2^(E - Et) as exponent
+  // arithmetic (exact), then M scales by their squares.
+  Operand st = T(), fa = T(), fb = T(), ma = T(), Ma = T(), mb = T(), Mb = T();
+  b_.Max(st, a.s, b.s);
+  Operand nst = T();
+  b_.INeg(nst, st);
+  b_.IAdd(nst, nst, U(kOneBits));
+  b_.IAdd(fa, a.s, nst);
+  b_.IAdd(fb, b.s, nst);
+  b_.Mul(ma, a.m, fa);
+  b_.Mul(Ma, a.M, fa);
+  b_.Mul(Ma, Ma, fa);
+  b_.Mul(mb, b.m, fb);
+  b_.Mul(Mb, b.M, fb);
+  b_.Mul(Mb, Mb, fb);
+  Operand total = T(), delta = T(), inv = T(), pos = T(), wb = T(), wa = T(), t = T();
+  Operand fin = T(), safe = T();
+  b_.Add(total, a.n, b.n);
+  b_.Add(delta, mb, ma.Neg());
+  b_.Lt(pos, F(0.0f), total);
+  b_.Div(inv, F(1.0f), total);
+  b_.Movc(inv, pos, inv, F(0.0f));
+  b_.Mul(wb, b.n, inv);
+  b_.Mul(wa, a.n, inv);
+  b_.Mul(t, delta, delta);
+  b_.Mul(t, t, a.n);
+  b_.Mul(t, t, wb);
+  // Mean: ma + delta * wb, unless delta is not finite (an infinite member):
+  // then the weighted sum, which keeps ±inf where the exact mean is ±inf.
+  b_.Mul(safe, mb, wb);
+  b_.Mad(safe, ma, wa, safe);
+  b_.Mad(ma, delta, wb, ma);
+  b_.Lt(fin, delta.Abs(), F(kInf));
+  b_.Movc(a.m, fin, ma, safe);
+  b_.Add(Ma, Ma, Mb);
+  b_.Add(a.M, Ma, t);
+  b_.Mov(a.n, total);
+  b_.Mov(a.s, st);
+}
+
+void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads) {
+  Reduce(st, tid, threads, std::nullopt);
+}
+
+void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads,
+                                  Operand active) {
+  Reduce(st, tid, threads, active);
+}
+
+void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
+                             std::optional<Operand> active) {
+  Operand addr = T(), pk = b_.NewTemp(), other = b_.NewTemp(), cond = T(), oaddr = T();
+  b_.IMul(addr, tid, U(kMvnStatBytes));
+  auto store_own = [&]() {
+    b_.Mov(pk.x(), st.n);
+    b_.Mov(pk.y(), st.m);
+    b_.Mov(pk.z(), st.M);
+    b_.Mov(pk.w(), st.s);
+    b_.StoreRaw(Operand::GroupShared(0).Comps("xyzw"), addr, pk);
+  };
+  store_own();
+  MvnStat o{other.x(), other.y(), other.z(), other.w()};
+  Operand needed = T();
+  for (uint32_t s = threads / 2; s >= 1; s /= 2) {
+    // Level s combines thread t < s with t + s: nothing when active <= s.
+    if (active) {
+      b_.ULt(needed, U(s), *active);
+      b_.IfNz(needed);
+    }
+    b_.SyncGroup();
+    b_.ULt(cond, tid, U(s));
+    b_.IfNz(cond);
+    b_.IAdd(oaddr, addr, U(s * kMvnStatBytes));
+    b_.LdRaw(other.Comps("xyzw"), oaddr, Operand::GroupShared(0));
+    Combine(st, o);
+    store_own();
+    b_.EndIf();
+    if (active) b_.EndIf();
+  }
+  b_.SyncGroup();
+  b_.LdRaw(other.Comps("xyzw"), U(0), Operand::GroupShared(0));
+  b_.Mov(st.n, other.x());
+  b_.Mov(st.m, other.y());
+  b_.Mov(st.M, other.z());
+  b_.Mov(st.s, other.w());
+}
+
+}  // namespace dmls::gpu

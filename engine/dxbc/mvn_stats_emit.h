@@ -1,0 +1,75 @@
+// MvnStatsEmitter: emits the statistics of the MVN kernels, safe from
+// overflow (OPERATORS.md §4.3.1, §7.4). A statistic (n, m, M, s) is the
+// count, mean and sum of squared deviations of the values (x - ref) / s,
+// where ref is the group's first element (0 when it is not finite) and s a
+// power of two: 1 while every |x| and |ref| is below 2^40 (bit-identical to
+// unscaled arithmetic), else 2^E with 2^E <= max|x| < 2^(E+1), so that the
+// scaled values stay below 4 and no square or sum overflows where the exact
+// result is finite. Statistics of different scales combine at the larger
+// one (Chan et al.). Infinite members keep the formula of §4.3.1: the mean
+// becomes ±inf (NaN when both signs occur) instead of NaN.
+// Holds a reference to the builder; single-threaded like ShaderBuilder.
+#ifndef DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
+#define DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/dxbc/operand.h"
+#include "engine/dxbc/shader_builder.h"
+
+namespace dmls::gpu {
+
+// Four temps' .x components.
+struct MvnStat {
+  Operand n, m, M, s;
+};
+
+class MvnStatsEmitter {
+ public:
+  // `zero` is a constant-block word that is always 0 at run time (see
+  // Shifted).
+  MvnStatsEmitter(ShaderBuilder& b, Operand zero) : b_(b), zero_(zero) {}
+
+  MvnStat NewStat();
+  // ref <- ref if finite, else 0.
+  void MakeFinite(Operand ref);
+  // The scale of values whose magnitudes are at most `amax` (a non-negative
+  // float, inf or NaN allowed): s and 1/s.
+  void ScaleFor(Operand amax, Operand s, Operand inv_s);
+  // 1/s of a scale s.
+  void InverseScale(Operand s, Operand inv_s);
+  // d = x/s - ref/s (exact: x and ref scale by a power of two and their
+  // difference is exact where the offset matters), laundered through
+  // xor with zero: vkd3d 1.2's SPIR-V carries no exactness, and Mesa's NIR
+  // (lavapipe) otherwise reassociates (x*inv - rs) - m into x*inv - (rs + m),
+  // rounding the group's mean to the data's magnitude (1e4 + U(-0.05,
+  // 0.05) lost a third of an ulp of 1e4 in its mean).
+  void Shifted(Operand d, Operand x, Operand inv, Operand rs);
+  // A thread's statistic of x[j] (float32) where ok[j] != 0; `ref` finite.
+  MvnStat Local(const std::vector<Operand>& x, const std::vector<Operand>& ok, Operand ref);
+  // a <- a combined with b.
+  void Combine(const MvnStat& a, const MvnStat& b);
+  // Combines every thread's statistic over the workgroup through
+  // group-shared memory g0 (16 bytes per thread, declared by the caller);
+  // afterwards every thread holds the group's statistic. With `active`
+  // (a uniform value, e.g. a constant-block word) only threads below it
+  // hold data, and the levels that would combine empty statistics only are
+  // skipped (uniform branches around the barriers).
+  void GroupReduce(const MvnStat& st, Operand tid, uint32_t threads);
+  void GroupReduce(const MvnStat& st, Operand tid, uint32_t threads, Operand active);
+
+ private:
+  void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active);
+  Operand T() { return b_.NewTemp().x(); }
+  ShaderBuilder& b_;
+  Operand zero_;
+};
+
+// Group-shared bytes GroupReduce needs per thread.
+inline constexpr uint32_t kMvnStatBytes = 16;
+
+}  // namespace dmls::gpu
+
+#endif  // DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_

@@ -1,0 +1,197 @@
+// Regression tests of the MVN statistics on the Direct3D 12 engine, in
+// every planner schedule (row, wide row, blocked, two-pass):
+//  * overflow: groups whose squared deviations exceed FLT_MAX while the
+//    double-precision result is finite (a randomized differential check
+//    found [9.3e18, -9.3e18] coming back NaN: the square overflows once
+//    values differ by sqrt(FLT_MAX)); OPERATORS.md §4.3.1 and §7.4;
+//  * NormalizeVariance FALSE with ±Inf (§4.3.1): finite members give ∓inf,
+//    infinite ones NaN, both signs or a NaN make the whole group NaN; with
+//    NormalizeVariance TRUE an infinity makes the group NaN.
+// Expected values are written out where they are exact, and every case is
+// also compared with the CPU engine (binary64).
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "engine/dxbc/planner.h"
+#include "gtest/gtest.h"
+#include "tests/mvn/mvn_gpu_test_util.h"
+
+namespace dmls::mvn_testing {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kFltMax = std::numeric_limits<float>::max();
+
+// The schedules, by group length and planner options: groups of up to
+// 1,024 take the 64-thread row kernel, up to 32,768 the 1,024-thread one;
+// longer ones the blocked plan (budget of one group) or the two-pass one
+// (budget below one group).
+struct Schedule {
+  const char* name;
+  uint64_t n;
+  uint64_t block_bytes;
+};
+void PrintTo(const Schedule& s, std::ostream* os) { *os << s.name; }
+const Schedule kSchedules[] = {
+    {"row", 1000, 0}, {"wide_row", 9000, 0}, {"blocked", 40000, 1}, {"two_pass", 40000, 2}};
+
+class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
+ protected:
+  static uint64_t GroupLength() { return GetParam().n; }
+
+  gpu::PlannerOptions Options(uint64_t group_bytes) const {
+    gpu::PlannerOptions o;
+    if (GetParam().block_bytes == 1) o.mvn_block_bytes = group_bytes;      // blocks of one
+    if (GetParam().block_bytes == 2) o.mvn_block_bytes = group_bytes - 1;  // fallback
+    return o;
+  }
+
+  // Runs MVN1 over the last axis of `groups` rows of GroupLength() elements,
+  // row g holding `rows[g]` at its start and `fill[g]` elsewhere. Returns
+  // the GPU's rows after checking them against the CPU engine.
+  std::vector<std::vector<double>> Run(DataType type, const std::vector<std::vector<double>>& rows,
+                                       const std::vector<double>& fill, bool normalize_variance,
+                                       float epsilon = 1e-5f) {
+    const uint64_t n = GroupLength(), groups = rows.size();
+    OperatorDesc op = Mvn1(type, {groups, n}, {1}, normalize_variance);
+    op.epsilon = epsilon;
+    std::vector<double> x(groups * n);
+    for (uint64_t g = 0; g < groups; ++g) {
+      for (uint64_t i = 0; i < n; ++i) {
+        x[g * n + i] = i < rows[g].size() ? rows[g][i] : fill[g];
+      }
+    }
+    ExecuteRequest r;
+    r.op = op;
+    r.input = Payload(*op.input, x);
+    const gpu::PlannerOptions o = Options(n * ElementBits(type) / 8);
+    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(o);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    if (!engine.ok()) return {};
+    EXPECT_TRUE(MatchesCpu(**engine, r)) << GetParam().name;
+    absl::StatusOr<std::vector<double>> got = RunGpu(**engine, r);
+    EXPECT_TRUE(got.ok()) << got.status();
+    if (!got.ok()) return {};
+    std::vector<std::vector<double>> out(groups);
+    for (uint64_t g = 0; g < groups; ++g) {
+      out[g].assign(got->begin() + g * n, got->begin() + (g + 1) * n);
+    }
+    return out;
+  }
+};
+
+// The value at position i of a two-valued group {a at [0, k), b elsewhere}.
+TEST_P(MvnNumericsTest, SquaredDeviationsBeyondFltMaxStayFinite) {
+  const uint64_t n = GroupLength(), half = n / 2;
+  // Rows: half +v, half -v, for v from 9.2e18 (fine before) to FLT_MAX.
+  const std::vector<double> v = {9.2e18, 9.3e18, 1e30, 3e38, kFltMax};
+  std::vector<std::vector<double>> rows;
+  std::vector<double> fill;
+  for (double a : v) {
+    rows.push_back(std::vector<double>(half, a));
+    fill.push_back(-a);
+  }
+  const auto out = Run(DataType::kFloat32, rows, fill, true);
+  ASSERT_EQ(out.size(), v.size());
+  for (size_t g = 0; g < v.size(); ++g) {
+    for (uint64_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(out[g][i], i < half ? 1.0 : -1.0, 1e-5) << "v=" << v[g] << " i=" << i;
+    }
+  }
+}
+
+TEST_P(MvnNumericsTest, HugeGroupsMixedWithSmallValuesAndConstants) {
+  const uint64_t n = GroupLength();
+  std::vector<double> noise = RandomValues(n, 5, 1.0);
+  std::vector<double> huge = RandomValues(n, 6, 3e38);
+  std::vector<double> one_huge = noise;
+  one_huge[n - 1] = 1e35;  // small values everywhere but one (other chunk/thread)
+  std::vector<double> offset = RandomValues(n, 7, 1e28, 2e38);
+  const auto out = Run(DataType::kFloat32, {noise, huge, one_huge, offset, {}},
+                       {0, 0, 0, 0, 1e30}, true);
+  ASSERT_EQ(out.size(), 5u);
+  for (double y : out[4]) ASSERT_EQ(y, 0.0);  // constant huge group: exactly Bias
+  for (size_t g = 0; g < 4; ++g) {
+    for (double y : out[g]) ASSERT_TRUE(std::isfinite(y)) << "row " << g;
+  }
+  // The same without Epsilon: a constant group is 0/0 (NaN), others finite.
+  const auto out0 = Run(DataType::kFloat32, {huge, {}}, {0, 1e30}, true, 0.0f);
+  ASSERT_EQ(out0.size(), 2u);
+  for (double y : out0[0]) ASSERT_TRUE(std::isfinite(y));
+  for (double y : out0[1]) ASSERT_TRUE(std::isnan(y));
+}
+
+TEST_P(MvnNumericsTest, NoNormalizeVarianceWithHugeValues) {
+  const uint64_t n = GroupLength(), half = n / 2;
+  // x - mean = ±3e38 (finite; its square is not).
+  const auto out = Run(DataType::kFloat32, {std::vector<double>(half, 3e38)}, {-3e38}, false);
+  ASSERT_EQ(out.size(), 1u);
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSERT_NEAR(out[0][i], i < half ? 3e38 : -3e38, 3e32) << i;
+  }
+}
+
+TEST_P(MvnNumericsTest, NoNormalizeVarianceWithInfinities) {
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16}) {
+    SCOPED_TRACE(type == DataType::kFloat32 ? "FLOAT32" : "FLOAT16");
+    const uint64_t n = GroupLength(), last = n - 1;
+    // Row 0: +inf in the middle; row 1: -inf first (the reference
+    // element); row 2: +inf last; row 3: both signs; row 4: a NaN and an
+    // inf; row 5: finite (unaffected by its neighbours).
+    std::vector<std::vector<double>> rows(6);
+    std::vector<double> fill = {1, 2, -3, 4, 5, 0.5};
+    rows[0] = std::vector<double>(n / 2 + 1, 1);
+    rows[0][n / 2] = kInf;
+    rows[1] = {-kInf};
+    rows[2] = std::vector<double>(n, -3);
+    rows[2][last] = kInf;
+    rows[3] = {kInf, 4, -kInf};
+    rows[4] = {5, kNaN, kInf};
+    rows[5] = RandomValues(n, 9, 2.0);
+    const auto out = Run(type, rows, fill, false);
+    ASSERT_EQ(out.size(), rows.size());
+    for (uint64_t i = 0; i < n; ++i) {
+      if (i == n / 2) {
+        EXPECT_TRUE(std::isnan(out[0][i])) << i;
+      } else {
+        EXPECT_EQ(out[0][i], -kInf) << i;
+      }
+      if (i == 0) {
+        EXPECT_TRUE(std::isnan(out[1][i]));
+      } else {
+        EXPECT_EQ(out[1][i], kInf) << i;
+      }
+      if (i == last) {
+        EXPECT_TRUE(std::isnan(out[2][i]));
+      } else {
+        EXPECT_EQ(out[2][i], -kInf) << i;
+      }
+      EXPECT_TRUE(std::isnan(out[3][i])) << i;
+      EXPECT_TRUE(std::isnan(out[4][i])) << i;
+      EXPECT_TRUE(std::isfinite(out[5][i])) << i;
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST_P(MvnNumericsTest, InfinityWithNormalizeVarianceMakesTheGroupNaN) {
+  const uint64_t n = GroupLength();
+  const auto out = Run(DataType::kFloat32, {{1, kInf}, RandomValues(n, 3, 1.0)}, {2, 0}, true);
+  ASSERT_EQ(out.size(), 2u);
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(std::isnan(out[0][i])) << i;
+    ASSERT_TRUE(std::isfinite(out[1][i])) << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, MvnNumericsTest, ::testing::ValuesIn(kSchedules),
+                         [](const ::testing::TestParamInfo<Schedule>& p) {
+                           return std::string(p.param.name);
+                         });
+
+}  // namespace
+}  // namespace dmls::mvn_testing

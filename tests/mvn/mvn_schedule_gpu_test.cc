@@ -1,0 +1,226 @@
+// Every MVN schedule of the planner (mvn_plan.h) on the Direct3D 12 engine
+// against the CPU engine: the row kernels (one workgroup of 64, 256 or
+// 1,024 threads per group), the
+// blocked plan (statistics + normalisation per block of rows, with a block
+// budget shrunk so that small tensors need many blocks, odd last blocks
+// included) and the two-pass fallback; packed, padded, broadcast and
+// transposed layouts, Scale/Bias broadcast, fused activations, FLOAT16,
+// NormalizeVariance FALSE, and the MVN (type 73) operator. Each test first
+// checks that the planner picked the schedule it is about.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "engine/dxbc/kernel_key.h"
+#include "engine/dxbc/mvn_plan.h"
+#include "engine/dxbc/planner.h"
+#include "gtest/gtest.h"
+#include "tests/mvn/mvn_gpu_test_util.h"
+
+namespace dmls::mvn_testing {
+namespace {
+
+using gpu::KernelStage;
+using gpu::MvnSchedule;
+
+// Planner options of each schedule under test (the row schedule is chosen
+// by N alone; the others by the block budget).
+gpu::PlannerOptions BlockBudget(uint64_t bytes) {
+  gpu::PlannerOptions o;
+  o.mvn_block_bytes = bytes;
+  return o;
+}
+
+class MvnScheduleTest : public ::testing::Test {
+ protected:
+  // Plans `op` with `o`, checks the schedule, then runs it on an engine
+  // with the same options and compares with the CPU engine.
+  void Run(const OperatorDesc& op, const gpu::PlannerOptions& o, MvnSchedule::Kind want,
+           uint32_t seed = 1, double amplitude = 3.0, double offset = 0.0,
+           bool with_scale_bias_payloads = true) {
+    absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_FALSE(plan->dispatches.empty());
+    const KernelStage first = plan->dispatches[0].key.stage;
+    switch (want) {
+      case MvnSchedule::kRow:
+        ASSERT_EQ(plan->dispatches.size(), 1u);
+        ASSERT_EQ(first, KernelStage::kMvnRow);
+        break;
+      case MvnSchedule::kBlocked:
+        ASSERT_GT(plan->dispatches.size(), 2u);
+        ASSERT_EQ(first, KernelStage::kMvnPartial);
+        break;
+      case MvnSchedule::kTwoPass:
+        ASSERT_EQ(plan->dispatches.size(), 2u);
+        ASSERT_EQ(first, KernelStage::kMvnPartial);
+        break;
+    }
+    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(o);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    ExecuteRequest r;
+    r.op = op;
+    r.input = Payload(*op.input, RandomValues(ElementCount(op.input->sizes), seed, amplitude,
+                                              offset));
+    if (with_scale_bias_payloads && op.scale) {
+      r.scale = Payload(*op.scale, RandomValues(ElementCount(op.scale->sizes), seed + 1, 2.0));
+    }
+    if (with_scale_bias_payloads && op.bias) {
+      r.bias = Payload(*op.bias, RandomValues(ElementCount(op.bias->sizes), seed + 2, 1.0));
+    }
+    EXPECT_TRUE(MatchesCpu(**engine, r));
+  }
+};
+
+FusedActivationDesc Fused(OperatorType t, float p0 = 0, float p1 = 0) {
+  FusedActivationDesc f;
+  f.type = static_cast<uint32_t>(t);
+  f.params = {p0, p1};
+  return f;
+}
+
+// ---- row: one workgroup per group, read once ----
+
+TEST_F(MvnScheduleTest, RowOddSizesFloat32) {
+  const gpu::PlannerOptions o;
+  Run(Mvn1(DataType::kFloat32, {5, 1000}, {1}), o, MvnSchedule::kRow, 1);
+  Run(Mvn1(DataType::kFloat32, {3, 4095}, {1}), o, MvnSchedule::kRow, 2);
+  Run(Mvn1(DataType::kFloat32, {2, gpu::kMvnChunk}, {1}), o, MvnSchedule::kRow, 3);
+  Run(Mvn1(DataType::kFloat32, {7, 1}, {1}), o, MvnSchedule::kRow, 4);  // out = Bias = 0
+  Run(Mvn1(DataType::kFloat32, {1, 3, 17}, {0, 1, 2}), o, MvnSchedule::kRow, 5);
+  // A large common offset (OPERATORS.md §7.6): the mean must not be rounded
+  // to the data's magnitude (found by this test: Mesa reassociated it).
+  Run(Mvn1(DataType::kFloat32, {5, 901}, {1}), o, MvnSchedule::kRow, 6, 0.05, 1e4);
+}
+
+TEST_F(MvnScheduleTest, RowFloat16WithScaleBiasAndFusedActivation) {
+  OperatorDesc op = Mvn1(DataType::kFloat16, {6, 333}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 333});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {6, 1});
+  op.fused_activation = Fused(OperatorType::kActivationElu, 0.7f);
+  Run(op, {}, MvnSchedule::kRow, 7);  // odd rows start mid-word: per-element stores
+  op = Mvn1(DataType::kFloat16, {4, 1000}, {1});
+  Run(op, {}, MvnSchedule::kRow, 25);  // every pair of elements is one output word
+  op.output = MakeTensorDesc(DataType::kFloat16, {4, 1000}, std::vector<uint64_t>{1, 4});
+  Run(op, {}, MvnSchedule::kRow, 26);  // transposed output: no pair shares a word
+}
+
+TEST_F(MvnScheduleTest, RowPaddedTransposedAndBroadcastLayouts) {
+  // Axes {0, 2} of a padded input: groups are not contiguous.
+  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 4, 5}, {2, 0});
+  op.input = MakeTensorDesc(DataType::kFloat32, {3, 4, 5}, std::vector<uint64_t>{40, 10, 1});
+  Run(op, {}, MvnSchedule::kRow, 8);
+  // Transposed input, strided output.
+  op = Mvn1(DataType::kFloat16, {9, 31}, {1});
+  op.input = MakeTensorDesc(DataType::kFloat16, {9, 31}, std::vector<uint64_t>{1, 9});
+  op.output = MakeTensorDesc(DataType::kFloat16, {9, 31}, std::vector<uint64_t>{32, 1});
+  Run(op, {}, MvnSchedule::kRow, 9);
+  // A zero-stride (broadcast) input dimension inside the group.
+  op = Mvn1(DataType::kFloat32, {4, 8, 50}, {1, 2});
+  op.input = MakeTensorDesc(DataType::kFloat32, {4, 8, 50}, std::vector<uint64_t>{50, 0, 1});
+  Run(op, {}, MvnSchedule::kRow, 10);
+}
+
+TEST_F(MvnScheduleTest, RowNoNormalizeVarianceAndMvnCrossChannel) {
+  OperatorDesc op = Mvn1(DataType::kFloat32, {4, 777}, {1}, /*normalize_variance=*/false);
+  op.fused_activation = Fused(OperatorType::kActivationShrink, 0.25f, 0.5f);
+  Run(op, {}, MvnSchedule::kRow, 11, 2.0, 1000.0);
+  for (uint32_t cross : {0u, 1u}) {
+    op = Mvn1(DataType::kFloat32, {2, 3, 7, 9}, {});
+    op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization);
+    op.axes.clear();
+    op.axis_count.reset();
+    op.cross_channel = cross;
+    op.scale = MakeTensorDesc(DataType::kFloat32, {1, 3, 1, 1});
+    op.bias = MakeTensorDesc(DataType::kFloat32, {1, 3, 1, 1});
+    op.fused_activation = Fused(OperatorType::kActivationRelu);
+    Run(op, {}, MvnSchedule::kRow, 12 + cross);
+  }
+}
+
+TEST_F(MvnScheduleTest, RowWithTwoDimensionalGrid) {
+  gpu::PlannerOptions o;
+  o.max_groups = 4;  // 13 groups: a 4 x 4 grid with 3 idle workgroups
+  Run(Mvn1(DataType::kFloat32, {13, 100}, {1}), o, MvnSchedule::kRow, 14);
+}
+
+TEST_F(MvnScheduleTest, WideRowsInRegisters) {
+  // 1,024 threads x 32 elements: up to 32,768 per group, read once.
+  const gpu::PlannerOptions o;
+  Run(Mvn1(DataType::kFloat32, {3, gpu::kMvnWideRowChunk}, {1}), o, MvnSchedule::kRow, 29);
+  Run(Mvn1(DataType::kFloat32, {2, gpu::kMvnChunk + 1}, {1}), o, MvnSchedule::kRow, 30);
+  Run(Mvn1(DataType::kFloat32, {5, 20001}, {1}, false), o, MvnSchedule::kRow, 31, 1.0, 1e4);
+  OperatorDesc op = Mvn1(DataType::kFloat16, {3, 30001}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 30001});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {3, 1});
+  op.fused_activation = Fused(OperatorType::kActivationLeakyRelu, 0.1f);
+  Run(op, o, MvnSchedule::kRow, 32);
+  // Axes {0, 2} of a padded input: 4 groups of 3 x 5,000.
+  op = Mvn1(DataType::kFloat32, {3, 4, 5000}, {0, 2});
+  op.input =
+      MakeTensorDesc(DataType::kFloat32, {3, 4, 5000}, std::vector<uint64_t>{20100, 5020, 1});
+  Run(op, o, MvnSchedule::kRow, 33);
+}
+
+// ---- blocked: partial + apply per block of rows ----
+
+TEST_F(MvnScheduleTest, BlockedOddBlocksFloat32) {
+  // 7 groups of 40,000 (10 chunks, the last one partial) in blocks of 2.
+  const OperatorDesc op = Mvn1(DataType::kFloat32, {7, 40000}, {1});
+  Run(op, BlockBudget(2 * 40000 * 4), MvnSchedule::kBlocked, 15);
+  Run(op, BlockBudget(3 * 40000 * 4 + 17), MvnSchedule::kBlocked, 16);  // blocks 3, 3, 1
+}
+
+TEST_F(MvnScheduleTest, BlockedFloat16ScaleBiasFusedAndOffset) {
+  OperatorDesc op = Mvn1(DataType::kFloat16, {5, 40001}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 40001});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {1, 40001});
+  op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
+  Run(op, BlockBudget(2 * 40001 * 2), MvnSchedule::kBlocked, 17);
+  op = Mvn1(DataType::kFloat32, {5, 40001}, {1});
+  Run(op, BlockBudget(40001 * 4), MvnSchedule::kBlocked, 18, 0.05, 1e4);  // large common offset
+}
+
+TEST_F(MvnScheduleTest, BlockedStridedGroupsAndTwoDimensionalGrid) {
+  // Axes {0, 2}: 4 groups of 3 x 12,000, each spread over the tensor.
+  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 4, 12000}, {0, 2});
+  op.input =
+      MakeTensorDesc(DataType::kFloat32, {3, 4, 12000}, std::vector<uint64_t>{48100, 12020, 1});
+  gpu::PlannerOptions o = BlockBudget(36000 * 4);  // one group per block
+  Run(op, o, MvnSchedule::kBlocked, 19);
+  o.max_groups = 6;  // blocks of 3 groups x 9 chunks: a 6 x 5 grid
+  o.mvn_block_bytes = 3 * 36000 * 4;
+  Run(op, o, MvnSchedule::kBlocked, 20);
+}
+
+TEST_F(MvnScheduleTest, BlockedNoNormalizeVariance) {
+  OperatorDesc op = Mvn1(DataType::kFloat32, {6, 33000}, {1}, /*normalize_variance=*/false);
+  op.bias = MakeTensorDesc(DataType::kFloat32, {6, 1});
+  Run(op, BlockBudget(33000 * 4), MvnSchedule::kBlocked, 21);
+}
+
+// ---- two-pass fallback ----
+
+TEST_F(MvnScheduleTest, TwoPassWhenARowExceedsTheBlockBudget) {
+  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 33333}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat32, {3, 33333});
+  op.fused_activation = Fused(OperatorType::kActivationSigmoid);
+  Run(op, BlockBudget(1000), MvnSchedule::kTwoPass, 22);
+  Run(Mvn1(DataType::kFloat16, {2, 40961}, {1}), BlockBudget(1000), MvnSchedule::kTwoPass, 23);
+}
+
+TEST_F(MvnScheduleTest, TwoPassWhenTheTensorFitsOneBlock) {
+  Run(Mvn1(DataType::kFloat32, {4, 33000}, {1}), {}, MvnSchedule::kTwoPass, 24);
+}
+
+TEST_F(MvnScheduleTest, MoreChunksThanThreads) {
+  // 293 chunks: apply threads combine two partials each, every reduction
+  // level runs (the levels past the chunk count are skipped otherwise).
+  const uint64_t n = 293 * gpu::kMvnChunk - 7;
+  Run(Mvn1(DataType::kFloat32, {1, n}, {1}), {}, MvnSchedule::kTwoPass, 27, 2.0, 3.0);
+  Run(Mvn1(DataType::kFloat32, {2, 257 * gpu::kMvnChunk}, {1}), BlockBudget(257 * gpu::kMvnChunk * 4),
+      MvnSchedule::kBlocked, 28);
+}
+
+}  // namespace
+}  // namespace dmls::mvn_testing
