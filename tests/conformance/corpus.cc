@@ -122,9 +122,15 @@ std::optional<std::string> CheckResult(
   const absl::StatusOr<Tolerance> tolerance =
       ToleranceFor(tolerance_class, *type);
   if (!tolerance.ok()) return tolerance.status().ToString();
+  const bool allow_nan = options.relax_nan_sensitive && c.nan_sensitive();
   const std::optional<Mismatch> mismatch =
-      CompareElements(actual, c.expected(), *type, offsets.size(), *tolerance,
-                      options.relax_nan_sensitive && c.nan_sensitive());
+      options.accept_ftz && !c.expected_ftz().empty()
+          ? CompareElementsWithAlternative(actual, c.expected(),
+                                           c.expected_ftz(), *type,
+                                           offsets.size(), *tolerance,
+                                           allow_nan)
+          : CompareElements(actual, c.expected(), *type, offsets.size(),
+                            *tolerance, allow_nan);
   if (mismatch) {
     return absl::StrCat(mismatch->message, " [", tolerance_class, "]");
   }

@@ -33,6 +33,11 @@ struct RunOptions {
   // When set, every case is checked with this tolerance class instead of
   // its own, e.g. "EXACT" to require bit-exact agreement with the oracle.
   std::string tolerance_override;
+  // Also accept, element by element, a case's expected_ftz (the result with
+  // float32 denormal inputs and parameters flushed, OPERATORS.md §7.5).
+  // Off: only `expected` conforms (an engine that never flushes, e.g. the
+  // CPU reference).
+  bool accept_ftz = true;
 };
 
 struct CaseFailure {
