@@ -42,13 +42,17 @@ absl::StatusOr<CaseSet> LoadCaseSet(const std::string& path) {
   return set;
 }
 
-absl::StatusOr<CaseSet> LoadCorpusDir(const std::string& dir) {
+absl::StatusOr<CaseSet> LoadCorpusDir(
+    const std::string& dir, const std::vector<std::string>& skip_prefixes) {
   std::vector<std::string> names;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
+      const bool skipped = std::any_of(
+          skip_prefixes.begin(), skip_prefixes.end(),
+          [&](const std::string& p) { return absl::StartsWith(name, p); });
       if (absl::StartsWith(name, "conformance_") &&
-          absl::EndsWith(name, ".pb")) {
+          absl::EndsWith(name, ".pb") && !skipped) {
         names.push_back(name);
       }
     }
