@@ -331,7 +331,7 @@ def input_buffer(g, t, specials_p=None):
     return buf
 
 
-def draw_param(g, opname, name, typical, dtype):
+def draw_param(g, typical):
     """`typical` from gc.elementwise_params, else often an extreme value."""
     if g.rng.random() < 0.35:
         return float(EXTREME_PARAMS[int(g.rng.integers(0,
@@ -343,7 +343,7 @@ def draw_param(g, opname, name, typical, dtype):
 
 def activation_params(g, opname, dtype, fl):
     typical = gc.elementwise_params(g, opname, dtype, fl)
-    return {k: draw_param(g, opname, k, v, dtype) for k, v in typical.items()}
+    return {k: draw_param(g, v) for k, v in typical.items()}
 
 
 def clip_params(g, opname, dtype, fl):
@@ -399,10 +399,10 @@ def gen_elementwise_case(g, idx, opname):
         if spec["kind"] == "unary_sb":
             params = clip_params(g, opname, dtype, fl)
             if dtype not in ("INT64", "UINT64") and g.rng.random() < 0.4:
-                sb = {"Scale": draw_param(g, opname, "Scale", float(
-                          g.rng.choice([0.5, -2.0, 1.5, 3.25, 1.0])), dtype),
-                      "Bias": draw_param(g, opname, "Bias", float(
-                          g.rng.choice([0.25, -1.0, 0.0, 7.5])), dtype)}
+                sb = {"Scale": draw_param(g, float(
+                          g.rng.choice([0.5, -2.0, 1.5, 3.25, 1.0]))),
+                      "Bias": draw_param(g, float(
+                          g.rng.choice([0.25, -1.0, 0.0, 7.5])))}
         else:
             params = activation_params(g, opname, dtype, fl)
         op = gc.build_unary(g, opname, fl, in_t, out_t, params, sb)
@@ -420,7 +420,7 @@ def gen_elementwise_case(g, idx, opname):
 # One MVN / MVN1 case
 # ---------------------------------------------------------------------------
 
-def mvn_input_buffer(g, t, axes, dist):
+def mvn_input_buffer(g, t, dist):
     """Input buffer by MVN-specific distribution."""
     dtype = t["DataType"]
     esize = g.o.ELEMENT_BITS[dtype] // 8
@@ -553,7 +553,7 @@ def gen_mvn_case(g, idx, opname, fusable):
                 bufs[name] = sb_buffer(g, d[name], name)
         buf = None
         if dist in ("offset", "huge_pairs", "constant"):
-            buf = mvn_input_buffer(g, in_t, axes, dist)
+            buf = mvn_input_buffer(g, in_t, dist)
             if dist != "offset" and g.rng.random() < 0.3:
                 # Mix: some groups ordinary.
                 other = input_buffer(g, in_t, 0.0)
