@@ -6,7 +6,8 @@
 // H200 check: lavapipe accepts some usage NVIDIA's driver may not), and
 // DMLS_CONFORMANCE_DATA_DIR overrides the corpus directory for binaries
 // copied to another machine, and DMLS_CONFORMANCE_FILTER runs only the
-// cases whose id contains it. The known MVN kernel failures
+// cases whose id contains it (DMLS_CONFORMANCE_NO_FTZ=1 refuses the §7.5
+// flushed-input alternative). The known MVN kernel failures
 // (conformance_random_mvn.pb) are run and reported apart.
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,11 @@ conformance::CorpusReport RunOnTestAdapter(const conformance::CaseSet& corpus) {
   conformance::RunOptions options;
   options.max_in_flight = 8;
   if (const char* filter = std::getenv("DMLS_CONFORMANCE_FILTER")) options.id_filter = filter;
+  // DMLS_CONFORMANCE_NO_FTZ=1: require `expected` (does this device flush
+  // float32 denormal inputs, §7.5?).
+  if (const char* no_ftz = std::getenv("DMLS_CONFORMANCE_NO_FTZ")) {
+    options.accept_ftz = std::string(no_ftz) != "1";
+  }
   return conformance::RunCorpus(**engine, corpus, options);
 }
 
