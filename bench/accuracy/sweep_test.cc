@@ -42,14 +42,16 @@ TEST(ErrorStatsTest, CountsOverBudgetAndSpecials) {
   s.Add(2.0f, 1.0, 1.0 + 100 * 0x1p-23, 4, 4e-6);  // 100 ulp, 1.2e-5 rel
   s.Add(3.0f, 1e-40, 0.0, 4, 4e-6);                // denormal ref flushed: fine
   s.Add(4.0f, 1e-40, 1e-30, 4, 4e-6);              // beyond the denormals
+  s.Add(4.5f, FLT_MIN, 0.0, 4, 4e-6);              // FLT_MIN flushed: fine
+  s.Add(4.7f, 2 * FLT_MIN, 0.0, 4, 4e-6);          // not within 4 ulp: counted
   s.Add(5.0f, INFINITY, 3e38, 4, 4e-6);            // infinity missed
   s.Add(6.0f, NAN, NAN, 4, 4e-6);
-  EXPECT_EQ(s.compared(), 2u);
-  EXPECT_EQ(s.over_budget(), 1u);
+  EXPECT_EQ(s.compared(), 3u);
+  EXPECT_EQ(s.over_budget(), 2u);
   EXPECT_EQ(s.special_mismatches(), 2u);
   EXPECT_EQ(s.first_special_x(), 4.0f);
-  EXPECT_NEAR(s.worst_ulp(), 100.0, 1e-9);
-  EXPECT_EQ(s.worst_x(), 2.0f);
+  EXPECT_NEAR(s.worst_ulp(), 0x1p23, 1e-3);  // 2*FLT_MIN read as 0
+  EXPECT_EQ(s.worst_x(), 4.7f);
 }
 
 TEST(ErrorStatsTest, RelativeBudgetAloneSuffices) {

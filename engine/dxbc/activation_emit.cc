@@ -296,9 +296,18 @@ void MathEmitter::Gelu(Operand v) {
     // every bit (m + 127 is clamped to 1: those results are below 1e-44).
     constexpr float kLn2Hi = 0.693145751953125f;  // 15 significant bits
     constexpr float kLn2Lo = 1.42860677e-06f;     // ln2 - kLn2Hi
-    Operand m = Tmp(), r = Tmp(), low = Tmp(), bias = Tmp(), scale = Tmp(), big = Tmp();
-    b_.Mul(m, s, F(kLog2e));
-    b_.RoundNe(m, m);
+    // m by the 1.5 * 2^23 shifter, not round_ne and ftoi: those run at a
+    // quarter of the ALU rate on NVIDIA, and GELU is ALU-bound there (87%
+    // of the copy at 128M FLOAT32 elements). tm's low bits are m in two's
+    // complement, so its bits less the shifter's are m as an integer.
+    constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23
+    Operand m = Tmp(), mi = Tmp(), tm = Tmp(), r = Tmp(), low = Tmp(), bias = Tmp(),
+            scale = Tmp(), big = Tmp();
+    b_.Mul(tm, s, F(kLog2e));
+    b_.Add(tm, tm, F(kShifter));
+    Launder(tm);  // else (t + C) - C folds to t
+    b_.Add(m, tm, F(-kShifter));
+    b_.IAdd(mi, tm, I(-0x4B400000));
     b_.Mad(r, m, F(-kLn2Hi), s);
     Launder(r);  // else NIR may merge the two steps into s - m*ln2 (lavapipe)
     b_.Mad(r, m, F(-kLn2Lo), r);
@@ -307,11 +316,10 @@ void MathEmitter::Gelu(Operand v) {
     b_.Exp2(e, r);
     b_.Lt(low, m, F(-100.0f));
     b_.Movc(bias, low, I(127 + 24), I(127));
-    b_.Ftoi(m, m);
-    b_.IAdd(m, m, bias);
-    b_.IMax(m, m, I(1));
-    b_.IShl(m, m, U(23));
-    b_.Mul(e, e, m);
+    b_.IAdd(mi, mi, bias);
+    b_.IMax(mi, mi, I(1));
+    b_.IShl(mi, mi, U(23));
+    b_.Mul(e, e, mi);
     b_.Mul(e, e, t);  // erfc(a), times 2^24 where `low`
     b_.Movc(scale, low, F(0x1p-24f), F(1.0f));
     b_.Mul(g, e, scale);
@@ -497,10 +505,20 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       // and Beta*x may be denormal and flushed while Alpha*Beta*x is not
       // (Alpha = 1e30, Beta = FLT_MIN): (Alpha*Beta)*x there when
       // Alpha*Beta is a normal float, else Alpha*(Beta*x).
+      // Beta*x itself with a denormal Beta taken exactly (Beta*2^32, then
+      // 2^-32): a driver that flushes Beta would make Beta*x 0 and take
+      // the linear branch where |Beta*x| is large (H100: Alpha = 1e35,
+      // Beta = 1e-40, x = -FLT_MAX gave Alpha*Beta*x, not Alpha*tanh(-0.034)).
       Operand ab = Tmp(), ok = Tmp(), small = Tmp(), lin = Tmp(), y = Tmp();
+      Operand tiny = Tmp(), beta = Tmp(), down = Tmp();
       ScaledProduct(ab, p.p0, p.p1);
       IsNormal(ok, ab);
-      b_.Mul(y, x, p.p1);
+      IsTiny(tiny, p.p1);
+      ScaleUp32(beta, p.p1);
+      b_.Movc(beta, tiny, beta, p.p1);
+      b_.Movc(down, tiny, F(0x1p-32f), F(1.0f));
+      b_.Mul(y, x, beta);
+      b_.Mul(y, y, down);
       b_.Mul(lin, ab, x);
       b_.Mul(t, y, p.p0);
       b_.Movc(lin, ok, lin, t);
@@ -530,8 +548,31 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.And(clamped, v, U(kSignBit));
       b_.Or(clamped, clamped, U(0x4c000000u));
       b_.Movc(v, big, clamped, v);
-      b_.Add(den, v.Abs(), F(1.0f));
-      b_.Div(v, v, den);
+      // 1 + |x| as hi + lo (TwoSum, exact), q = x/hi, then one correction
+      // step with the exact residual x - q*hi (ExactMad) less q*lo. D3D's
+      // division may be 2.5 ulp off, and the rounding of 1 + |x| alone
+      // cost 1.5 ulp: the H100 was 2.77 ulp off, over SOFTSIGN's 2-ulp
+      // ARITH budget. NaN (the only non-finite v after the clamp) keeps q.
+      // FLOAT16 (1 binary16 ulp) needs none of it.
+      if (half_) {
+        b_.Add(den, v.Abs(), F(1.0f));
+        b_.Div(v, v, den);
+        return;
+      }
+      Operand lo = Tmp(), q = Tmp(), nq = Tmp(), r = Tmp(), t = Tmp(), finite = Tmp();
+      b_.Mov(den, v.Abs());
+      b_.Mov(lo, F(0.0f));
+      TwoSum(den, lo, F(1.0f));
+      b_.Div(q, v, den);
+      b_.Mov(nq, q.Neg());  // ExactMad splits its operands on their bits
+      ExactMad(r, nq, den, v);
+      b_.Mul(t, q, lo);
+      b_.Add(r, r, t.Neg());
+      b_.Div(r, r, den);
+      b_.Add(r, q, r);
+      b_.And(finite, v, U(0x7fffffffu));
+      b_.ULt(finite, finite, U(kPosInf));
+      b_.Movc(v, finite, r, q);
       return;
     }
     case OperatorType::kActivationThresholdedRelu: {
