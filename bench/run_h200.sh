@@ -29,9 +29,11 @@ ours .gpu/bin/dmls_bench --device=gpu --ops=mvn1 --sizes=134217216 --mvn_rows=51
 ours .gpu/bin/dmls_bench --device=gpu --ops=elu,gelu,identity --sizes=128M \
   --no_dispatch_cost --engine_requests=0 2>&1 | tee "$OUT/bench_more.log"
 python3 bench/torch_anchors.py 2>&1 | tee "$OUT/torch_after.log"
-# 3. The oracle corpus through the D3D12 engine on the GPU, outputs poisoned.
+# 3. The oracle corpus through the D3D12 engine on the GPU, outputs poisoned
+#    (the randomized cases too; every failing id is in the full log).
 DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
-  ours .gpu/bin/conformance_gpu_test 2>&1 | tail -30 | tee "$OUT/gpu_conformance.log"
+  ours .gpu/bin/conformance_gpu_test 2>&1 | tee "$OUT/gpu_conformance_full.log" \
+  | tail -30 | tee "$OUT/gpu_conformance.log"
 # 4. The server on the GPU: capabilities, three operators, SIGTERM -> exit 0.
 {
   LD_LIBRARY_PATH=$rt .gpu/bin/dmlserve --device=gpu --port=50199 > /tmp/server.out 2>&1 &

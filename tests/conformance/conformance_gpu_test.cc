@@ -5,14 +5,20 @@
 // DMLS_KERNELS_TEST_ADAPTER=gpu runs it on the hardware GPU instead (the
 // H200 check: lavapipe accepts some usage NVIDIA's driver may not), and
 // DMLS_CONFORMANCE_DATA_DIR overrides the corpus directory for binaries
-// copied to another machine.
+// copied to another machine, and DMLS_CONFORMANCE_FILTER runs only the
+// cases whose id contains it (DMLS_CONFORMANCE_NO_FTZ=1 refuses the §7.5
+// flushed-input alternative). The known MVN kernel failures
+// (conformance_random_mvn.pb) are run and reported apart.
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <iostream>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/tensor_access.h"
 #include "engine/d3d12/dxbc_engine.h"
@@ -33,21 +39,65 @@ d3d12::DeviceOptions::Kind TestAdapterKind() {
                                                   : d3d12::DeviceOptions::Kind::kSoftware;
 }
 
-TEST(KernelsGpuTest, CorpusPassesOnSoftwareAdapter) {
+std::string CorpusDir() {
   const char* dir = std::getenv("DMLS_CONFORMANCE_DATA_DIR");
-  absl::StatusOr<conformance::CaseSet> corpus =
-      conformance::LoadCorpusDir(dir ? dir : DMLS_CONFORMANCE_DATA_DIR);
-  ASSERT_TRUE(corpus.ok()) << corpus.status();
-  ASSERT_GT(corpus->cases_size(), 0);
+  return dir ? dir : DMLS_CONFORMANCE_DATA_DIR;
+}
+
+// The corpus on the test adapter; DMLS_CONFORMANCE_FILTER: only the cases
+// whose id contains it.
+conformance::CorpusReport RunOnTestAdapter(const conformance::CaseSet& corpus) {
   d3d12::GpuEngineOptions o;
   o.device.kind = TestAdapterKind();
   absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = d3d12::CreateGpuEngine(std::move(o));
-  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  if (!engine.ok()) return {};
   conformance::RunOptions options;
   options.max_in_flight = 8;
-  const conformance::CorpusReport report = conformance::RunCorpus(**engine, *corpus, options);
-  EXPECT_EQ(report.total, corpus->cases_size());
-  EXPECT_EQ(report.passed, report.total) << report.Summary(40);
+  if (const char* filter = std::getenv("DMLS_CONFORMANCE_FILTER")) options.id_filter = filter;
+  // DMLS_CONFORMANCE_NO_FTZ=1: require `expected` (does this device flush
+  // float32 denormal inputs, §7.5?).
+  if (const char* no_ftz = std::getenv("DMLS_CONFORMANCE_NO_FTZ")) {
+    options.accept_ftz = std::string(no_ftz) != "1";
+  }
+  return conformance::RunCorpus(**engine, corpus, options);
+}
+
+// Every corpus file but the known MVN failures (see below).
+TEST(KernelsGpuTest, CorpusPassesOnSoftwareAdapter) {
+  absl::StatusOr<conformance::CaseSet> corpus =
+      conformance::LoadCorpusDir(CorpusDir(), {conformance::kKnownMvnFailuresFile});
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  ASSERT_GT(corpus->cases_size(), 0);
+  const conformance::CorpusReport report = RunOnTestAdapter(*corpus);
+  if (!std::getenv("DMLS_CONFORMANCE_FILTER")) {
+    EXPECT_EQ(report.total, corpus->cases_size());
+  }
+  // Every failing id (up to 500): a GPU run's log is the list to act on.
+  EXPECT_EQ(report.passed, report.total) << report.Summary(500);
+}
+
+// Randomized cases that fail on this engine because of open MVN kernel bugs
+// (FLOAT32 statistics that overflow, ±Inf with NormalizeVariance FALSE; see
+// tests/data/README.md). Run and reported, never failed on, so that the
+// list can be emptied once the kernels are fixed: "now passing" names the
+// cases to move back into conformance_random.pb.
+TEST(KernelsGpuTest, KnownMvnFailuresAreReported) {
+  absl::StatusOr<conformance::CaseSet> known =
+      conformance::LoadCaseSet(CorpusDir() + "/" + conformance::kKnownMvnFailuresFile);
+  if (absl::IsNotFound(known.status())) GTEST_SKIP() << known.status();
+  ASSERT_TRUE(known.ok()) << known.status();
+  const conformance::CorpusReport report = RunOnTestAdapter(*known);
+  std::cout << "known MVN failures: " << report.total - report.passed << " of " << report.total
+            << " still fail; now passing:";
+  std::set<std::string> failing;
+  for (const conformance::CaseFailure& f : report.failures) failing.insert(f.id);
+  const char* filter = std::getenv("DMLS_CONFORMANCE_FILTER");
+  for (const conformance::Case& c : known->cases()) {
+    if (filter && !absl::StrContains(c.id(), filter)) continue;
+    if (!failing.count(c.id())) std::cout << "\n  " << c.id();
+  }
+  std::cout << "\n" << report.Summary(500) << "\n";
 }
 
 // Regressions found by tests/robustness (mutated corpus requests): valid

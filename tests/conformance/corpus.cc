@@ -42,13 +42,17 @@ absl::StatusOr<CaseSet> LoadCaseSet(const std::string& path) {
   return set;
 }
 
-absl::StatusOr<CaseSet> LoadCorpusDir(const std::string& dir) {
+absl::StatusOr<CaseSet> LoadCorpusDir(
+    const std::string& dir, const std::vector<std::string>& skip_prefixes) {
   std::vector<std::string> names;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
+      const bool skipped = std::any_of(
+          skip_prefixes.begin(), skip_prefixes.end(),
+          [&](const std::string& p) { return absl::StartsWith(name, p); });
       if (absl::StartsWith(name, "conformance_") &&
-          absl::EndsWith(name, ".pb")) {
+          absl::EndsWith(name, ".pb") && !skipped) {
         names.push_back(name);
       }
     }
@@ -122,9 +126,15 @@ std::optional<std::string> CheckResult(
   const absl::StatusOr<Tolerance> tolerance =
       ToleranceFor(tolerance_class, *type);
   if (!tolerance.ok()) return tolerance.status().ToString();
+  const bool allow_nan = options.relax_nan_sensitive && c.nan_sensitive();
   const std::optional<Mismatch> mismatch =
-      CompareElements(actual, c.expected(), *type, offsets.size(), *tolerance,
-                      options.relax_nan_sensitive && c.nan_sensitive());
+      options.accept_ftz && !c.expected_ftz().empty()
+          ? CompareElementsWithAlternative(actual, c.expected(),
+                                           c.expected_ftz(), *type,
+                                           offsets.size(), *tolerance,
+                                           allow_nan)
+          : CompareElements(actual, c.expected(), *type, offsets.size(),
+                            *tolerance, allow_nan);
   if (mismatch) {
     return absl::StrCat(mismatch->message, " [", tolerance_class, "]");
   }

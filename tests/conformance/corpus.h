@@ -33,6 +33,11 @@ struct RunOptions {
   // When set, every case is checked with this tolerance class instead of
   // its own, e.g. "EXACT" to require bit-exact agreement with the oracle.
   std::string tolerance_override;
+  // Also accept, element by element, a case's expected_ftz (the result with
+  // float32 denormal inputs and parameters flushed, OPERATORS.md §7.5).
+  // Off: only `expected` conforms (an engine that never flushes, e.g. the
+  // CPU reference).
+  bool accept_ftz = true;
 };
 
 struct CaseFailure {
@@ -50,8 +55,16 @@ struct CorpusReport {
 
 // One serialized CaseSet file.
 absl::StatusOr<CaseSet> LoadCaseSet(const std::string& path);
-// Every conformance_*.pb in `dir`, merged in file-name order.
-absl::StatusOr<CaseSet> LoadCorpusDir(const std::string& dir);
+// Every conformance_*.pb in `dir`, merged in file-name order, except the
+// files whose name starts with one of `skip_prefixes` (e.g.
+// "conformance_random" for a test that wants only the curated corpus).
+absl::StatusOr<CaseSet> LoadCorpusDir(
+    const std::string& dir, const std::vector<std::string>& skip_prefixes = {});
+
+// The corpus file of cases that fail on the Direct3D 12 engine because of
+// open MVN kernel bugs (tests/data/README.md): the GPU corpus tests run it
+// apart and report it instead of failing on it.
+inline constexpr char kKnownMvnFailuresFile[] = "conformance_random_mvn.pb";
 
 // The engine request of a case (the proto request mapped to engine types).
 ExecuteRequest RequestFromCase(const Case& c);

@@ -101,43 +101,83 @@ bool FloatElementMatches(double actual, double expected, DataType type,
          tolerance.atol + tolerance.rtol * std::fabs(expected);
 }
 
-std::optional<Mismatch> CompareElements(const std::string& actual,
-                                        const std::string& expected,
-                                        DataType type, uint64_t count,
-                                        const Tolerance& tolerance,
-                                        bool allow_nan_actual) {
+namespace {
+
+// CompareElements with an optional second acceptable expectation
+// (`alternative`, null when there is none).
+std::optional<Mismatch> Compare(const std::string& actual,
+                                const std::string& expected,
+                                const std::string* alternative, DataType type,
+                                uint64_t count, const Tolerance& tolerance,
+                                bool allow_nan_actual) {
   const uint32_t size = ElementBytes(type);
   if (size == 0 || actual.size() != count * size ||
-      expected.size() != count * size) {
-    return Mismatch{0, absl::StrCat("size mismatch: actual ", actual.size(),
-                                    " bytes, expected ", expected.size(),
-                                    " bytes for ", count, " elements of ",
-                                    std::string(DataTypeName(type)))};
+      expected.size() != count * size ||
+      (alternative && alternative->size() != count * size)) {
+    return Mismatch{
+        0, absl::StrCat("size mismatch: actual ", actual.size(),
+                        " bytes, expected ", expected.size(), " bytes",
+                        alternative ? absl::StrCat(" (alternative ",
+                                                   alternative->size(), ")")
+                                    : "",
+                        " for ", count, " elements of ",
+                        std::string(DataTypeName(type)))};
   }
   const bool is_float =
       type == DataType::kFloat32 || type == DataType::kFloat16;
   for (uint64_t i = 0; i < count; ++i) {
     if (!is_float) {
-      if (std::memcmp(actual.data() + i * size, expected.data() + i * size,
-                      size) != 0) {
-        return Mismatch{
-            i, absl::StrCat("[", i, "] ", IntToString(actual, i, type),
-                            " != expected ", IntToString(expected, i, type))};
+      const char* a = actual.data() + i * size;
+      if (std::memcmp(a, expected.data() + i * size, size) == 0 ||
+          (alternative &&
+           std::memcmp(a, alternative->data() + i * size, size) == 0)) {
+        continue;
       }
-      continue;
+      return Mismatch{
+          i, absl::StrCat("[", i, "] ", IntToString(actual, i, type),
+                          " != expected ", IntToString(expected, i, type),
+                          alternative ? absl::StrCat(" or flushed-input ",
+                                                     IntToString(*alternative,
+                                                                 i, type))
+                                      : "")};
     }
     const double a = FloatAt(actual, i, type);
     const double e = FloatAt(expected, i, type);
     if (allow_nan_actual && std::isnan(a)) continue;
-    if (!FloatElementMatches(a, e, type, tolerance)) {
-      return Mismatch{
-          i, absl::StrFormat("[%d] %.9g vs expected %.9g (ulp=%d, "
-                             "budget ulp=%d atol=%g rtol=%g)",
-                             i, a, e, UlpDistance(a, e, type), tolerance.ulp,
-                             tolerance.atol, tolerance.rtol)};
+    if (FloatElementMatches(a, e, type, tolerance)) continue;
+    std::string also;
+    if (alternative) {
+      const double f = FloatAt(*alternative, i, type);
+      if (FloatElementMatches(a, f, type, tolerance)) continue;
+      also = absl::StrFormat("; or flushed-input expected %.9g, ulp=%d", f,
+                             UlpDistance(a, f, type));
     }
+    return Mismatch{
+        i, absl::StrFormat("[%d] %.9g vs expected %.9g (ulp=%d%s, budget "
+                           "ulp=%d atol=%g rtol=%g)",
+                           i, a, e, UlpDistance(a, e, type), also,
+                           tolerance.ulp, tolerance.atol, tolerance.rtol)};
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Mismatch> CompareElements(const std::string& actual,
+                                        const std::string& expected,
+                                        DataType type, uint64_t count,
+                                        const Tolerance& tolerance,
+                                        bool allow_nan_actual) {
+  return Compare(actual, expected, nullptr, type, count, tolerance,
+                 allow_nan_actual);
+}
+
+std::optional<Mismatch> CompareElementsWithAlternative(
+    const std::string& actual, const std::string& expected,
+    const std::string& alternative, DataType type, uint64_t count,
+    const Tolerance& tolerance, bool allow_nan_actual) {
+  return Compare(actual, expected, &alternative, type, count, tolerance,
+                 allow_nan_actual);
 }
 
 }  // namespace dmls::conformance

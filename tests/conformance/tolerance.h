@@ -53,6 +53,20 @@ std::optional<Mismatch> CompareElements(const std::string& actual,
                                         const Tolerance& tolerance,
                                         bool allow_nan_actual = false);
 
+// As CompareElements, but an element also passes when it matches the same
+// element of `alternative` (the §7.5 flushed-input result, as many bytes as
+// `expected`). The choice is made per element, not for the whole output:
+// §7.5 lets a device flush a denormal at the input of each arithmetic
+// instruction, and drivers do so only on some paths (a select or a copy
+// passes a denormal through, a multiply flushes it), so one conformant
+// output can mix exact and flushed elements. Elements that do not depend on
+// a denormal are the same in both expectations, so this only widens the
+// elements that do. Reported mismatches name both expected values.
+std::optional<Mismatch> CompareElementsWithAlternative(
+    const std::string& actual, const std::string& expected,
+    const std::string& alternative, DataType type, uint64_t count,
+    const Tolerance& tolerance, bool allow_nan_actual = false);
+
 }  // namespace dmls::conformance
 
 #endif  // DMLSERVE_TESTS_CONFORMANCE_TOLERANCE_H_

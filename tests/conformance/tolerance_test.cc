@@ -174,5 +174,40 @@ TEST(Tolerance, RelaxedNanAcceptsANanResult) {
                                /*allow_nan_actual=*/true));
 }
 
+// §7.5: each element may match the exact or the flushed-input expectation.
+TEST(Tolerance, FlushedInputAlternativeIsAcceptedPerElement) {
+  const Tolerance t = Tol("ARITH", DataType::kFloat32);
+  const std::string expected = Bytes<float>({3.0f, -2.0f, 5.0f});
+  const std::string flushed = Bytes<float>({1.0f, -2.0f, 7.0f});
+  // Exact, flushed, and a mix of both.
+  EXPECT_FALSE(CompareElementsWithAlternative(expected, expected, flushed,
+                                              DataType::kFloat32, 3, t));
+  EXPECT_FALSE(CompareElementsWithAlternative(flushed, expected, flushed,
+                                              DataType::kFloat32, 3, t));
+  EXPECT_FALSE(CompareElementsWithAlternative(Bytes<float>({1, -2, 5}),
+                                              expected, flushed,
+                                              DataType::kFloat32, 3, t));
+  // Neither: the message names both expectations.
+  auto m = CompareElementsWithAlternative(Bytes<float>({3, -2, 6}), expected,
+                                          flushed, DataType::kFloat32, 3, t);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->index, 2u);
+  EXPECT_NE(m->message.find("flushed-input"), std::string::npos)
+      << m->message;
+  // Without the alternative the flushed result fails.
+  EXPECT_TRUE(CompareElements(flushed, expected, DataType::kFloat32, 3, t));
+  // Integers: either value, exactly.
+  EXPECT_FALSE(CompareElementsWithAlternative(
+      Bytes<int32_t>({4, 9}), Bytes<int32_t>({4, 8}), Bytes<int32_t>({5, 9}),
+      DataType::kInt32, 2, t));
+  EXPECT_TRUE(CompareElementsWithAlternative(
+      Bytes<int32_t>({4, 7}), Bytes<int32_t>({4, 8}), Bytes<int32_t>({5, 9}),
+      DataType::kInt32, 2, t));
+  // An alternative of the wrong size is a corrupt case.
+  EXPECT_TRUE(CompareElementsWithAlternative(expected, expected,
+                                             Bytes<float>({1}),
+                                             DataType::kFloat32, 3, t));
+}
+
 }  // namespace
 }  // namespace dmls::conformance
