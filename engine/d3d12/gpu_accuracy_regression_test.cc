@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/d3d12/test_adapter.h"
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/activations.h"
 #include "engine/cpu/float16.h"
@@ -31,11 +32,7 @@ namespace {
 
 constexpr float kDenormMin = 0x1p-149f;  // 1.4e-45
 
-DeviceOptions::Kind TestDeviceKind() {
-  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
-  return adapter != nullptr && std::string(adapter) == "gpu" ? DeviceOptions::Kind::kGpu
-                                                             : DeviceOptions::Kind::kSoftware;
-}
+DeviceOptions::Kind TestDeviceKind() { return TestAdapterKind(); }
 
 // Inputs for the parameter cases: both signs of values from the smallest
 // denormal to the largest float, each binade's ends, 0 and infinities.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/d3d12/test_adapter.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/d3d12/dxbc_engine.h"
 #include "engine/dxbc/planner.h"
@@ -23,14 +24,7 @@
 namespace dmls::d3d12 {
 namespace {
 
-// The software adapter, or the hardware GPU with
-// DMLS_KERNELS_TEST_ADAPTER=gpu (the GPU machine's run).
-DeviceOptions::Kind TestDeviceKind() {
-  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
-  return adapter != nullptr && std::string(adapter) == "gpu"
-             ? DeviceOptions::Kind::kGpu
-             : DeviceOptions::Kind::kSoftware;
-}
+DeviceOptions::Kind TestDeviceKind() { return TestAdapterKind(); }
 
 std::string FloatBytes(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);

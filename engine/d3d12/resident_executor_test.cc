@@ -9,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "engine/d3d12/test_adapter.h"
 #include "engine/core/host_resident.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/d3d12/dxbc_engine.h"
@@ -22,11 +23,7 @@ namespace {
 
 using testing::Pattern;
 
-DeviceOptions::Kind TestDeviceKind() {
-  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
-  return adapter != nullptr && std::string(adapter) == "gpu" ? DeviceOptions::Kind::kGpu
-                                                             : DeviceOptions::Kind::kSoftware;
-}
+DeviceOptions::Kind TestDeviceKind() { return TestAdapterKind(); }
 
 std::vector<float> Floats(const std::string& s) {
   std::vector<float> v(s.size() / 4);

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/d3d12/test_adapter.h"
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/float16.h"
@@ -314,11 +315,8 @@ std::string RandomBuffer(const TensorDesc& t, uint32_t seed) {
 class ViewBaseGpuTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
     runner_ = new Runner();
-    absl::Status s = runner_->Init(adapter && std::string(adapter) == "gpu"
-                                       ? d3d12::DeviceOptions::Kind::kGpu
-                                       : d3d12::DeviceOptions::Kind::kSoftware);
+    absl::Status s = runner_->Init(d3d12::TestAdapterKind());
     if (!s.ok()) {
       delete runner_;
       runner_ = nullptr;

@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 
+#include "engine/d3d12/test_adapter.h"
 #include "absl/strings/match.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/tensor_access.h"
@@ -34,9 +35,7 @@ namespace {
 // The adapter every test here runs on: lavapipe unless
 // DMLS_KERNELS_TEST_ADAPTER=gpu (the H200 run, bench/run_h200.sh).
 d3d12::DeviceOptions::Kind TestAdapterKind() {
-  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
-  return adapter && std::string(adapter) == "gpu" ? d3d12::DeviceOptions::Kind::kGpu
-                                                  : d3d12::DeviceOptions::Kind::kSoftware;
+  return d3d12::TestAdapterKind();
 }
 
 std::string CorpusDir() {

@@ -4,6 +4,7 @@
 #include <future>
 #include <utility>
 
+#include "engine/d3d12/test_adapter.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/tensor_access.h"
 #include "engine/ops/validator.h"
@@ -33,10 +34,7 @@ std::vector<double> Logical(const TensorDesc& desc, const std::string& buffer) {
 
 absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> MakeEngine(const gpu::PlannerOptions& options) {
   d3d12::GpuEngineOptions o;
-  const char* adapter = std::getenv("DMLS_KERNELS_TEST_ADAPTER");
-  o.device.kind = adapter != nullptr && std::string(adapter) == "gpu"
-                      ? d3d12::DeviceOptions::Kind::kGpu
-                      : d3d12::DeviceOptions::Kind::kSoftware;
+  o.device.kind = d3d12::TestAdapterKind();
   o.poison_outputs = true;
   o.planner = [options](const OperatorDesc& op, bool in_place) {
     return gpu::PlanExecution(op, in_place, options);

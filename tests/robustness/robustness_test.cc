@@ -29,6 +29,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/d3d12/test_adapter.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -224,7 +225,7 @@ TEST_P(RobustnessTest, MutantsNeverCrashHangOrDisagree) {
   cpu_options.threads = 1;
   CpuEngine cpu(cpu_options);
   d3d12::GpuEngineOptions gpu_options;
-  gpu_options.device.kind = d3d12::DeviceOptions::Kind::kSoftware;
+  gpu_options.device.kind = d3d12::TestAdapterKind();
   gpu_options.poison_outputs = true;
   absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> gpu =
       d3d12::CreateGpuEngine(std::move(gpu_options));
