@@ -13,7 +13,8 @@
 //              [--engine_requests=2000] [--engine_elements=1K]
 //              [--engine_in_flight=64] [--engine_threads=4]
 //              [--engine_max_batch=256[,1]] [--data_type=float32|float16]
-//              [--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row] [--plan_only]
+//              [--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row]
+//              [--mvn_wide_row] [--mvn_blocked] [--plan_only]
 //
 // The engine run pushes small CELU requests through GpuEngine end to end
 // (upload, batching, kernels, readback, callbacks) and reports requests/s:
@@ -22,8 +23,10 @@
 // MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
 // --cache_mib tells the planner the adapter's L2 size (D3D12 does not
-// report it; default gpu::kAssumedCacheBytes) and --mvn_block_kib overrides
-// the MVN row-block budget (default a quarter of the cache); --mvn_no_row
+// report it; default gpu::kAssumedCacheBytes); --mvn_blocked turns on the
+// blocked MVN schedule (off by default) with row blocks of a quarter of the
+// cache, --mvn_block_kib=N with blocks of N KiB; --mvn_wide_row lets rows of
+// up to 32,768 elements take the row schedule (off by default); --mvn_no_row
 // keeps MVN off the row schedule (to compare with the two dispatches); --show_plan
 // prints the MVN schedule chosen (row, blocked or two-pass); --plan_only
 // prints the plans without a device and measures nothing.
@@ -109,7 +112,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       value = a.substr(eq + 1);
     } else if (i + 1 < argc && a != "--overlap" && a != "--no_dispatch_cost" &&
                a != "--list_adapters" && a != "--show_plan" && a != "--plan_only" &&
-               a != "--mvn_no_row" &&
+               a != "--mvn_no_row" && a != "--mvn_wide_row" && a != "--mvn_blocked" &&
                a != "--help") {
       value = argv[++i];
     }
@@ -180,6 +183,10 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->show_plan = true;
     } else if (key == "--mvn_no_row") {
       f->planner.mvn_row = false;
+    } else if (key == "--mvn_wide_row") {
+      f->planner.mvn_wide_row = true;
+    } else if (key == "--mvn_blocked") {
+      f->planner.mvn_blocked = true;
     } else if (key == "--plan_only") {
       f->show_plan = f->plan_only = true;
     } else if (key == "--list_adapters") {
@@ -193,7 +200,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
                    "[--list_adapters] [--show_plan] [--plan_only] [--engine_requests=2000] "
                    "[--engine_elements=1K] [--engine_in_flight=64] [--engine_threads=4] "
                    "[--engine_max_batch=256[,1]] [--data_type=float32|float16] "
-                   "[--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row]\n");
+                   "[--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row] [--mvn_wide_row] "
+                   "[--mvn_blocked]\n");
       return false;
     }
   }

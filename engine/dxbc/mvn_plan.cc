@@ -205,7 +205,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& o) {
   MvnSchedule s;
-  if (n <= kMvnWideRowChunk && o.mvn_row) {
+  if (o.mvn_row && (n <= kMvnChunk || (o.mvn_wide_row && n <= kMvnWideRowChunk))) {
     s.kind = MvnSchedule::kRow;
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow
                  : n <= kMvnChunk       ? 0
@@ -217,6 +217,7 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
   const uint64_t group_bytes = n * element_bytes;
   s.kind = MvnSchedule::kTwoPass;
   s.block_groups = groups;
+  if (!o.mvn_blocked && o.mvn_block_bytes == 0) return s;
   if (group_bytes > budget) return s;  // a single group overflows the cache
   const uint64_t fit = budget / group_bytes;
   if (fit >= groups) return s;  // the whole tensor is one block

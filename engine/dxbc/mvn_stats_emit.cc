@@ -6,7 +6,6 @@
 namespace dmls::gpu {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 // Biased exponent from which values are scaled: 2^40. Below it a group of
 // up to 2^32 elements has M2 < 2^32 * (2^41)^2 = 2^114 (no overflow).
 constexpr uint32_t kScaleFromExponent = 127 + 40;
@@ -18,9 +17,17 @@ constexpr uint32_t kOneBits = 0x3f800000;
 
 MvnStat MvnStatsEmitter::NewStat() { return MvnStat{T(), T(), T(), T()}; }
 
+void MvnStatsEmitter::IsFinite(Operand d, Operand x) {
+  // On the bits: NVIDIA's compiler may assume no Inf/NaN (vkd3d 1.2 sets no
+  // SignedZeroInfNanPreserve) and fold |x| < inf to true; it cannot fold
+  // integer tests (the H100 gave NaN for huge MVN groups before this).
+  b_.And(d, x, U(0x7fffffffu));
+  b_.ULt(d, d, U(0x7f800000u));
+}
+
 void MvnStatsEmitter::MakeFinite(Operand ref) {
   Operand fin = T();
-  b_.Lt(fin, ref.Abs(), F(kInf));  // false for ±inf and NaN
+  IsFinite(fin, ref);  // false for ±inf and NaN
   b_.Movc(ref, fin, ref, F(0.0f));
 }
 
@@ -117,7 +124,7 @@ void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   b_.Mul(safe, mb, wb);
   b_.Mad(safe, ma, wa, safe);
   b_.Mad(ma, delta, wb, ma);
-  b_.Lt(fin, delta.Abs(), F(kInf));
+  IsFinite(fin, delta);
   b_.Movc(a.m, fin, ma, safe);
   b_.Add(Ma, Ma, Mb);
   b_.Add(a.M, Ma, t);

@@ -33,6 +33,8 @@ class MvnStatsEmitter {
   MvnStatsEmitter(ShaderBuilder& b, Operand zero) : b_(b), zero_(zero) {}
 
   MvnStat NewStat();
+  // d <- ~0 where x is finite, else 0 (an integer test of the bits).
+  void IsFinite(Operand d, Operand x);
   // ref <- ref if finite, else 0.
   void MakeFinite(Operand ref);
   // The scale of values whose magnitudes are at most `amax` (a non-negative

@@ -34,6 +34,17 @@ struct PlannerOptions {
   uint64_t mvn_block_bytes = 0;
   // false: MVN never takes the row schedule (benchmarks compare schedules).
   bool mvn_row = true;
+  // The row schedule for groups of kMvnChunk to kMvnWideRowChunk elements
+  // (1,024 threads of 32 elements each). Off by default: on the H100 it ran
+  // 4,096 x 32,768 FLOAT32 at 737 GB/s against 1,852 for the two passes
+  // (32 values a thread in registers cost occupancy; docs/PERFORMANCE.md).
+  bool mvn_wide_row = false;
+  // The blocked schedule (statistics and normalisation of cache-sized row
+  // blocks in turn). Off by default, and implied by a nonzero
+  // mvn_block_bytes: on the H100 it was slower than the two passes at
+  // every block size tried (512 x 262,143 FLOAT32: 1,153-1,613 GB/s against
+  // 1,791; docs/PERFORMANCE.md).
+  bool mvn_blocked = false;
 };
 
 // Planned when PlannerOptions::cache_bytes is 0: below the L2 of current

@@ -369,8 +369,13 @@ void ExpectBlocked(const DispatchPlan& plan, uint32_t groups, uint32_t block) {
 
 TEST(MvnPlannerTest, LayerNormShapeBlockedByCache) {
   const OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1});
-  PlannerOptions o;  // cache unknown: kAssumedCacheBytes, blocks of a quarter
+  PlannerOptions o;
+  // By default: the two passes (blocked was slower on the H100).
   auto plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectBlocked(*plan, 512, 512);
+  o.mvn_blocked = true;  // cache unknown: kAssumedCacheBytes, blocks of a quarter
+  plan = PlanExecution(op, false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ExpectBlocked(*plan, 512, static_cast<uint32_t>(kAssumedCacheBytes / 4 / (262143 * 4)));
   EXPECT_EQ(plan->scratch_bytes, uint64_t{512} * ((262143 + kMvnChunk - 1) / kMvnChunk) * 16);
@@ -389,9 +394,24 @@ TEST(MvnPlannerTest, LayerNormShapeBlockedByCache) {
   ExpectBlocked(*plan, 512, 512);
 }
 
+TEST(MvnPlannerTest, DefaultsAreTheFastestOnTheH100) {
+  // Measured on the H100 (docs/PERFORMANCE.md): the wide row kernel and the
+  // blocked schedule lost to the two passes, the smaller row kernels won.
+  PlannerOptions o;
+  o.cache_bytes = 50ull << 20;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, o).kind, MvnSchedule::kTwoPass);
+  EXPECT_EQ(ChooseMvnSchedule(512, 262143, 4, o).kind, MvnSchedule::kTwoPass);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 65536, 2, o).kind, MvnSchedule::kTwoPass);
+  EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, o).kind, MvnSchedule::kRow);
+  EXPECT_EQ(ChooseMvnSchedule(65536, kMvnChunk, 4, o).kind, MvnSchedule::kRow);
+  EXPECT_EQ(ChooseMvnSchedule(65536, kMvnChunk + 1, 4, o).kind, MvnSchedule::kTwoPass);
+}
+
 TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   PlannerOptions h100;
   h100.cache_bytes = 50ull << 20;
+  h100.mvn_wide_row = true;  // the schedules that are off by default
+  h100.mvn_blocked = true;
   // 4,096 x 32,768: one 1,024-thread workgroup per row, row in registers.
   EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, h100).kind, MvnSchedule::kRow);
   // 4,096 x 65,536: 256 KiB rows, blocks of 50 rows.
