@@ -15,9 +15,15 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/mac
 for t in float32 float16; do
   python3 bench/torch_anchors.py --dtype=$t 2>&1 | tee "$OUT/torch_$t.log"
 done
+# One operator per process: in one process the later operators of a long
+# --ops list sometimes came out much slower (FLOAT16 GELU 1,673 GB/s as the
+# 8th, 2,959 as the 3rd; docs/PERFORMANCE.md, 2026-11-25).
 for t in float32 float16; do
-  ours $B --device=gpu --data_type=$t --ops=celu,threshold,clip,relu,sigmoid,tanh,identity,gelu \
-    --sizes=128M --no_dispatch_cost --engine_requests=0 2>&1 | tee "$OUT/bench_ew_$t.log"
+  : > "$OUT/bench_ew_$t.log"
+  for op in celu threshold clip relu sigmoid tanh identity gelu; do
+    ours $B --device=gpu --data_type=$t --ops=$op \
+      --sizes=128M --no_dispatch_cost --engine_requests=0 2>&1 | tee -a "$OUT/bench_ew_$t.log"
+  done
   ours $B --device=gpu --data_type=$t --ops=mvn1 --sizes=134217216 --mvn_rows=512 \
     --no_dispatch_cost --engine_requests=0 2>&1 | tee "$OUT/bench_mvn1_$t.log"
 done
