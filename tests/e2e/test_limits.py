@@ -549,33 +549,52 @@ class CancelledLargeCallsTest(ServerTestCase):
         stub.Execute(small, timeout=30)  # warm up the paths
         before = process_counts(pid)
         request, _, _ = celu_request((2 << 20,))  # 8 MiB in, 8 MiB out
-        cancelled = 0
-        for batch in range(100):
-            futures = [stub.Execute.future(request, timeout=30) for _ in range(10)]
-            time.sleep(0.002 * (batch % 5))
-            for f in futures:
-                cancelled += f.cancel()
-            for f in futures:
-                try:
-                    f.result()
-                except grpc.FutureCancelledError:
-                    pass
-                except grpc.RpcError:
-                    pass
-        # The server still answers, and settles back.
-        stub.Execute(small, timeout=30)
+
+        def cancel_calls(rounds):
+            cancelled = 0
+            for batch in range(rounds):
+                futures = [stub.Execute.future(request, timeout=30)
+                           for _ in range(10)]
+                time.sleep(0.002 * (batch % 5))
+                for f in futures:
+                    cancelled += f.cancel()
+                for f in futures:
+                    try:
+                        f.result()
+                    except grpc.FutureCancelledError:
+                        pass
+                    except grpc.RpcError:
+                        pass
+            # The server still answers.
+            stub.Execute(small, timeout=30)
+            return cancelled
+
+        def settle(rss_limit):
+            deadline = time.monotonic() + 10
+            while True:
+                rss, fds, threads = process_counts(pid)
+                # gRPC sizes its own thread pools to the load it saw: a few
+                # more threads may stay.
+                settled = (rss < rss_limit and fds <= before[1] + 4 and
+                           threads <= before[2] + 8)
+                if settled or time.monotonic() > deadline:
+                    return rss, fds, threads
+                time.sleep(0.5)
+
+        # glibc keeps part of what the calls freed in its arenas (more
+        # arenas on a loaded machine, where more threads run at once), so
+        # the first 500 calls may leave a plateau. A leak shows as growth
+        # from the first 500 to the next: even one lost 8 MiB payload in
+        # 100 calls would add 40 MiB.
+        cancelled = cancel_calls(50)
+        first = settle(before[0] + (96 << 20))
+        cancelled += cancel_calls(50)
+        rss, fds, threads = settle(min(before[0] + (96 << 20),
+                                       first[0] + (24 << 20)))
         channel.close()
-        deadline = time.monotonic() + 10
-        while True:
-            rss, fds, threads = process_counts(pid)
-            # gRPC sizes its own thread pools to the load it saw: a few
-            # more threads may stay.
-            settled = (rss < before[0] + (96 << 20) and fds <= before[1] + 4 and
-                       threads <= before[2] + 8)
-            if settled or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+        counts = (before, first, (rss, fds, threads))
         self.assertGreater(cancelled, 500, "too few calls were cancelled in flight")
-        self.assertLess(rss, before[0] + (96 << 20), (before, (rss, fds, threads)))
-        self.assertLessEqual(fds, before[1] + 4, (before, (rss, fds, threads)))
-        self.assertLessEqual(threads, before[2] + 8, (before, (rss, fds, threads)))
+        self.assertLess(rss, before[0] + (160 << 20), counts)
+        self.assertLess(rss, first[0] + (24 << 20), counts)
+        self.assertLessEqual(fds, before[1] + 4, counts)
+        self.assertLessEqual(threads, before[2] + 8, counts)
