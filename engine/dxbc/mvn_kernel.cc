@@ -298,7 +298,7 @@ class MvnEmitter {
   void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el) {
     Operand inv = T(), rs = T(), rstd = T();
     stats_.InverseScale(st.s, inv);
-    b_.Mul(rs, ref, inv);
+    stats_.ScaledRef(rs, ref, inv);
     if (key_.normalize_variance) {
       // eps/s^2, but never below min(eps, FLT_MIN) (a constant group of huge
       // values still gives 0 rather than 0/0 when eps > 0).

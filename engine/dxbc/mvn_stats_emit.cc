@@ -50,6 +50,11 @@ void MvnStatsEmitter::InverseScale(Operand s, Operand inv_s) {
   b_.IAdd(inv_s, inv_s, U(2 * kOneBits));
 }
 
+void MvnStatsEmitter::ScaledRef(Operand rs, Operand ref, Operand inv) {
+  b_.Mul(rs, ref, inv);
+  b_.Xor(rs, rs, zero_);
+}
+
 void MvnStatsEmitter::Shifted(Operand d, Operand x, Operand inv, Operand rs) {
   b_.Mul(d, x, inv);
   b_.Add(d, d, rs.Neg());
@@ -66,7 +71,7 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
     b_.Max(amax, amax, a.Abs());
   }
   ScaleFor(amax, st.s, inv);
-  b_.Mul(rs, ref, inv);
+  ScaledRef(rs, ref, inv);
   // Pass 1: count and mean of d = x/s - ref/s (x - ref when s = 1).
   b_.Mov(st.n, F(0.0f));
   b_.Mov(st.m, F(0.0f));

@@ -49,6 +49,11 @@ class MvnStatsEmitter {
   // rounding the group's mean to the data's magnitude (1e4 + U(-0.05,
   // 0.05) lost a third of an ulp of 1e4 in its mean).
   void Shifted(Operand d, Operand x, Operand inv, Operand rs);
+  // rs = ref/s (ref * inv), laundered through xor with zero: a compiler
+  // that sees x*inv - ref*inv may factor it into (x - ref)*inv, which
+  // overflows where x and ref are huge and of opposite signs (NVIDIA's
+  // fast math is free to; the scaling exists to avoid exactly that).
+  void ScaledRef(Operand rs, Operand ref, Operand inv);
   // A thread's statistic of x[j] (float32) where ok[j] != 0; `ref` finite.
   MvnStat Local(const std::vector<Operand>& x, const std::vector<Operand>& ok, Operand ref);
   // a <- a combined with b.
