@@ -19,7 +19,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "bench/accuracy/sweep.h"
+#include "engine/core/execute_sync.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/cpu/activations.h"
 #include "engine/cpu/float16.h"
@@ -82,14 +82,6 @@ bool Selected(const Flags& f, const std::string& name) {
     if (s == name || s == family) return true;
   }
   return false;
-}
-
-absl::StatusOr<ExecuteResult> RunSync(Engine& engine, ExecuteRequest r) {
-  std::promise<absl::StatusOr<ExecuteResult>> done;
-  auto fut = done.get_future();
-  engine.Execute(std::move(r),
-                 [&](absl::StatusOr<ExecuteResult> res) { done.set_value(std::move(res)); });
-  return fut.get();
 }
 
 std::string Num(double v) {
@@ -154,7 +146,7 @@ int Main(int argc, char** argv) {
     r.op = op;
     r.input = bytes;
     r.input.resize(op.input->total_tensor_size_in_bytes, '\0');
-    absl::StatusOr<ExecuteResult> res = RunSync(**engine, std::move(r));
+    absl::StatusOr<ExecuteResult> res = ExecuteSync(**engine, std::move(r));
     if (!res.ok() || res->output.size() < n * elem) {
       std::printf("| %s | error: %s |\n", c.name.c_str(),
                   res.ok() ? "short output" : std::string(res.status().message()).c_str());

@@ -13,12 +13,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/core/execute_sync.h"
 #include "engine/d3d12/test_adapter.h"
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/activations.h"
@@ -95,12 +95,7 @@ class GpuAccuracyRegressionTest : public ::testing::Test {
     r.input.resize(op.input->total_tensor_size_in_bytes, '\0');
     GpuEngine* engine = SharedEngine();
     if (engine == nullptr) return {};
-    std::promise<absl::StatusOr<ExecuteResult>> done;
-    auto fut = done.get_future();
-    engine->Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
-      done.set_value(std::move(res));
-    });
-    absl::StatusOr<ExecuteResult> res = fut.get();
+    absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     EXPECT_TRUE(res.ok()) << res.status();
     std::vector<double> out;
     if (!res.ok()) return out;

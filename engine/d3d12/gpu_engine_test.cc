@@ -2,6 +2,7 @@
 // no dispatches: uploads, readbacks, batching, pooling, the memory cap,
 // deadlines and poisoning. Operator kernels are covered by
 // gpu_operators_test.cc.
+#include "engine/core/execute_sync.h"
 #include "engine/d3d12/gpu_engine.h"
 #include "engine/d3d12/gpu_engine_test_util.h"
 
@@ -15,15 +16,6 @@
 
 namespace dmls::d3d12 {
 namespace {
-
-absl::StatusOr<ExecuteResult> RunSync(GpuEngine& engine, ExecuteRequest r) {
-  std::promise<absl::StatusOr<ExecuteResult>> done;
-  auto f = done.get_future();
-  engine.Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
-    done.set_value(std::move(res));
-  });
-  return f.get();
-}
 
 ExecuteRequest Request(uint64_t elements, bool in_place, uint32_t seed) {
   return testing::CopyRequest(elements, in_place, seed);
@@ -52,7 +44,7 @@ TEST(GpuEngineTest, InPlaceRoundTripsThroughTheGpu) {
   for (uint64_t n : {1ull, 1000ull, 300000ull}) {
     ExecuteRequest r = Request(n, /*in_place=*/true, 7);
     const std::string expected = r.input;
-    absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
+    absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected) << n;
   }
@@ -64,15 +56,15 @@ TEST(GpuEngineTest, PoisonedOutputShowsUnwrittenElements) {
   auto engine = MakeEngine(std::move(o));
   ASSERT_TRUE(engine);
   // First an in-place run leaves data in pooled buffers...
-  ASSERT_TRUE(RunSync(*engine, Request(5000, true, 1)).ok());
+  ASSERT_TRUE(ExecuteSync(*engine, Request(5000, true, 1)).ok());
   // ...then a plan that writes nothing must return poison, not stale data.
-  absl::StatusOr<ExecuteResult> res = RunSync(*engine, Request(5000, false, 2));
+  absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, Request(5000, false, 2));
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->output, std::string(5000 * 4, '\xff'));
   // In place with poisoning the payload still arrives intact.
   ExecuteRequest r = Request(777, true, 3);
   const std::string expected = r.input;
-  res = RunSync(*engine, std::move(r));
+  res = ExecuteSync(*engine, std::move(r));
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->output, expected);
 }
@@ -85,7 +77,7 @@ TEST(GpuEngineTest, SteadyStateCreatesNoResourcesAndNoViews) {
   for (int i = 0; i < 20; ++i) {
     ExecuteRequest r = Request(i % 2 ? 20000 : 70000, true, i);
     const std::string expected = r.input;
-    absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
+    absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected);
     EXPECT_EQ(engine->stats().pool.resources_created, 3u) << i;
@@ -130,7 +122,7 @@ TEST(GpuEngineTest, RequestsAboveHalfAnArenaGetDedicatedBuffers) {
   for (uint64_t n : {1000ull, 200000ull, 1000ull, 200000ull}) {
     ExecuteRequest r = Request(n, true, static_cast<uint32_t>(n));
     const std::string expected = r.input;
-    absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
+    absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected) << n;
   }
@@ -164,7 +156,7 @@ TEST(GpuEngineTest, MemoryCapGivesResourceExhaustedAndTheEngineLives) {
   ASSERT_TRUE(engine);
   EXPECT_EQ(engine->memory_cap_bytes(), 1u << 20);
   // 4 MiB of input cannot fit in a 1 MiB cap.
-  absl::StatusOr<ExecuteResult> big = RunSync(*engine, Request(1 << 20, true, 1));
+  absl::StatusOr<ExecuteResult> big = ExecuteSync(*engine, Request(1 << 20, true, 1));
   EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted)
       << big.status();
   // 240 KB fits (upload + GPU + readback = 3 x 256 KiB classes) only when
@@ -172,7 +164,7 @@ TEST(GpuEngineTest, MemoryCapGivesResourceExhaustedAndTheEngineLives) {
   for (uint64_t n : {1000ull, 20000ull, 60000ull, 1000ull}) {
     ExecuteRequest r = Request(n, true, static_cast<uint32_t>(n));
     const std::string expected = r.input;
-    absl::StatusOr<ExecuteResult> res = RunSync(*engine, std::move(r));
+    absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << n << ": " << res.status();
     EXPECT_EQ(res->output, expected);
   }
@@ -187,13 +179,13 @@ TEST(GpuEngineTest, HonoursDeadlineAndCancellation) {
   ASSERT_TRUE(engine);
   ExecuteRequest late = Request(10, true, 1);
   late.deadline = absl::Now() - absl::Seconds(1);
-  EXPECT_EQ(RunSync(*engine, std::move(late)).status().code(),
+  EXPECT_EQ(ExecuteSync(*engine, std::move(late)).status().code(),
             absl::StatusCode::kDeadlineExceeded);
   ExecuteRequest cancelled = Request(10, true, 1);
   cancelled.cancelled = std::make_shared<std::atomic<bool>>(true);
-  EXPECT_EQ(RunSync(*engine, std::move(cancelled)).status().code(),
+  EXPECT_EQ(ExecuteSync(*engine, std::move(cancelled)).status().code(),
             absl::StatusCode::kCancelled);
-  EXPECT_TRUE(RunSync(*engine, Request(10, true, 1)).ok());
+  EXPECT_TRUE(ExecuteSync(*engine, Request(10, true, 1)).ok());
 }
 
 TEST(GpuEngineTest, RejectsBadPayloadsAndBadPlans) {
@@ -211,11 +203,11 @@ TEST(GpuEngineTest, RejectsBadPayloadsAndBadPlans) {
   ASSERT_TRUE(engine);
   ExecuteRequest r = Request(10, false, 1);
   r.input.pop_back();
-  EXPECT_EQ(RunSync(*engine, std::move(r)).status().code(),
+  EXPECT_EQ(ExecuteSync(*engine, std::move(r)).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(RunSync(*engine, Request(13, false, 1)).status().code(),
+  EXPECT_EQ(ExecuteSync(*engine, Request(13, false, 1)).status().code(),
             absl::StatusCode::kUnimplemented);
-  absl::StatusOr<ExecuteResult> bad = RunSync(*engine, Request(10, false, 1));
+  absl::StatusOr<ExecuteResult> bad = ExecuteSync(*engine, Request(10, false, 1));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal) << bad.status();
   // Nothing leaked: the pool holds the arenas and nothing else, and the
   // arenas have nothing allocated.
@@ -254,7 +246,7 @@ TEST(GpuEngineTest, ShutdownDrainsAndThenRefuses) {
   }
   engine->Shutdown();
   EXPECT_EQ(ok.load(), 20);
-  EXPECT_EQ(RunSync(*engine, Request(1, true, 1)).status().code(),
+  EXPECT_EQ(ExecuteSync(*engine, Request(1, true, 1)).status().code(),
             absl::StatusCode::kUnavailable);
   engine->Shutdown();  // idempotent
 }

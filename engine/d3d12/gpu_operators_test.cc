@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/execute_sync.h"
 #include "engine/d3d12/test_adapter.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/d3d12/dxbc_engine.h"
@@ -50,15 +51,6 @@ std::vector<float> Inputs(size_t n) {
     v[3] = -50.0f;
   }
   return v;
-}
-
-absl::StatusOr<ExecuteResult> RunSync(Engine& engine, ExecuteRequest r) {
-  std::promise<absl::StatusOr<ExecuteResult>> done;
-  auto f = done.get_future();
-  engine.Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
-    done.set_value(std::move(res));
-  });
-  return f.get();
 }
 
 OperatorDesc Elementwise(OperatorType type, std::vector<uint64_t> sizes,
@@ -98,7 +90,7 @@ class GpuOperatorsTest : public ::testing::Test {
     r.in_place = in_place;
     r.input = FloatBytes(input);
     r.input.resize(op.input->total_tensor_size_in_bytes, '\0');
-    absl::StatusOr<ExecuteResult> res = RunSync(*engine_, std::move(r));
+    absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine_, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     const std::vector<uint64_t>& sizes = op.output->sizes;
     const std::vector<uint64_t> in_strides = EffectiveStrides(*op.input);
@@ -195,7 +187,7 @@ TEST_F(GpuOperatorsTest, Float16TailElements) {
   r.op = op;
   r.input.assign(op.input->total_tensor_size_in_bytes, '\0');
   std::memcpy(r.input.data(), in, sizeof(in));
-  absl::StatusOr<ExecuteResult> res = RunSync(*engine_, std::move(r));
+  absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine_, std::move(r));
   ASSERT_TRUE(res.ok()) << res.status();
   ASSERT_GE(res->output.size(), sizeof(want));
   uint16_t got[7];
@@ -217,7 +209,7 @@ TEST_F(GpuOperatorsTest, SteadyStateWithRealKernelsCreatesNoResources) {
     ExecuteRequest r;
     r.op = op;
     r.input = FloatBytes(in);
-    ASSERT_TRUE(RunSync(*engine_, std::move(r)).ok());
+    ASSERT_TRUE(ExecuteSync(*engine_, std::move(r)).ok());
     if (i == 2) {
       created = engine_->stats().pool.resources_created;
       pipelines = engine_->stats().pipelines;
@@ -257,7 +249,7 @@ TEST_F(GpuOperatorsTest, Mvn1WithScaleBiasAndFusedRelu) {
   r.input = FloatBytes(x);
   r.scale = FloatBytes(scale);
   r.bias = FloatBytes(bias);
-  absl::StatusOr<ExecuteResult> res = RunSync(*engine_, std::move(r));
+  absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine_, std::move(r));
   ASSERT_TRUE(res.ok()) << res.status();
   std::vector<float> got = Floats(res->output, rows * cols);
   for (uint64_t row = 0; row < rows; ++row) {
@@ -301,7 +293,7 @@ TEST(GpuSplitTest, HonoursViewOffsetsAcrossManyDispatches) {
   ExecuteRequest r;
   r.op = op;
   r.input = FloatBytes(in);
-  absl::StatusOr<ExecuteResult> res = RunSync(**engine, std::move(r));
+  absl::StatusOr<ExecuteResult> res = ExecuteSync(**engine, std::move(r));
   ASSERT_TRUE(res.ok()) << res.status();
   std::vector<float> got = Floats(res->output, n);
   for (size_t i = 0; i < n; ++i) {

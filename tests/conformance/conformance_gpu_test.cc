@@ -11,13 +11,13 @@
 // (conformance_random_mvn.pb) are run and reported apart.
 #include <cstdlib>
 #include <cstring>
-#include <future>
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <set>
 #include <string>
 
+#include "engine/core/execute_sync.h"
 #include "engine/d3d12/test_adapter.h"
 #include "absl/strings/match.h"
 #include "engine/cpu/cpu_engine.h"
@@ -140,9 +140,7 @@ class GpuVsCpuRegressionTest : public ::testing::Test {
     }
     absl::StatusOr<ExecuteResult> want = CpuEngine::Run(r);
     ASSERT_TRUE(want.ok()) << want.status();
-    std::promise<absl::StatusOr<ExecuteResult>> done;
-    engine_->Execute(r, [&](absl::StatusOr<ExecuteResult> res) { done.set_value(std::move(res)); });
-    absl::StatusOr<ExecuteResult> got = done.get_future().get();
+    absl::StatusOr<ExecuteResult> got = ExecuteSync(*engine_, r);
     ASSERT_TRUE(got.ok()) << got.status();
     const ops::OperatorSchema* schema = ops::FindOperator(op.type);
     std::string cls(ops::ToleranceClassName(schema->tolerance));
@@ -317,9 +315,7 @@ TEST(GpuIntScaleBiasRegressionTest, InfiniteBiasAndDoubleRounding) {
       r.input.assign(reinterpret_cast<const char*>(x.data()), x.size() * 4);
       absl::StatusOr<ExecuteResult> want = CpuEngine::Run(r);
       ASSERT_TRUE(want.ok()) << want.status();
-      std::promise<absl::StatusOr<ExecuteResult>> done;
-      (*engine)->Execute(r, [&](absl::StatusOr<ExecuteResult> res) { done.set_value(std::move(res)); });
-      absl::StatusOr<ExecuteResult> got = done.get_future().get();
+      absl::StatusOr<ExecuteResult> got = ExecuteSync(**engine, r);
       ASSERT_TRUE(got.ok()) << got.status();
       std::vector<int32_t> g(8), w(8);
       std::memcpy(g.data(), got->output.data(), 32);

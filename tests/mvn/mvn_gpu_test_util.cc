@@ -1,9 +1,9 @@
 #include "tests/mvn/mvn_gpu_test_util.h"
 
 #include <cstdlib>
-#include <future>
 #include <utility>
 
+#include "engine/core/execute_sync.h"
 #include "engine/d3d12/test_adapter.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/tensor_access.h"
@@ -12,15 +12,6 @@
 
 namespace dmls::mvn_testing {
 namespace {
-
-absl::StatusOr<ExecuteResult> RunSync(Engine& engine, ExecuteRequest r) {
-  std::promise<absl::StatusOr<ExecuteResult>> done;
-  auto f = done.get_future();
-  engine.Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
-    done.set_value(std::move(res));
-  });
-  return f.get();
-}
 
 std::vector<double> Logical(const TensorDesc& desc, const std::string& buffer) {
   std::vector<double> out;
@@ -74,7 +65,7 @@ std::vector<double> RandomValues(size_t n, uint32_t seed, double amplitude, doub
 }
 
 absl::StatusOr<std::vector<double>> RunGpu(Engine& gpu, const ExecuteRequest& r) {
-  absl::StatusOr<ExecuteResult> res = RunSync(gpu, r);
+  absl::StatusOr<ExecuteResult> res = ExecuteSync(gpu, r);
   if (!res.ok()) return res.status();
   return Logical(*r.op.output, res->output);
 }
