@@ -49,6 +49,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/device_flags.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/d3d12/buffer_pool.h"
 #include "engine/d3d12/device.h"
@@ -130,17 +131,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       }
     } else if (key == "--iters") {
       if (!absl::SimpleAtoi(value, &f->iters) || f->iters < 1) return false;
-    } else if (key == "--device") {
-      absl::StatusOr<DeviceOptions::Kind> k = ParseDeviceKind(value);
-      if (!k.ok()) {
-        std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
-        return false;
-      }
-      f->device.kind = *k;
-    } else if (key == "--adapter") {
-      int idx;
-      if (!absl::SimpleAtoi(value, &idx)) return false;
-      f->device.adapter_index = idx;
+    } else if (bool ok = true; bench::ParseDeviceFlag(key, value, &f->device, &ok)) {
+      if (!ok) return false;
     } else if (key == "--data_type") {
       if (value == "float32") {
         f->data_type = DataType::kFloat32;

@@ -26,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "bench/accuracy/sweep.h"
+#include "bench/device_flags.h"
 #include "engine/core/execute_sync.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/cpu/activations.h"
@@ -50,17 +51,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     const size_t eq = a.find('=');
     const std::string key = a.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
-    if (key == "--device") {
-      absl::StatusOr<d3d12::DeviceOptions::Kind> k = d3d12::ParseDeviceKind(value);
-      if (!k.ok()) {
-        std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
-        return false;
-      }
-      f->device.kind = *k;
-    } else if (key == "--adapter") {
-      int idx;
-      if (!absl::SimpleAtoi(value, &idx)) return false;
-      f->device.adapter_index = idx;
+    if (bool ok = true; bench::ParseDeviceFlag(key, value, &f->device, &ok)) {
+      if (!ok) return false;
     } else if (key == "--data_type" && (value == "float32" || value == "float16")) {
       f->half = value == "float16";
     } else if (key == "--mantissas") {
