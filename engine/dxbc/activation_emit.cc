@@ -559,7 +559,7 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
         b_.Div(v, v, den);
         return;
       }
-      Operand lo = Tmp(), q = Tmp(), nq = Tmp(), r = Tmp(), t = Tmp(), finite = Tmp();
+      Operand lo = Tmp(), q = Tmp(), nq = Tmp(), r = Tmp(), t = Tmp();
       b_.Mov(den, v.Abs());
       b_.Mov(lo, F(0.0f));
       TwoSum(den, lo, F(1.0f));
@@ -570,9 +570,7 @@ void MathEmitter::Activation(OperatorType op, Operand v, const ActivationParams&
       b_.Add(r, r, t.Neg());
       b_.Div(r, r, den);
       b_.Add(r, q, r);
-      b_.And(finite, v, U(0x7fffffffu));
-      b_.ULt(finite, finite, U(kPosInf));
-      b_.Movc(v, finite, r, q);
+      b_.Movc(v, nan, q, r);  // `nan`: the test made before the clamp
       return;
     }
     case OperatorType::kActivationThresholdedRelu: {

@@ -1,6 +1,5 @@
 #include "engine/dxbc/mvn_stats_emit.h"
 
-#include <limits>
 #include <optional>
 
 namespace dmls::gpu {
