@@ -52,6 +52,11 @@ void MathEmitter::IsNan(Operand d, Operand x) {
   b_.ULt(d, U(kPosInf), d);
 }
 
+void MathEmitter::IsFinite(Operand d, Operand x) {
+  b_.And(d, x, U(0x7fffffffu));
+  b_.ULt(d, d, U(kPosInf));
+}
+
 void MathEmitter::IsInf(Operand d, Operand x) {
   b_.And(d, x, U(0x7fffffffu));
   b_.IEq(d, d, U(kPosInf));
@@ -386,23 +391,19 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   // -inf, not NaN). Those cases (and a non-finite exact path, below) are
   // redone as 4*((a/4)*b + c/4): when even
   // (a/4)*b overflows, |a*b + c| >= 3*FLT_MAX and inf is right again.
-  auto is_finite = [&](Operand f, Operand x) {
-    b_.And(f, x, U(0x7fffffffu));
-    b_.ULt(f, f, U(kPosInf));
-  };
   Operand plain = Tmp(), fp = Tmp(), fa = Tmp(), fb = Tmp(), fc = Tmp();
   b_.Mad(plain, a, b, c);
-  is_finite(fp, plain);
-  is_finite(fa, a);
-  is_finite(fb, b);
-  is_finite(fc, c);
+  IsFinite(fp, plain);
+  IsFinite(fa, a);
+  IsFinite(fb, b);
+  IsFinite(fc, c);
   b_.And(fa, fa, fb);  // a*b is a finite real number
   Operand qa = Tmp(), qc = Tmp(), sc = Tmp(), plain2 = Tmp(), fp2 = Tmp();
   b_.Mul(qa, a, F(0.25f));
   b_.Mul(qc, c, F(0.25f));
   ExactMad(sc, qa, b, qc);
   b_.Mad(plain2, qa, b, qc);
-  is_finite(fp2, plain2);
+  IsFinite(fp2, plain2);
   b_.Movc(sc, fp2, sc, plain2);  // the exact path is NaN on overflow
   b_.Mul(sc, sc, F(4.0f));
   Operand alt = Tmp();
@@ -412,7 +413,7 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   // FLT_MAX even though the result is finite (FLT_MAX*0.138 - FLT_MAX gave
   // NaN; found by tests/robustness): the rescaled path covers that too.
   Operand fs = Tmp();
-  is_finite(fs, s);
+  IsFinite(fs, s);
   b_.And(fs, fs, fp);
   b_.Movc(d, fs, s, alt);
 }

@@ -85,6 +85,7 @@ class MathEmitter {
   // folds float compares with inf/NaN; integer tests cannot be folded.
   void IsNan(Operand d, Operand x);
   void IsInf(Operand d, Operand x);
+  void IsFinite(Operand d, Operand x);
   // D3D max/min (IEEE maxNum/minNum): a NaN operand yields the other one.
   void MaxNum(Operand d, Operand a, Operand b);
   void MinNum(Operand d, Operand a, Operand b);

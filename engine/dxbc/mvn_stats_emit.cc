@@ -16,17 +16,9 @@ constexpr uint32_t kOneBits = 0x3f800000;
 
 MvnStat MvnStatsEmitter::NewStat() { return MvnStat{T(), T(), T(), T()}; }
 
-void MvnStatsEmitter::IsFinite(Operand d, Operand x) {
-  // On the bits: NVIDIA's compiler may assume no Inf/NaN (vkd3d 1.2 sets no
-  // SignedZeroInfNanPreserve) and fold |x| < inf to true; it cannot fold
-  // integer tests (the H100 gave NaN for huge MVN groups before this).
-  b_.And(d, x, U(0x7fffffffu));
-  b_.ULt(d, d, U(0x7f800000u));
-}
-
 void MvnStatsEmitter::MakeFinite(Operand ref) {
   Operand fin = T();
-  IsFinite(fin, ref);  // false for ±inf and NaN
+  math_.IsFinite(fin, ref);  // on the bits: false for ±inf and NaN
   b_.Movc(ref, fin, ref, F(0.0f));
 }
 
@@ -51,13 +43,13 @@ void MvnStatsEmitter::InverseScale(Operand s, Operand inv_s) {
 
 void MvnStatsEmitter::ScaledRef(Operand rs, Operand ref, Operand inv) {
   b_.Mul(rs, ref, inv);
-  b_.Xor(rs, rs, zero_);
+  math_.Launder(rs);
 }
 
 void MvnStatsEmitter::Shifted(Operand d, Operand x, Operand inv, Operand rs) {
   b_.Mul(d, x, inv);
   b_.Add(d, d, rs.Neg());
-  b_.Xor(d, d, zero_);
+  math_.Launder(d);
 }
 
 MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<Operand>& ok,
@@ -128,7 +120,7 @@ void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   b_.Mul(safe, mb, wb);
   b_.Mad(safe, ma, wa, safe);
   b_.Mad(ma, delta, wb, ma);
-  IsFinite(fin, delta);
+  math_.IsFinite(fin, delta);
   b_.Movc(a.m, fin, ma, safe);
   b_.Add(Ma, Ma, Mb);
   b_.Add(a.M, Ma, t);

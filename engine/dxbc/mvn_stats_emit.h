@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/dxbc/activation_emit.h"
 #include "engine/dxbc/operand.h"
 #include "engine/dxbc/shader_builder.h"
 
@@ -30,11 +31,9 @@ class MvnStatsEmitter {
  public:
   // `zero` is a constant-block word that is always 0 at run time (see
   // Shifted).
-  MvnStatsEmitter(ShaderBuilder& b, Operand zero) : b_(b), zero_(zero) {}
+  MvnStatsEmitter(ShaderBuilder& b, Operand zero) : b_(b), math_(b, "x", zero) {}
 
   MvnStat NewStat();
-  // d <- ~0 where x is finite, else 0 (an integer test of the bits).
-  void IsFinite(Operand d, Operand x);
   // ref <- ref if finite, else 0.
   void MakeFinite(Operand ref);
   // The scale of values whose magnitudes are at most `amax` (a non-negative
@@ -71,7 +70,8 @@ class MvnStatsEmitter {
   void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active);
   Operand T() { return b_.NewTemp().x(); }
   ShaderBuilder& b_;
-  Operand zero_;
+  // Launder and the bit-level finiteness test (activation_emit.h).
+  MathEmitter math_;
 };
 
 // Group-shared bytes GroupReduce needs per thread.
