@@ -40,6 +40,25 @@ def mvn1_request(shape, request_id=0, seed=0):
     return request, out, x
 
 
+def broadcast_mvn1_request(rows, request_id, fused_gelu=False):
+    """MVN1 over `rows` rows of 65536 made from one broadcast row (a zero
+    stride): a small request with a long run and a large output, which
+    asks for an output ratio above the default in its metadata."""
+    request = pb.ExecuteRequest(request_id=request_id)
+    m = request.operator.mvn1
+    shape = (rows, 65536)
+    m.input.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape, [0, 1]))
+    m.output.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape))
+    m.axes[:] = [1]
+    m.axis_count = 1
+    m.normalize_variance = True
+    m.epsilon = 1e-5
+    if fused_gelu:
+        m.fused_activation.gelu.SetInParent()
+    request.input = np.linspace(-3, 3, 65536, dtype=np.float32).tobytes()
+    return request
+
+
 class SizeLimitTest(ServerTestCase):
     SERVER_ARGS = ("--max_message_bytes=%d" % MAX_MESSAGE,
                    "--max_tensor_bytes=%d" % MAX_TENSOR)
@@ -223,18 +242,7 @@ class ExitDeadlineTest(unittest.TestCase):
                         "--max_message_bytes=%d" % (1 << 30),
                         "--shutdown_grace_seconds=%d" % self.GRACE).start()
         try:
-            big = pb.ExecuteRequest(request_id=7)
-            m = big.operator.mvn1
-            shape = (1536, 65536)
-            m.input.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape,
-                                            [0, 1]))
-            m.output.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape))
-            m.axes[:] = [1]
-            m.axis_count = 1
-            m.normalize_variance = True
-            m.epsilon = 1e-5
-            m.fused_activation.gelu.SetInParent()
-            big.input = np.linspace(-3, 3, 65536, dtype=np.float32).tobytes()
+            big = broadcast_mvn1_request(1536, 7, fused_gelu=True)
             channel = grpc.insecure_channel(server.target, options=[
                 ("grpc.max_receive_message_length", -1)])
             stub = pb_grpc.DmlServiceStub(channel)
@@ -288,16 +296,7 @@ class DrainTest(unittest.TestCase):
         # A call with a small request (one broadcast row) and a long run
         # (MVN1 over 128 x 65536, seconds on one CPU engine thread), so that
         # it is running when the server stops accepting.
-        big = pb.ExecuteRequest(request_id=99)
-        m = big.operator.mvn1
-        m.input.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, (128, 65536),
-                                        [0, 1]))
-        m.output.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, (128, 65536)))
-        m.axes[:] = [1]
-        m.axis_count = 1
-        m.normalize_variance = True
-        m.epsilon = 1e-5
-        big.input = np.linspace(-3, 3, 65536, dtype=np.float32).tobytes()
+        big = broadcast_mvn1_request(128, 99)
         stop_balanced = threading.Event()  # set when health says so
         results = []  # (kind, start, end, code)
         lock = threading.Lock()
