@@ -32,8 +32,6 @@ namespace {
 
 constexpr float kDenormMin = 0x1p-149f;  // 1.4e-45
 
-DeviceOptions::Kind TestDeviceKind() { return TestAdapterKind(); }
-
 // Inputs for the parameter cases: both signs of values from the smallest
 // denormal to the largest float, each binade's ends, 0 and infinities.
 std::vector<float> EdgeInputs() {
@@ -61,7 +59,7 @@ class GpuAccuracyRegressionTest : public ::testing::Test {
   static GpuEngine* SharedEngine() {
     static GpuEngine* engine = [] {
       GpuEngineOptions o;
-      o.device.kind = TestDeviceKind();
+      o.device.kind = TestAdapterKind();
       o.poison_outputs = true;
       o.logger = nullptr;
       absl::StatusOr<std::unique_ptr<GpuEngine>> e = CreateGpuEngine(std::move(o));

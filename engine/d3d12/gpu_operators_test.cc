@@ -25,8 +25,6 @@
 namespace dmls::d3d12 {
 namespace {
 
-DeviceOptions::Kind TestDeviceKind() { return TestAdapterKind(); }
-
 std::string FloatBytes(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
 }
@@ -66,7 +64,7 @@ class GpuOperatorsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     GpuEngineOptions o;
-    o.device.kind = TestDeviceKind();
+    o.device.kind = TestAdapterKind();
     o.poison_outputs = true;
     absl::StatusOr<std::unique_ptr<GpuEngine>> e = CreateGpuEngine(std::move(o));
     ASSERT_TRUE(e.ok()) << e.status();
@@ -274,7 +272,7 @@ TEST_F(GpuOperatorsTest, Mvn1WithScaleBiasAndFusedRelu) {
 // many dispatches: the runtime must honour each view's first_element.
 TEST(GpuSplitTest, HonoursViewOffsetsAcrossManyDispatches) {
   GpuEngineOptions o;
-  o.device.kind = TestDeviceKind();
+  o.device.kind = TestAdapterKind();
   o.poison_outputs = true;
   gpu::PlannerOptions small;
   small.max_view_texels = 256;
@@ -307,7 +305,7 @@ TEST(GpuSplitTest, HonoursViewOffsetsAcrossManyDispatches) {
 // instead of failing requests.
 TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
   GpuEngineOptions o;
-  o.device.kind = TestDeviceKind();
+  o.device.kind = TestAdapterKind();
   o.binder.descriptor_capacity = 15;
   o.binder.constant_blocks = 3;
   o.coalesce = false;  // one constant block per request, to fill the ring
@@ -356,7 +354,7 @@ TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
 // data type or in-place flag.
 TEST(GpuCoalescingTest, ConcurrentSmallRequestsShareDispatchesAndStayExact) {
   GpuEngineOptions o;
-  o.device.kind = TestDeviceKind();
+  o.device.kind = TestAdapterKind();
   absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();
   OperatorDesc slow = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});

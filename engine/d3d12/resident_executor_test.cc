@@ -23,8 +23,6 @@ namespace {
 
 using testing::Pattern;
 
-DeviceOptions::Kind TestDeviceKind() { return TestAdapterKind(); }
-
 std::vector<float> Floats(const std::string& s) {
   std::vector<float> v(s.size() / 4);
   std::memcpy(v.data(), s.data(), v.size() * 4);
@@ -84,7 +82,7 @@ class ResidentExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override {
     GpuEngineOptions o;
-    o.device.kind = TestDeviceKind();
+    o.device.kind = TestAdapterKind();
     o.resident.staging_bytes = 64 << 10;  // many halves per transfer
     absl::StatusOr<std::unique_ptr<GpuEngine>> e = CreateGpuEngine(std::move(o));
     ASSERT_TRUE(e.ok()) << e.status();
@@ -292,7 +290,7 @@ TEST_F(ResidentExecutorTest, ManyChainsInFlightFromManyThreads) {
 
 TEST_F(ResidentExecutorTest, ResidentMemoryCountsAgainstTheCap) {
   GpuEngineOptions o;
-  o.device.kind = TestDeviceKind();
+  o.device.kind = TestAdapterKind();
   o.memory_cap_bytes = 16 << 20;
   absl::StatusOr<std::unique_ptr<GpuEngine>> small = CreateGpuEngine(std::move(o));
   ASSERT_TRUE(small.ok());
