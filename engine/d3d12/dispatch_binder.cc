@@ -372,11 +372,11 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindCopied(
           !st.ok()) {
         return st;
       }
-      sources[i][p] = {};
-      if (v[p]->buffer == gpu::BufferSlot::kNone) continue;
       const size_t slot = static_cast<size_t>(v[p]->buffer);
       absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h =
-          views.Get(buffers.resource[slot], buffers.bytes[slot], v[p]->format, uav);
+          v[p]->buffer == gpu::BufferSlot::kNone
+              ? views.GetNull(static_cast<gpu::ViewFormat>(NullFormat(v[p]->format)), uav)
+              : views.Get(buffers.resource[slot], buffers.bytes[slot], v[p]->format, uav);
       if (!h.ok()) return absl::UnimplementedError(h.status().message());
       sources[i][p] = *h;
     }
@@ -398,21 +398,8 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindCopied(
       const D3D12_CPU_DESCRIPTOR_HANDLE dst{cpu_start_.ptr + (base + p) * descriptor_size_};
       // The cached views start at each buffer's first byte.
       d.view_base[p] = static_cast<uint32_t>(v[p]->first_element);
-      if (sources[i][p].ptr != 0) {
-        device_->CopyDescriptorsSimple(1, dst, sources[i][p],
-                                       D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV);
-      } else if (p < kSrvSlots) {
-        D3D12_SHADER_RESOURCE_VIEW_DESC sd = {};
-        sd.ViewDimension = D3D12_SRV_DIMENSION_BUFFER;
-        sd.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
-        sd.Format = NullFormat(v[p]->format);
-        device_->CreateShaderResourceView(nullptr, &sd, dst);
-      } else {
-        D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
-        ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;
-        ud.Format = NullFormat(v[p]->format);
-        device_->CreateUnorderedAccessView(nullptr, nullptr, &ud, dst);
-      }
+      device_->CopyDescriptorsSimple(1, dst, sources[i][p],
+                                     D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV);
     }
     BoundDispatch& b = out[i];
     b.pso = psos[i];

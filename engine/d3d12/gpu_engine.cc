@@ -90,6 +90,10 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
           {"resident_bytes_read", s.resident.bytes_read},
           {"chain_record_us", s.resident.chain_record_us},
           {"chain_wait_us", s.resident.chain_wait_us},
+          {"chain_plan_us", s.resident.chain_plan_us},
+          {"chain_bind_us", s.resident.chain_bind_us},
+          {"chain_barrier_us", s.resident.chain_barrier_us},
+          {"chain_dispatch_us", s.resident.chain_dispatch_us},
           {"chain_views_created", s.resident.views_created}};
 }
 

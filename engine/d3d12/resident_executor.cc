@@ -1,6 +1,7 @@
 #include "engine/d3d12/resident_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <future>
 #include <optional>
@@ -436,6 +437,16 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
   std::vector<uint64_t> readback_at(n, 0);
   uint64_t upload_at = 0, rb_at = 0;
   ID3D12PipelineState* pso = nullptr;
+  // Nanoseconds per phase (ResidentExecutorStats); Lap() charges the time
+  // since the last lap to one of them.
+  enum Phase { kPlan, kBind, kBarrier, kDispatch, kPhases };
+  uint64_t phase_ns[kPhases] = {};
+  auto last_lap = std::chrono::steady_clock::now();
+  auto lap = [&](Phase p) {
+    const auto now = std::chrono::steady_clock::now();
+    phase_ns[p] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_lap).count();
+    last_lap = now;
+  };
 
   auto source = [&](ChainSource& src, uint64_t want) -> absl::StatusOr<Buf> {
     switch (src.kind) {
@@ -466,8 +477,10 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
 
   for (size_t i = 0; i < n; ++i) {
     ChainStep& step = request.steps[i];
+    last_lap = std::chrono::steady_clock::now();
     absl::StatusOr<gpu::DispatchPlan> plan = runner_->planner()(step.op, step.in_place);
     if (!plan.ok()) return plan.status();
+    lap(kPlan);
     absl::StatusOr<Buf> in = source(step.input, Bytes(step.op.input));
     if (!in.ok()) return in.status();
     absl::StatusOr<Buf> scale = source(step.scale, Bytes(step.op.scale));
@@ -508,8 +521,10 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     if (scale->resource) slots.Set(gpu::BufferSlot::kScale, scale->resource, scale->bytes);
     if (bias->resource) slots.Set(gpu::BufferSlot::kBias, bias->resource, bias->bytes);
     if (scratch.resource) slots.Set(gpu::BufferSlot::kScratch, scratch.resource, scratch.bytes);
+    lap(kPlan);  // sources and temporaries
     absl::StatusOr<std::vector<BoundDispatch>> bound = BindStep(*plan, slots);
     if (!bound.ok()) return bound.status();
+    lap(kBind);
     // Reads as shader resources, writes as UAVs; a step after another
     // waits for its UAV writes.
     for (const Buf* b : {&*in, &*scale, &*bias}) {
@@ -521,7 +536,9 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     if (scratch.resource) st.To(scratch.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
     if (i > 0) st.Uav(nullptr);
     st.Flush();
+    lap(kBarrier);
     DispatchBinder::Record(list, *bound, &pso);
+    lap(kDispatch);
     step_out[i] = out;
     if (step.output) {
       ID3D12Resource* r = ResourceOf(*step.output);
@@ -561,6 +578,10 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.chain_record_us += absl::ToInt64Microseconds(recorded - started);
+    stats_.chain_plan_us += phase_ns[kPlan] / 1000;
+    stats_.chain_bind_us += phase_ns[kBind] / 1000;
+    stats_.chain_barrier_us += phase_ns[kBarrier] / 1000;
+    stats_.chain_dispatch_us += phase_ns[kDispatch] / 1000;
   }
   {
     std::lock_guard<std::mutex> lock(flight_mu_);

@@ -71,6 +71,13 @@ struct ResidentExecutorStats {
   // waiting for the device, summed; typed views created for them.
   uint64_t chain_record_us = 0;
   uint64_t chain_wait_us = 0;
+  // Recording time by phase (parts of chain_record_us): planning each step
+  // and finding its buffers, binding its views and constants, its resource
+  // barriers, and its pipeline / root arguments / Dispatch calls.
+  uint64_t chain_plan_us = 0;
+  uint64_t chain_bind_us = 0;
+  uint64_t chain_barrier_us = 0;
+  uint64_t chain_dispatch_us = 0;
   uint64_t views_created = 0;
 };
 

@@ -206,6 +206,48 @@ TEST_F(ResidentExecutorTest, ChainEqualsTheOperatorsRunOneByOne) {
   EXPECT_TRUE(*Read(in, 0, n * 4) == x);
 }
 
+// Once a chain has run, running it again creates no view: the views of
+// its buffers and the null views of its unused slots come from the cache
+// (on vkd3d every view, null ones too, is a VkBufferView).
+TEST_F(ResidentExecutorTest, ARepeatedChainCreatesNoViews) {
+  const uint64_t n = 4096;
+  std::shared_ptr<ResidentBuffer> in = Alloc(n * 4);
+  ASSERT_TRUE(Write(in, 0, FloatBytes(n, 3)).ok());
+  auto build = [&] {
+    ChainRequest r;
+    ChainStep a;
+    a.op = Celu(n, 0.7f);  // t1, t2 and u1 unused
+    a.input = ChainSource::Resident(in);
+    ChainStep b;
+    b.op = Mvn1(n);
+    b.op.scale.reset();
+    b.op.bias.reset();
+    b.input = ChainSource::Step(0);
+    ChainStep c;
+    c.op = Threshold(n, 0.25f);
+    c.input = ChainSource::Step(1);
+    c.return_output = true;
+    r.steps = {a, b, c};
+    return r;
+  };
+  auto views = [&] {
+    for (const auto& [k, v] : gpu_->Counters()) {
+      if (k == "chain_views_created") return v;
+    }
+    return uint64_t{0};
+  };
+  absl::StatusOr<ChainResult> first = Chain(*gpu_, build());
+  ASSERT_TRUE(first.ok()) << first.status();
+  const uint64_t after_first = views();
+  EXPECT_GT(after_first, 0u);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<ChainResult> again = Chain(*gpu_, build());
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_TRUE(again->outputs[2] == first->outputs[2]);
+  }
+  EXPECT_EQ(views(), after_first);
+}
+
 TEST_F(ResidentExecutorTest, InPlaceUpdatesResidentInputsButNotSharedIntermediates) {
   const uint64_t n = 1024;
   const std::string x = FloatBytes(n, 11);

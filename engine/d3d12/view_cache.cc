@@ -29,8 +29,17 @@ absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> ViewCache::Get(ID3D12Resource* buffe
     return absl::InvalidArgumentError(
         absl::StrCat("a buffer of ", bytes, " bytes exceeds one view"));
   }
+  return Find(Key{buffer, format, uav}, texels);
+}
+
+absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> ViewCache::GetNull(gpu::ViewFormat format,
+                                                               bool uav) {
+  return Find(Key{nullptr, format, uav}, 0);
+}
+
+absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> ViewCache::Find(const Key& key,
+                                                            uint64_t texels) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Key key{buffer, format, uav};
   uint32_t slot;
   if (auto it = slots_.find(key); it != slots_.end()) {
     slot = it->second;
@@ -44,6 +53,7 @@ absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> ViewCache::Get(ID3D12Resource* buffe
       return absl::ResourceExhaustedError("the view cache is full");
     }
     const D3D12_CPU_DESCRIPTOR_HANDLE h{start_.ptr + uint64_t{slot} * increment_};
+    const auto [buffer, format, uav] = key;
     if (uav) {
       D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
       ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;

@@ -41,6 +41,11 @@ class ViewCache {
   // RESOURCE_EXHAUSTED when the heap is full.
   absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> Get(ID3D12Resource* buffer, uint64_t bytes,
                                                   gpu::ViewFormat format, bool uav);
+  // The CPU handle of a null view of `format` (reads give zeros, writes
+  // go nowhere), made once. On vkd3d a null buffer view is a VkBufferView
+  // too: creating one per unused slot of every dispatch cost as much as
+  // creating the real views did.
+  absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> GetNull(gpu::ViewFormat format, bool uav);
   // Drops `buffer`'s views (their slots are reused).
   void Forget(ID3D12Resource* buffer);
 
@@ -49,7 +54,11 @@ class ViewCache {
 
  private:
   ViewCache(ID3D12Device* device, uint32_t capacity) : device_(device), capacity_(capacity) {}
+  // Null views have a null buffer.
   using Key = std::tuple<ID3D12Resource*, gpu::ViewFormat, bool>;
+
+  // The handle of `key`'s view (of `texels` texels), made the first time.
+  absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> Find(const Key& key, uint64_t texels);
 
   ID3D12Device* const device_;
   const uint32_t capacity_;
