@@ -13,7 +13,8 @@
 #   CELU: chains of 1 CELU step in place on a 64 KiB tensor: the per-call
 #         path, host-bound.
 # Server on cores 0-15, clients on 16-31, 10 s measured after warm-up.
-# ADAPTER_SETS (default "0 0,1") lists the --adapters values to compare;
+# ROUNDS (default 2) is how many times each point runs. ADAPTER_SETS
+# (default "0 0,1") lists the --adapters values to compare;
 # "0,0" (two engines on one GPU) tells whether recording slows down when two
 # engines record at once even without a second device.
 # The server logs per-engine counters at shutdown (gpuN.chains), which show
@@ -43,20 +44,25 @@ point() {  # label adapters bench-args...
     --mode=chainload --clients=32 --seconds=10 "$@"
   kill -INT $srv; wait $srv
   grep -o "gpu[0-9]*\.chains=[0-9]*" "$log" | tr '\n' ' '; echo
-  # Recording time per step, per engine (the host side of a chain).
-  grep -o "\(gpu[0-9]*\.\)\?chain_\(record_us\|steps\)=[0-9]*" "$log" | tr '\n' ' ' | \
+  # Recording time per step, per engine (the host side of a chain), and its
+  # phases: planning and buffers, binding, barriers, Dispatch calls.
+  grep -o "\(gpu[0-9]*\.\)\?chain_\(record\|plan\|bind\|barrier\|dispatch\)_us=[0-9]*\|\(gpu[0-9]*\.\)\?chain_steps=[0-9]*" "$log" | \
+    tr '\n' ' ' | \
     awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); k = split(kv[1], e, ".");
                                       g = k > 1 ? e[1] : "engine"; v[g "," e[k]] = kv[2]; n[g] = 1}}
-         END {for (g in n) if (v[g ",chain_steps"] > 0) printf "%s record %.1f us/step  ", g, v[g ",chain_record_us"] / v[g ",chain_steps"]; print ""}'
+         END {for (g in n) if ((s = v[g ",chain_steps"]) > 0)
+                printf "%s us/step: record %.1f (plan %.1f bind %.1f barrier %.1f dispatch %.1f)  ", g,
+                       v[g ",chain_record_us"] / s, v[g ",chain_plan_us"] / s, v[g ",chain_bind_us"] / s,
+                       v[g ",chain_barrier_us"] / s, v[g ",chain_dispatch_us"] / s; print ""}'
 
 }
 {
-  for round in 1 2; do
+  for round in $(seq 1 ${ROUNDS:-2}); do
     for adapters in ${ADAPTER_SETS:-0 0,1}; do
       point mvn1-r$round $adapters --op=mvn1 --steps=64 --bytes=$((16 * M)) --chunk_bytes=$((4 * M))
     done
   done
-  for round in 1 2; do
+  for round in $(seq 1 ${ROUNDS:-2}); do
     for adapters in ${ADAPTER_SETS:-0 0,1}; do
       point celu-r$round $adapters --op=celu --steps=1 --bytes=$((64 << 10)) --chunk_bytes=$((64 << 10))
     done
