@@ -1,9 +1,11 @@
 #include "engine/d3d12/resident_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -19,6 +21,10 @@ namespace {
 uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // Buffer ranges start at this alignment (a multiple of every texel size).
 constexpr uint64_t kAlign = 256;
+
+// The largest free temporary that may serve a request of `bytes`: it
+// wastes at most about half of itself.
+uint64_t FitLimit(uint64_t bytes) { return 2 * bytes + (64 << 10); }
 
 uint64_t Bytes(const std::optional<TensorDesc>& t) {
   return t ? t->total_tensor_size_in_bytes : 0;
@@ -380,15 +386,41 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
       self->KeepTemps(*device_temps);
     }
   } give_back{this, &temps, &device_temps};
+  // This chain's device temporaries by resource, while a later step may
+  // still read them; then `dead` (by size) until a later step reuses them
+  // for an output, an inline input or scratch: a chain of steps that each
+  // read the last needs two temporaries, not one per step. Each is in
+  // device_temps once.
+  std::map<ID3D12Resource*, PoolBuffer*> live;
+  std::multimap<uint64_t, PoolBuffer*> dead;
   auto temp = [&](HeapKind kind, uint64_t bytes) -> absl::StatusOr<PoolBuffer*> {
+    bytes = std::max<uint64_t>(bytes, 1);
     if (kind == HeapKind::kDefault) {
-      absl::StatusOr<PoolBuffer*> b = AcquireTemp(std::max<uint64_t>(bytes, 1));
-      if (b.ok()) device_temps.push_back(*b);
+      PoolBuffer* b = nullptr;
+      if (auto it = dead.lower_bound(bytes);
+          it != dead.end() && it->first <= FitLimit(bytes)) {
+        b = it->second;
+        dead.erase(it);
+      } else {
+        absl::StatusOr<PoolBuffer*> got = AcquireTemp(bytes);
+        if (!got.ok()) return got.status();
+        b = *got;
+        device_temps.push_back(b);
+      }
+      live[b->resource.get()] = b;
       return b;
     }
-    absl::StatusOr<PoolBuffer*> b = pool->Acquire(kind, std::max<uint64_t>(bytes, 1));
+    absl::StatusOr<PoolBuffer*> b = pool->Acquire(kind, bytes);
     if (b.ok()) temps.push_back(*b);
     return b;
+  };
+  // `r`'s contents are needed no more (a no-op for buffers that are not
+  // this chain's temporaries).
+  auto retire = [&](ID3D12Resource* r) {
+    auto it = live.find(r);
+    if (it == live.end()) return;
+    dead.emplace(it->second->size, it->second);
+    live.erase(it);
   };
   struct Buf {
     ID3D12Resource* resource = nullptr;
@@ -487,6 +519,7 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     if (!scale.ok()) return scale.status();
     absl::StatusOr<Buf> bias = source(step.bias, Bytes(step.op.bias));
     if (!bias.ok()) return bias.status();
+    const std::array<ID3D12Resource*, 3> read = {in->resource, scale->resource, bias->resource};
     const uint64_t out_bytes = StepOutputBytes(step);
     Buf out;
     if (step.in_place) {
@@ -555,6 +588,17 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
       readback_at[i] = rb_at;
       rb_at += RoundUp(out_bytes, kAlign);
     }
+    // What no later step reads is free for the later steps (the barriers
+    // before their writes order them after this step's reads).
+    const std::array<const ChainSource*, 3> sources = {&step.input, &step.scale, &step.bias};
+    for (size_t k = 0; k < sources.size(); ++k) {
+      const ChainSource& src = *sources[k];
+      const bool last_read = src.kind == ChainSource::Kind::kInline ||
+                             (src.kind == ChainSource::Kind::kStep && last_reader[src.step] == i);
+      if (last_read && read[k] != out.resource) retire(read[k]);
+    }
+    if (scratch.resource) retire(scratch.resource);
+    if (last_reader[i] == 0) retire(out.resource);
   }
   const absl::Time recorded = absl::Now();
   absl::StatusOr<uint64_t> value = Submit();
@@ -638,7 +682,7 @@ absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
     std::lock_guard<std::mutex> lock(temps_mu_);
     // The smallest free one that fits without wasting more than half.
     auto it = free_temps_.lower_bound(bytes);
-    if (it != free_temps_.end() && it->first <= 2 * bytes + (64 << 10)) {
+    if (it != free_temps_.end() && it->first <= FitLimit(bytes)) {
       PoolBuffer* b = it->second;
       free_temps_.erase(it);
       free_temp_bytes_ -= b->size;
