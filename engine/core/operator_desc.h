@@ -62,6 +62,14 @@ struct OperatorDesc {
   OperatorType op() const { return static_cast<OperatorType>(type); }
 };
 
+// Every field equal; float parameters compare as floats (a NaN parameter
+// makes two descriptors differ, which only costs a cache that uses this a
+// miss).
+bool operator==(const ScaleBias& a, const ScaleBias& b);
+bool operator==(const FusedActivationDesc& a, const FusedActivationDesc& b);
+bool operator==(const OperatorDesc& a, const OperatorDesc& b);
+inline bool operator!=(const OperatorDesc& a, const OperatorDesc& b) { return !(a == b); }
+
 }  // namespace dmls
 
 #endif  // DMLSERVE_ENGINE_CORE_OPERATOR_DESC_H_

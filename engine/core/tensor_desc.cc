@@ -7,6 +7,13 @@
 
 namespace dmls {
 
+bool operator==(const TensorDesc& a, const TensorDesc& b) {
+  return a.tensor_type == b.tensor_type && a.data_type == b.data_type && a.flags == b.flags &&
+         a.dimension_count == b.dimension_count && a.sizes == b.sizes &&
+         a.strides == b.strides && a.total_tensor_size_in_bytes == b.total_tensor_size_in_bytes &&
+         a.guaranteed_base_offset_alignment == b.guaranteed_base_offset_alignment;
+}
+
 std::vector<uint64_t> PackedStrides(const std::vector<uint64_t>& sizes) {
   std::vector<uint64_t> strides(sizes.size());
   uint64_t acc = 1;

@@ -32,6 +32,11 @@ struct TensorDesc {
   }
 };
 
+// Every field equal (so an absent dimension_count differs from a present
+// one of the same value).
+bool operator==(const TensorDesc& a, const TensorDesc& b);
+inline bool operator!=(const TensorDesc& a, const TensorDesc& b) { return !(a == b); }
+
 // Row-major packed strides for `sizes` (OPERATORS.md §2.2).
 std::vector<uint64_t> PackedStrides(const std::vector<uint64_t>& sizes);
 // The strides the tensor really uses (explicit, or packed when NULL).

@@ -507,11 +507,18 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     return absl::InternalError("unknown chain source");
   };
 
+  // A step like the one before it (a chain of the same operator) reuses
+  // its plan.
+  absl::StatusOr<gpu::DispatchPlan> plan = absl::UnknownError("not planned");
+  const ChainStep* planned = nullptr;
   for (size_t i = 0; i < n; ++i) {
     ChainStep& step = request.steps[i];
     last_lap = std::chrono::steady_clock::now();
-    absl::StatusOr<gpu::DispatchPlan> plan = runner_->planner()(step.op, step.in_place);
-    if (!plan.ok()) return plan.status();
+    if (planned == nullptr || planned->in_place != step.in_place || planned->op != step.op) {
+      plan = runner_->planner()(step.op, step.in_place);
+      if (!plan.ok()) return plan.status();
+      planned = &step;
+    }
     lap(kPlan);
     absl::StatusOr<Buf> in = source(step.input, Bytes(step.op.input));
     if (!in.ok()) return in.status();
