@@ -131,31 +131,6 @@ class MvnEmitter {
     b_.F16ToF32(dst, dst);
   }
 
-  // FLOAT16 input elements at offsets off0 and off1 as float32: one load
-  // when they are the two halves of one word (a packed group from an even
-  // offset), else two.
-  void LoadPair(Operand dst0, Operand off0, Operand dst1, Operand off1) {
-    Operand word = T(), w = T(), shift = T(), pair = T(), t = T();
-    b_.UShr(word, off0, U(1));
-    b_.IAdd(word, word, SrvBase(0));
-    b_.Ld(w, word, Operand::Resource(0));
-    b_.And(shift, off0, U(1));
-    b_.IShl(shift, shift, U(4));
-    b_.UShr(dst0, w, shift);
-    b_.F16ToF32(dst0, dst0);
-    b_.IAdd(t, off0, U(1));
-    b_.IEq(pair, t, off1);
-    b_.And(t, off0, U(1));
-    b_.IEq(t, t, U(0));
-    b_.And(pair, pair, t);
-    b_.IfNz(pair);
-    b_.UShr(dst1, w, U(16));
-    b_.F16ToF32(dst1, dst1);
-    b_.Else();
-    Load(dst1, 0, off1);
-    b_.EndIf();
-  }
-
   // Stores float32 `v` as the output element at element offset `off`.
   void Store(Operand v, Operand off) {
     Operand word = T();
@@ -246,18 +221,14 @@ class MvnEmitter {
     GroupCoordinates();
     std::vector<Operand> base = OuterOffsets({kIn});
     Operand ref = Reference(base[0]);
-    std::vector<Operand> x(elems_), ok(elems_), off(elems_);
+    std::vector<Operand> x(elems_), ok(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
       x[j] = T();
       ok[j] = T();
       Operand nj = T();
       ElementIndex(j, nj, ok[j]);
-      off[j] = InnerOffsets(nj, {kIn}, base)[0];
-      if (key_.data_type != DataType::kFloat16) {
-        Load(x[j], 0, off[j]);
-      } else if (j % 2 == 1) {
-        LoadPair(x[j - 1], off[j - 1], x[j], off[j]);
-      }
+      std::vector<Operand> off = InnerOffsets(nj, {kIn}, base);
+      Load(x[j], 0, off[0]);
     }
     MvnStat st = stats_.Local(x, ok, ref);
     stats_.GroupReduce(st, tid_, threads_);
@@ -299,7 +270,6 @@ class MvnEmitter {
   std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
                                  const std::vector<Operand>& base) {
     std::vector<Elem> el(elems_);
-    std::vector<Operand> in_off(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       Operand nj = T();
@@ -308,12 +278,7 @@ class MvnEmitter {
       ElementIndex(j, nj, e.ok);
       std::vector<Operand> off = InnerOffsets(nj, tensors, base);
       e.out_off = off[1];
-      in_off[j] = off[0];
-      if (key_.data_type != DataType::kFloat16) {
-        Load(e.y, 0, off[0]);
-      } else if (j % 2 == 1) {
-        LoadPair(el[j - 1].y, in_off[j - 1], e.y, off[0]);
-      }
+      Load(e.y, 0, off[0]);
       size_t next = 2;
       if (key_.has_scale) {
         e.s = T();
