@@ -293,28 +293,39 @@ class MvnEmitter {
   }
 
   // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
-  // statistic `st`; rstd = 1/sqrt(M/n + eps/s^2), or s when NormalizeVariance
-  // is FALSE (undoing the scale).
+  // statistic `st`; rstd = 1/sqrt(M/n + eps/s^2) (s/sqrt(eps) where eps/s^2
+  // overflows), or s when NormalizeVariance is FALSE (undoing the scale).
   void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el) {
     Operand inv = T(), rs = T(), rstd = T();
     stats_.InverseScale(st.s, inv);
     stats_.ScaledRef(rs, ref, inv);
+    MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
     if (key_.normalize_variance) {
       // eps/s^2, but never below min(eps, FLT_MIN) (a constant group of huge
-      // values still gives 0 rather than 0/0 when eps > 0).
-      Operand eps = T(), floor = T();
+      // values still gives 0 rather than 0/0 when eps > 0). Two products,
+      // laundered in between: 1/s reaches 2^126, and a compiler that
+      // reassociated eps*(1/s * 1/s) would make 0*inf = NaN of Epsilon 0.
+      Operand eps = T(), floor = T(), fin = T(), alt = T();
       b_.Mul(eps, CB0(1).x(), inv);
+      stats_.Launder(eps);
       b_.Mul(eps, eps, inv);
+      math.IsFinite(fin, eps);
       b_.Min(floor, CB0(1).x(), F(std::numeric_limits<float>::min()));
       b_.Max(eps, eps, floor);
       b_.Div(rstd, st.M, st.n);
       b_.Add(rstd, rstd, eps);
       b_.Sqrt(rstd, rstd);
       b_.Div(rstd, F(1.0f), rstd);
+      // eps/s^2 overflows for small values and a huge Epsilon (0.1 and
+      // FLT_MAX, random/0674): the variance (M/n < 16) is then negligible
+      // beside it, and rstd = s/sqrt(eps), not 0 (a fused activation may
+      // scale the tiny result back up: LEAKY_RELU with Alpha = inf).
+      b_.Sqrt(alt, CB0(1).x());
+      b_.Div(alt, st.s, alt);
+      b_.Movc(rstd, fin, rstd, alt);
     } else {
       b_.Mov(rstd, st.s);
     }
-    MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
     const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
     for (Elem& e : el) {
       stats_.Shifted(e.y, e.y, inv, rs);
@@ -353,7 +364,7 @@ class MvnEmitter {
     b_.Mov(st.n, F(0.0f));
     b_.Mov(st.m, F(0.0f));
     b_.Mov(st.M, F(0.0f));
-    b_.Mov(st.s, F(1.0f));
+    b_.Mov(st.s, F(1.0f));  // Combine ignores an empty side's scale
     b_.Mov(i, tid_);
     b_.Loop();
     b_.UGe(stop, i, CB0(0).w());

@@ -5,11 +5,9 @@
 namespace dmls::gpu {
 namespace {
 
-// Biased exponent from which values are scaled: 2^40. Below it a group of
-// up to 2^32 elements has M2 < 2^32 * (2^41)^2 = 2^114 (no overflow).
-constexpr uint32_t kScaleFromExponent = 127 + 40;
-// Largest E: 2^-126 is the smallest normal power of two.
-constexpr uint32_t kMaxScaleExponent = 126;
+// Largest |E|: 2^-126 is the smallest normal power of two, and 2^126 the
+// largest whose inverse is normal.
+constexpr int32_t kMaxScaleExponent = 126;
 constexpr uint32_t kOneBits = 0x3f800000;
 
 }  // namespace
@@ -23,13 +21,15 @@ void MvnStatsEmitter::MakeFinite(Operand ref) {
 }
 
 void MvnStatsEmitter::ScaleFor(Operand amax, Operand s, Operand inv_s) {
-  Operand ex = T(), big = T(), e = T();
-  b_.UShr(ex, amax, U(23));
-  b_.And(ex, ex, U(0xff));
-  b_.UGe(big, ex, U(kScaleFromExponent));
-  b_.IAdd(e, ex, U(static_cast<uint32_t>(-127)));
-  b_.UMin(e, e, U(kMaxScaleExponent));
-  b_.Movc(e, big, e, U(0));
+  // E = the unbiased exponent of amax, on its bits (a float test would see
+  // a flushed amax), clamped to [-126, 126]: zero and denormal amax give
+  // -126, inf and NaN 126.
+  Operand e = T();
+  b_.UShr(e, amax, U(23));
+  b_.And(e, e, U(0xff));
+  b_.IAdd(e, e, I(-127));
+  b_.IMin(e, e, I(kMaxScaleExponent));
+  b_.IMax(e, e, I(-kMaxScaleExponent));
   b_.IAdd(s, e, U(127));
   b_.IShl(s, s, U(23));  // 2^E
   InverseScale(s, inv_s);
@@ -89,7 +89,10 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
 
 void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   // Bring both to the larger scale: factors 2^(E - Et) as exponent
-  // arithmetic (exact), then M scales by their squares.
+  // arithmetic (exact), then M scales by their squares. E - Et may be as
+  // low as -252: a biased exponent <= 0 is clamped to the bits of +0 (the
+  // smaller side is then below 2^-126 of the larger one; FTZ hardware
+  // would flush its products anyway).
   Operand st = T(), fa = T(), fb = T(), ma = T(), Ma = T(), mb = T(), Mb = T();
   b_.Max(st, a.s, b.s);
   Operand nst = T();
@@ -97,6 +100,8 @@ void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   b_.IAdd(nst, nst, U(kOneBits));
   b_.IAdd(fa, a.s, nst);
   b_.IAdd(fb, b.s, nst);
+  b_.IMax(fa, fa, I(0));
+  b_.IMax(fb, fb, I(0));
   b_.Mul(ma, a.m, fa);
   b_.Mul(Ma, a.M, fa);
   b_.Mul(Ma, Ma, fa);
@@ -121,11 +126,22 @@ void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   b_.Mad(safe, ma, wa, safe);
   b_.Mad(ma, delta, wb, ma);
   math_.IsFinite(fin, delta);
-  b_.Movc(a.m, fin, ma, safe);
+  b_.Movc(ma, fin, ma, safe);
   b_.Add(Ma, Ma, Mb);
-  b_.Add(a.M, Ma, t);
+  b_.Add(Ma, Ma, t);
+  // An empty side (n = +0, on the bits) leaves the other one unchanged,
+  // scale included: the result never depends on an empty statistic's
+  // scale, nor on wb = n/n being exactly 1.
+  Operand a_empty = T(), b_empty = T();
+  b_.IEq(a_empty, a.n, U(0));
+  b_.IEq(b_empty, b.n, U(0));
+  b_.Movc(ma, b_empty, a.m, ma);
+  b_.Movc(a.m, a_empty, b.m, ma);
+  b_.Movc(Ma, b_empty, a.M, Ma);
+  b_.Movc(a.M, a_empty, b.M, Ma);
+  b_.Movc(st, b_empty, a.s, st);
+  b_.Movc(a.s, a_empty, b.s, st);
   b_.Mov(a.n, total);
-  b_.Mov(a.s, st);
 }
 
 void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads) {

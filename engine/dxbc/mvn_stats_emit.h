@@ -1,13 +1,20 @@
 // MvnStatsEmitter: emits the statistics of the MVN kernels, safe from
-// overflow (OPERATORS.md §4.3.1, §7.4). A statistic (n, m, M, s) is the
-// count, mean and sum of squared deviations of the values (x - ref) / s,
-// where ref is the group's first element (0 when it is not finite) and s a
-// power of two: 1 while every |x| and |ref| is below 2^40 (bit-identical to
-// unscaled arithmetic), else 2^E with 2^E <= max|x| < 2^(E+1), so that the
-// scaled values stay below 4 and no square or sum overflows where the exact
-// result is finite. Statistics of different scales combine at the larger
-// one (Chan et al.). Infinite members keep the formula of §4.3.1: the mean
-// becomes ±inf (NaN when both signs occur) instead of NaN.
+// overflow (OPERATORS.md §4.3.1, §7.4) and from denormal flushing (§7.5).
+// A statistic (n, m, M, s) is the count, mean and sum of squared deviations
+// of the values (x - ref) / s, where ref is the group's first element (0
+// when it is not finite) and s = 2^E a power of two with
+// 2^E <= max|x| < 2^(E+1), E clamped to [-126, 126]: the scaled values stay
+// below 4, so no square or sum overflows where the exact result is finite,
+// and a group of tiny values (1e-21, whose float32 variance is denormal)
+// keeps a normal variance on hardware that flushes denormals to zero (the
+// H100 does). Scaling by a power of two is exact, so the statistics are
+// those of unscaled arithmetic wherever that neither overflows nor
+// underflows. Statistics of different scales combine at the larger one
+// (Chan et al.); an empty statistic (n = 0) combines as the identity,
+// whatever its scale. Infinite members keep the formula of §4.3.1: the
+// mean becomes ±inf (NaN when both signs occur) instead of NaN.
+// Every exponent is computed on integer bits, never from a float that
+// could have been flushed.
 // Holds a reference to the builder; single-threaded like ShaderBuilder.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
@@ -37,7 +44,7 @@ class MvnStatsEmitter {
   // ref <- ref if finite, else 0.
   void MakeFinite(Operand ref);
   // The scale of values whose magnitudes are at most `amax` (a non-negative
-  // float, inf or NaN allowed): s and 1/s.
+  // float; 0, denormal, inf or NaN allowed): s and 1/s, both normal.
   void ScaleFor(Operand amax, Operand s, Operand inv_s);
   // 1/s of a scale s.
   void InverseScale(Operand s, Operand inv_s);
@@ -53,9 +60,11 @@ class MvnStatsEmitter {
   // overflows where x and ref are huge and of opposite signs (NVIDIA's
   // fast math is free to; the scaling exists to avoid exactly that).
   void ScaledRef(Operand rs, Operand ref, Operand inv);
+  // v ^= zero: an identity the driver compiler cannot see through.
+  void Launder(Operand v) { math_.Launder(v); }
   // A thread's statistic of x[j] (float32) where ok[j] != 0; `ref` finite.
   MvnStat Local(const std::vector<Operand>& x, const std::vector<Operand>& ok, Operand ref);
-  // a <- a combined with b.
+  // a <- a combined with b (b unchanged; a = b when a is empty).
   void Combine(const MvnStat& a, const MvnStat& b);
   // Combines every thread's statistic over the workgroup through
   // group-shared memory g0 (16 bytes per thread, declared by the caller);

@@ -4,6 +4,8 @@
 //    double-precision result is finite (a randomized differential check
 //    found [9.3e18, -9.3e18] coming back NaN: the square overflows once
 //    values differ by sqrt(FLT_MAX)); OPERATORS.md §4.3.1 and §7.4;
+//  * tiny groups whose float32 variance is denormal (§7.5: flushed to 0 by
+//    the H100 before the statistics were scaled up);
 //  * NormalizeVariance FALSE with ±Inf (§4.3.1): finite members give ∓inf,
 //    infinite ones NaN, both signs or a NaN make the whole group NaN; with
 //    NormalizeVariance TRUE an infinity makes the group NaN.
@@ -185,6 +187,62 @@ TEST_P(MvnNumericsTest, InfinityWithNormalizeVarianceMakesTheGroupNaN) {
   for (uint64_t i = 0; i < n; ++i) {
     ASSERT_TRUE(std::isnan(out[0][i])) << i;
     ASSERT_TRUE(std::isfinite(out[1][i])) << i;
+  }
+}
+
+// Tiny groups (OPERATORS.md §7.5): half +v, half -v with Epsilon 0 is ±1
+// exactly, but for v below about 1e-19 the float32 variance v^2 is denormal
+// and hardware that flushes denormals (the H100) made it 0 (random/0449,
+// random/2173: 0/0 or Bias). The statistics scale such groups up by a power
+// of two; in the blocked and two-pass schedules the per-chunk partials, and
+// the empty statistics of the apply kernel's idle threads, combine at the
+// group's scale. Row 0 is a mix (one chunk of tiny values, zeros
+// elsewhere); the last row is all zeros (0/0: NaN).
+TEST_P(MvnNumericsTest, TinyGroupsDoNotUnderflow) {
+  const uint64_t n = GroupLength(), half = n / 2;
+  const std::vector<double> v = {1e-15, 1e-21, 3e-27, 1e-30, 1e-35, 1e-37};
+  std::vector<std::vector<double>> rows;
+  std::vector<double> fill;
+  for (double a : v) {
+    rows.push_back(std::vector<double>(half, a));
+    fill.push_back(-a);
+  }
+  const auto out = Run(DataType::kFloat32, rows, fill, true, 0.0f);
+  ASSERT_EQ(out.size(), v.size());
+  for (size_t g = 0; g < v.size(); ++g) {
+    for (uint64_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(out[g][i], i < half ? 1.0 : -1.0, 1e-5) << "v=" << v[g] << " i=" << i;
+    }
+  }
+  // Tiny values in a group's first elements only, zeros after them, and
+  // Epsilon FLT_MIN (random/2173): still the CPU engine's result (checked
+  // by Run); a group of zeros is 0/sqrt(FLT_MIN) = 0.
+  std::vector<double> first(5);
+  for (size_t i = 0; i < first.size(); ++i) first[i] = (i % 2 ? -1e-30 : 3.7e-27) * (i + 1);
+  const auto mixed = Run(DataType::kFloat32, {first, {}}, {0, 0}, true,
+                         std::numeric_limits<float>::min());
+  ASSERT_EQ(mixed.size(), 2u);
+  for (double y : mixed[0]) ASSERT_TRUE(std::isfinite(y));
+  for (double y : mixed[1]) ASSERT_EQ(y, 0.0);
+  // NormalizeVariance FALSE: x - mean, tiny and exact.
+  const auto nv = Run(DataType::kFloat32, {std::vector<double>(half, 1e-30)}, {-1e-30}, false);
+  ASSERT_EQ(nv.size(), 1u);
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSERT_NEAR(nv[0][i], i < half ? 1e-30 : -1e-30, 1e-35) << i;
+  }
+}
+
+// Epsilon FLT_MAX with values near 0.1 (random/0674): eps/s^2 overflows
+// in the scaled statistics, yet the result is x/1.8e19, not 0 (a fused
+// LEAKY_RELU with Alpha = inf turned 0 into -0 instead of -inf).
+TEST_P(MvnNumericsTest, HugeEpsilonWithSmallValues) {
+  const uint64_t n = GroupLength(), half = n / 2;
+  const auto out = Run(DataType::kFloat32, {std::vector<double>(half, 0.1)}, {-0.1}, true,
+                       std::numeric_limits<float>::max());
+  ASSERT_EQ(out.size(), 1u);
+  const double want = 0.1 / std::sqrt(0.01 + kFltMax);
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSERT_NEAR(out[0][i] / want, i < half ? 1.0 : -1.0, 1e-5) << i;
   }
 }
 
