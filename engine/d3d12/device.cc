@@ -2,12 +2,14 @@
 
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/hresult.h"
 
@@ -183,6 +185,26 @@ absl::StatusOr<struct vkd3d_instance*> CreateInstance() {
   return instance;
 }
 
+// The process's one vkd3d instance, made on first use and kept for the
+// life of the process: every device and every adapter listing shares it
+// (each caller gets a reference of its own and drops it with
+// vkd3d_instance_decref). NVIDIA's driver refuses new Vulkan instances
+// (VK_ERROR_INCOMPATIBLE_DRIVER) after a few dozen in one process, even
+// when each was destroyed: GPU test binaries that made an engine per test
+// ran out on the H100s. A failed creation is retried by the next caller.
+absl::StatusOr<struct vkd3d_instance*> AcquireInstance() {
+  static absl::Mutex mu(absl::kConstInit);
+  static struct vkd3d_instance* shared ABSL_GUARDED_BY(mu) = nullptr;
+  absl::MutexLock lock(&mu);
+  if (shared == nullptr) {
+    absl::StatusOr<struct vkd3d_instance*> created = CreateInstance();
+    if (!created.ok()) return created.status();
+    shared = *created;  // this reference is the process's
+  }
+  vkd3d_instance_incref(shared);
+  return shared;
+}
+
 absl::StatusOr<std::vector<VkPhysicalDevice>> PhysicalDevices(
     struct vkd3d_instance* instance) {
   VkInstance vk = vkd3d_instance_get_vk_instance(instance);
@@ -238,7 +260,7 @@ std::vector<AdapterInfo> Describe(const std::vector<VkPhysicalDevice>& devs) {
 }  // namespace
 
 absl::StatusOr<std::vector<AdapterInfo>> Device::ListAdapters() {
-  absl::StatusOr<struct vkd3d_instance*> instance = CreateInstance();
+  absl::StatusOr<struct vkd3d_instance*> instance = AcquireInstance();
   if (!instance.ok()) return instance.status();
   absl::StatusOr<std::vector<VkPhysicalDevice>> devs =
       PhysicalDevices(*instance);
@@ -251,7 +273,7 @@ absl::StatusOr<std::vector<AdapterInfo>> Device::ListAdapters() {
 
 absl::StatusOr<std::unique_ptr<Device>> Device::Create(
     const DeviceOptions& options) {
-  absl::StatusOr<struct vkd3d_instance*> instance = CreateInstance();
+  absl::StatusOr<struct vkd3d_instance*> instance = AcquireInstance();
   if (!instance.ok()) return instance.status();
   std::unique_ptr<Device> device(new Device());
   device->instance_ = *instance;  // released by ~Device, also on failure

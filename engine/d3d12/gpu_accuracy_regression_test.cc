@@ -131,11 +131,13 @@ class GpuAccuracyRegressionTest : public ::testing::Test {
       const double want = half ? cpu::RoundToHalf(ref) : static_cast<double>(static_cast<float>(ref));
       if (std::isnan(want) || std::isnan(g)) return std::isnan(want) && std::isnan(g);
       if (std::isinf(want) || std::isinf(g)) return want == g;
-      if (!half && std::fabs(want) < FLT_MIN) return std::fabs(g) < FLT_MIN;  // flushing allowed
       int e2;
       std::frexp(want, &e2);
       const double ulp = std::ldexp(1.0, std::max(e2 - 1, half ? -14 : -126) - (half ? 10 : 23));
       const double diff = std::fabs(g - ref);
+      // A denormal result may also be flushed (the H100's Alpha*x + FLT_MIN
+      // with a denormal product flushed gave FLT_MIN: 0.6 ulp off).
+      if (!half && std::fabs(want) < FLT_MIN && std::fabs(g) < FLT_MIN) return true;
       return diff <= (half ? 2 : 4) * ulp || (!half && diff <= 4e-6 * std::fabs(ref)) || g == want;
     };
     for (size_t i = 0; i < xs.size() && failures < 10; ++i) {
