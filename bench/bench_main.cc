@@ -224,6 +224,10 @@ absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
     act(OperatorType::kActivationGelu);
   } else if (name == "identity") {
     act(OperatorType::kActivationIdentity);
+  } else if (name == "linear") {
+    act(OperatorType::kActivationLinear, 0.75f, 0.25f);
+  } else if (name == "hard_sigmoid") {
+    act(OperatorType::kActivationHardSigmoid, 0.2f, 0.5f);
   } else if (name == "threshold") {
     op.type = static_cast<uint32_t>(OperatorType::kElementWiseThreshold);
     op.min = 0.0f;
