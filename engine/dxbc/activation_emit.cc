@@ -398,45 +398,14 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   IsFinite(fb, b);
   IsFinite(fc, c);
   b_.And(fa, fa, fb);  // a*b is a finite real number
-  // Denormal flushing (OPERATORS.md §7.5; the H100): the split a = ah + al
-  // loses al, and the partial products their low bits, where they are
-  // denormal, which happens for |a| or |b| below 2^-99 or |a*b| below
-  // 2^-80 (random/2631: x = -1.7e-36 times Alpha = 88 came out 5,379 ulp
-  // off, the error of a 12-bit a). There the rescaled path scales each
-  // operand below 2^-40 by 2^88 instead (exact; no 1/4 on a then, c/4
-  // could be flushed), so that every exact intermediate is a normal float:
-  // ((a*ka)*(b*kb) + c*ka*kb) / (ka*kb). Where c*ka*kb overflows (|c| at
-  // least 2^40, or 2^-48 with both scaled), the unscaled path is accurate:
-  // either nothing in it is flushed, or what is (al*b, below 4 as
-  // |al| < 2^-126; other terms below 2^-126) is far below an ulp of c.
-  // Operands at or above 2^-40: as before. fused_mad_ftz_test.cc models
-  // this with flushing.
-  Operand ta = Tmp(), tb = Tmp(), tiny = Tmp(), ka = Tmp(), kb = Tmp(), ika = Tmp(), ikb = Tmp();
-  constexpr uint32_t kTinyBits = (127 - 40) << 23;  // 2^-40
-  b_.And(ta, a, U(0x7fffffffu));
-  b_.ULt(ta, ta, U(kTinyBits));
-  b_.And(tb, b, U(0x7fffffffu));
-  b_.ULt(tb, tb, U(kTinyBits));
-  b_.Or(tiny, ta, tb);
-  b_.Movc(ka, tiny, F(1.0f), F(0.25f));
-  b_.Movc(ka, ta, F(0x1p88f), ka);
-  b_.Movc(ika, tiny, F(1.0f), F(4.0f));
-  b_.Movc(ika, ta, F(0x1p-88f), ika);
-  b_.Movc(kb, tb, F(0x1p88f), F(1.0f));
-  b_.Movc(ikb, tb, F(0x1p-88f), F(1.0f));
-  Operand qa = Tmp(), qb = Tmp(), qc = Tmp(), sc = Tmp(), plain2 = Tmp(), fp2 = Tmp();
-  b_.Mul(qa, a, ka);
-  b_.Mul(qb, b, kb);
-  b_.Mul(qc, c, ka);
-  Launder(qc);  // not c*(ka*kb): 2^176 is inf
-  b_.Mul(qc, qc, kb);
-  ExactMad(sc, qa, qb, qc);
-  b_.Mad(plain2, qa, qb, qc);
+  Operand qa = Tmp(), qc = Tmp(), sc = Tmp(), plain2 = Tmp(), fp2 = Tmp();
+  b_.Mul(qa, a, F(0.25f));
+  b_.Mul(qc, c, F(0.25f));
+  ExactMad(sc, qa, b, qc);
+  b_.Mad(plain2, qa, b, qc);
   IsFinite(fp2, plain2);
   b_.Movc(sc, fp2, sc, plain2);  // the exact path is NaN on overflow
-  b_.Mul(sc, sc, ika);
-  Launder(sc);
-  b_.Mul(sc, sc, ikb);
+  b_.Mul(sc, sc, F(4.0f));
   Operand alt = Tmp();
   b_.Movc(alt, fc, sc, c);      // a*b finite: rescaled, or c when c is inf/NaN
   b_.Movc(alt, fa, alt, plain);  // an operand inf/NaN: IEEE plain result
@@ -446,22 +415,7 @@ void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
   Operand fs = Tmp();
   IsFinite(fs, s);
   b_.And(fs, fs, fp);
-  b_.Movc(s, fs, s, alt);
-  // A tiny operand: the scaled result wherever it is finite (else an
-  // operand is inf/NaN or c*ka*kb overflowed: the result above), unless
-  // both are at most FLT_MIN: scaling back rounded a second time on the
-  // denormal grid, while the unscaled result is exact where denormals are
-  // kept (and flushed, as §7.5 allows, where they are not).
-  Operand small = Tmp();
-  IsFinite(fs, sc);
-  b_.And(tiny, tiny, fs);
-  b_.And(small, sc, U(0x7fffffffu));
-  b_.ULt(small, small, U(0x00800001u));  // <= FLT_MIN
-  b_.And(fs, s, U(0x7fffffffu));
-  b_.ULt(fs, fs, U(0x00800001u));
-  b_.And(small, small, fs);
-  b_.Movc(sc, small, s, sc);
-  b_.Movc(d, tiny, sc, s);
+  b_.Movc(d, fs, s, alt);
 }
 
 void MathEmitter::CopySign(Operand d, Operand magnitude, Operand sign) {

@@ -76,8 +76,7 @@ class MathEmitter {
   void Expm1OverX(Operand p, Operand q);
   // d = a*b + c rounded (nearly) once, without relying on `mad` being fused
   // (lavapipe's is not): exact products of 12-bit halves (Dekker) and
-  // TwoSum. Falls back to the plain result when that is not finite. Also
-  // under denormal flushing (operands below 2^-40 are scaled up first).
+  // TwoSum. Falls back to the plain result when that is not finite.
   void FusedMad(Operand d, Operand a, Operand b, Operand c);
   // The exact part of FusedMad, for finite results only.
   void ExactMad(Operand d, Operand a, Operand b, Operand c);
