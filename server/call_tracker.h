@@ -8,8 +8,9 @@
 // A handler calls Begin when it starts; the Ticket it gets ends the call's
 // tracking when it is destroyed or End is called, which the reactors do in
 // OnDone, that is, once gRPC has written the final status (every byte of
-// the response has been handed to the kernel). After Close, Begin returns
-// an empty Ticket and the handler answers UNAVAILABLE (ShuttingDownMessage).
+// the response has been handed to the kernel). Once the tracker is closed
+// (Close, CloseWhenIdle or StopAll), Begin returns an empty Ticket and the
+// handler answers UNAVAILABLE, kShuttingDownMessage (tracked_reactor.h).
 // A call that does not end by itself (a stream that the client keeps open)
 // passes a Stoppable, which StopAll asks to end.
 //

@@ -21,8 +21,9 @@
 // Every call is tracked in calls() from its handler to OnDone, and refused
 // with UNAVAILABLE once calls() is closed (call_tracker.h; DmlServer's
 // Shutdown closes it and waits for the calls before gRPC's Shutdown; the
-// TensorService shares it). ExecuteStream is asked to end then: it reads
-// no more, answers what it has read, and ends with UNAVAILABLE.
+// TensorService shares it). ExecuteStream is a Stoppable call: asked to
+// end (CallTracker::StopAll), it reads no more, answers what it has read,
+// and ends with UNAVAILABLE.
 //
 // Ownership: owns the RequestProcessor and the CallTracker, borrows the
 // engine. Reactors may outlive their RPC until the engine has called back,
