@@ -29,8 +29,10 @@ constexpr const char* kSlotNames[] = {"input", "scale", "bias"};
 class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   ChunkedReactor(grpc::CallbackServerContext* context, Engine* engine, TensorStore* store,
-                 const ChunkedOptions& options, std::shared_ptr<spdlog::logger> logger)
-      : engine_(engine),
+                 const ChunkedOptions& options, CallTracker::Ticket ticket,
+                 std::shared_ptr<spdlog::logger> logger)
+      : ticket_(std::move(ticket)),
+        engine_(engine),
         store_(store),
         options_(options),
         logger_(std::move(logger)),
@@ -74,6 +76,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 
   void OnDone() override {
     ReleaseTensors();
+    ticket_.End();
     Unref();
   }
 
@@ -254,6 +257,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     if (refs_.fetch_sub(1) == 1) delete this;
   }
 
+  CallTracker::Ticket ticket_;  // ended in OnDone
   Engine* const engine_;
   TensorStore* const store_;
   const ChunkedOptions options_;
@@ -283,8 +287,10 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
     grpc::CallbackServerContext* context, Engine* engine, TensorStore* store,
-    const ChunkedOptions& options, std::shared_ptr<spdlog::logger> logger) {
-  return new ChunkedReactor(context, engine, store, options, std::move(logger));
+    const ChunkedOptions& options, CallTracker::Ticket ticket,
+    std::shared_ptr<spdlog::logger> logger) {
+  return new ChunkedReactor(context, engine, store, options, std::move(ticket),
+                            std::move(logger));
 }
 
 }  // namespace dmls::server

@@ -23,6 +23,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
+#include "server/call_tracker.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
 
@@ -35,9 +36,13 @@ struct ChunkedOptions {
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
 };
 
+// `ticket` tracks the call until gRPC is done with it (OnDone). A chunked
+// call carries one operator, so at shutdown it is waited for like a unary
+// call (within the grace), not asked to stop.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
     grpc::CallbackServerContext* context, Engine* engine, TensorStore* store,
-    const ChunkedOptions& options, std::shared_ptr<spdlog::logger> logger);
+    const ChunkedOptions& options, CallTracker::Ticket ticket,
+    std::shared_ptr<spdlog::logger> logger);
 
 }  // namespace dmls::server
 

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <climits>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/capabilities.h"
+#include "server/send_queues.h"
 #include "server/server_credentials.h"
 
 namespace dmls::server {
@@ -76,7 +78,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
   tensor_options.max_chunk_bytes = MaxChunkBytes(options);
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
-      &server->service_->store(), engine, tensor_options, logger);
+      &server->service_->store(), engine, &server->service_->calls(), tensor_options, logger);
   builder.RegisterService(server->tensor_service_.get());
   // ValidateOptions keeps the size within int.
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
@@ -162,15 +164,66 @@ void DmlServer::StartDrain() {
 
 void DmlServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
+  const absl::Time deadline = absl::Now() + grace;
   StartDrain();
   shut_down_ = true;
-  logger_->info(
-      "shutting down: refusing new calls, {} grace for calls in "
-      "flight",
-      absl::FormatDuration(grace));
+  CallTracker& calls = service_->calls();
+  logger_->info("shutting down: {} grace for the {} calls in flight",
+                absl::FormatDuration(grace), calls.in_flight());
+  // Our own stop first (docs/OPERATIONS.md, "Connection reset"): gRPC
+  // closes a connection as soon as its last stream ends after the final
+  // GOAWAY, and a close with the client's window updates unread makes the
+  // kernel reset the connection, dropping the tail of a large response
+  // still in the send buffer. So gRPC's Shutdown must come when none of our
+  // calls is in flight and every byte written has been sent
+  // (send_queues.h). Serve on for up to kQuiesceWait until a moment without
+  // calls, and stop accepting (UNAVAILABLE) at that moment: a call refused
+  // by us is not retried elsewhere by clients and proxies on their own, as
+  // one refused by gRPC's GOAWAY is, so that window is kept short. Calls
+  // that outlast kQuiesceWait (long device work, ExecuteStreams, which are
+  // asked to end then) are waited for with new calls refused. All of it
+  // within the grace: the wait ends kShutdownLinger before it.
+  const absl::Duration linger = std::min(kShutdownLinger, grace / 2);
+  const absl::Time wait_end = deadline - linger;
+  bool idle = calls.CloseWhenIdle(std::min(absl::Now() + kQuiesceWait, wait_end));
+  if (!idle) {
+    logger_->info("{} calls still in flight after {}: refusing new calls, asking "
+                  "streams to end",
+                  calls.in_flight(), absl::FormatDuration(kQuiesceWait));
+    calls.StopAll();
+    idle = calls.WaitIdle(wait_end);
+  }
+  absl::Time grpc_deadline = deadline;
+  if (idle) {
+    // At most kShutdownLinger after the last call ended (none on an idle
+    // server): a client that does not read cannot hold the stop.
+    const absl::Time linger_start = absl::Now();
+    const absl::Time linger_end = std::min(calls.last_end() + linger, deadline);
+    while (absl::Now() < linger_end) {
+      absl::StatusOr<uint64_t> unsent = UnsentTcpBytes();
+      if (!unsent.ok()) {  // cannot tell: the whole linger
+        absl::SleepFor(linger_end - absl::Now());
+        break;
+      }
+      if (*unsent == 0) break;
+      absl::SleepFor(kSendQueuePoll);
+    }
+    logger_->info("calls over; {} until every byte was sent",
+                  absl::FormatDuration(absl::Now() - linger_start));
+    // None of our calls is left, only refused ones, health watches and
+    // connections without calls, which gRPC 1.51 would keep open until the
+    // deadline (it closes a connection after the final GOAWAY only when a
+    // stream on it ends).
+    grpc_deadline = std::min(deadline, absl::Now() + kIdleConnectionWait);
+  } else if (grace > absl::ZeroDuration()) {
+    logger_->warn("{} calls still in flight {} before the grace ends; gRPC "
+                  "cancels those still running then",
+                  calls.in_flight(), absl::FormatDuration(linger));
+  }
   // Refuses new calls at once, waits for calls in flight until the deadline,
-  // then cancels them (their reactors Finish with CANCELLED).
-  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  // then cancels them (their reactors Finish with CANCELLED) and closes the
+  // connections.
+  server_->Shutdown(absl::ToChronoTime(grpc_deadline));
   server_->Wait();
   // Engine callbacks still pending reach reactors kept alive by their
   // reference counts; draining here guarantees they are all done before the

@@ -37,6 +37,19 @@ inline constexpr char kServiceName[] = "dmlserve.v1.DmlService";
 inline constexpr absl::Duration kHealthCheckInterval = absl::Milliseconds(100);
 // How often the watcher gives the allocator's free pages back to the system.
 inline constexpr absl::Duration kMemoryTrimInterval = absl::Seconds(2);
+// The longest Shutdown waits after the last call ended for the clients to
+// make room for the tails of their responses (nothing left unsent,
+// send_queues.h) before gRPC closes the connections; at most half the grace.
+inline constexpr absl::Duration kShutdownLinger = absl::Seconds(1);
+// How often it looks at the send queues meanwhile.
+inline constexpr absl::Duration kSendQueuePoll = absl::Milliseconds(5);
+// How long Shutdown goes on serving new calls while it waits for a moment
+// without calls in flight; after it, new calls are refused and
+// ExecuteStreams asked to end.
+inline constexpr absl::Duration kQuiesceWait = absl::Seconds(1);
+// How long gRPC's Shutdown then gets for its GOAWAYs before it closes the
+// connections left (the calls on them are all over by then).
+inline constexpr absl::Duration kIdleConnectionWait = absl::Milliseconds(100);
 
 class DmlServer {
  public:
@@ -56,13 +69,25 @@ class DmlServer {
   // away, while the server goes on accepting and serving calls. Idempotent.
   void StartDrain();
 
-  // Health NOT_SERVING, new calls refused; calls in flight get `grace` to
-  // finish and are cancelled after it; then the engine is drained.
-  // Idempotent. Every call whose handler has started is answered within
-  // `grace`. A unary call whose request is still arriving is only handed to
-  // its handler once the message is complete, and gRPC cancels it when that
-  // happens after this (CANCELLED): StartDrain first, so that clients stop
-  // sending before the server stops accepting.
+  // Health NOT_SERVING; new calls are served until a moment without calls
+  // in flight (at most kQuiesceWait), refused from then on (UNAVAILABLE,
+  // "the server is shutting down"); ExecuteStreams still open after
+  // kQuiesceWait are asked to end (they read no more, answer what they
+  // have read and end UNAVAILABLE); calls in flight get `grace` to finish
+  // and are cancelled after it; then the engine is drained. Idempotent.
+  // Every call whose handler has started is answered within `grace`.
+  //
+  // gRPC's own Shutdown comes only once our calls are over (or
+  // kShutdownLinger before the grace ends) and every byte written has been
+  // sent (at most kShutdownLinger after the last call ended), so
+  // that no connection closes under the tail of a response; when the calls
+  // are all over, it closes the connections after kIdleConnectionWait
+  // instead of at the end of the grace.
+  //
+  // A unary call whose request is still arriving is only handed to its
+  // handler once the message is complete: refused when that happens after
+  // the close, CANCELLED by gRPC after its Shutdown. StartDrain first, so
+  // that clients move away before this.
   void Shutdown(absl::Duration grace);
 
   // Re-reads the bearer tokens file (SIGHUP); OK when there is none. On

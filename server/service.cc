@@ -14,6 +14,7 @@
 #include "server/proto_mapping.h"
 #include "server/principal.h"
 #include "server/status_mapping.h"
+#include "server/tracked_reactor.h"
 
 namespace dmls::server {
 namespace {
@@ -52,9 +53,9 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
   using Run = void (RequestProcessor::*)(Request&, CallContext,
                                          absl::AnyInvocable<void(Outcome)>);
 
-  UnaryExecuteReactor(grpc::CallbackServerContext* context,
-                      grpc::ByteBuffer* response, spdlog::logger* logger)
-      : context_(context), response_(response), logger_(logger) {}
+  UnaryExecuteReactor(grpc::CallbackServerContext* context, grpc::ByteBuffer* response,
+                      CallTracker::Ticket ticket, spdlog::logger* logger)
+      : context_(context), response_(response), ticket_(std::move(ticket)), logger_(logger) {}
 
   void Start(RequestProcessor& processor, Run run, const grpc::ByteBuffer& bytes) {
     Request request;
@@ -81,7 +82,10 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
     if (MarkFinished()) Finish(grpc::Status::CANCELLED);
   }
 
-  void OnDone() override { Unref(); }
+  void OnDone() override {
+    ticket_.End();  // the response is written; the engine may still call back
+    Unref();
+  }
 
  private:
   void OnOutcome(Outcome outcome) {
@@ -123,6 +127,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
 
   grpc::CallbackServerContext* const context_;
   grpc::ByteBuffer* const response_;
+  CallTracker::Ticket ticket_;  // ended in OnDone
   spdlog::logger* const logger_;
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
       std::make_shared<std::atomic<bool>>(false);
@@ -136,11 +141,13 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
 // ExecuteStream. State machine under mu_: at most one read and one write
 // outstanding; `window_used_` counts requests read whose response is not yet
 // written. Lives until gRPC is done (OnDone) and every engine callback has
-// arrived.
+// arrived. Tracked as a Stoppable call: when the server stops, it reads no
+// more, answers the requests it has read and ends with ShuttingDownStatus.
 class ExecuteStreamReactor final
-    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+      public CallTracker::Stoppable {
  public:
-  ExecuteStreamReactor(grpc::CallbackServerContext* context,
+  ExecuteStreamReactor(grpc::CallbackServerContext* context, CallTracker& calls,
                        RequestProcessor& processor, uint32_t window,
                        uint64_t max_queued_bytes, std::shared_ptr<spdlog::logger> logger)
       : processor_(processor),
@@ -150,12 +157,54 @@ class ExecuteStreamReactor final
         principal_(PrincipalOf(*context)),
         output_ratio_(RequestedOutputRatio(*context)),
         logger_(std::move(logger)) {
-    reading_ = true;
+    // The read is marked before Begin: Stop may come (on another thread)
+    // as soon as Begin has registered this. Until the handler returns,
+    // gRPC keeps StartRead and Finish in its backlog, in that order.
+    {
+      absl::MutexLock lock(&mu_);
+      reading_ = true;
+    }
+    ticket_ = calls.Begin(this);
+    if (!ticket_) {
+      {
+        absl::MutexLock lock(&mu_);
+        reading_ = false;
+        finished_ = true;
+      }
+      Finish(ShuttingDownStatus());
+      return;
+    }
     StartRead(&read_buffer_);
   }
 
+  void Retain() override {
+    absl::MutexLock lock(&mu_);
+    ++refs_;
+  }
+
+  // Reads no more (a read outstanding ends when Finish is called), answers
+  // what was read, then finishes with ShuttingDownStatus.
+  void Stop() override {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!read_done_) {
+        read_done_ = true;
+        if (end_status_.ok()) end_status_ = ShuttingDownStatus();
+      }
+      actions = NextLocked();
+    }
+    Run(actions);
+    Unref();
+  }
+
   void OnReadDone(bool ok) override {
-    if (!ok) {  // half-close, or the call broke
+    bool stopped;
+    {
+      absl::MutexLock lock(&mu_);
+      stopped = read_done_;  // Stop came while this read was outstanding
+    }
+    if (!ok || stopped) {  // half-close, the call broke, or the server stops
       Actions actions;
       {
         absl::MutexLock lock(&mu_);
@@ -193,7 +242,7 @@ class ExecuteStreamReactor final
       ++window_used_;
       expected_bytes_ += expected;
       ++refs_;  // held by the outcome callback
-      if (!finished_ && MayReadLocked()) read_more = reading_ = true;
+      if (!finished_ && !read_done_ && MayReadLocked()) read_more = reading_ = true;
     }
     if (read_more) StartRead(&read_buffer_);
     processor_.Execute(
@@ -241,6 +290,7 @@ class ExecuteStreamReactor final
 
   void OnDone() override {
     logger_->debug("ExecuteStream done");
+    ticket_.End();
     Unref();
   }
 
@@ -333,6 +383,7 @@ class ExecuteStreamReactor final
   }
 
   RequestProcessor& processor_;
+  CallTracker::Ticket ticket_;  // set in the constructor, ended in OnDone
   const uint32_t window_;
   const uint64_t max_queued_bytes_;
   const absl::Time deadline_;
@@ -363,7 +414,8 @@ class ExecuteStreamReactor final
     std::shared_ptr<ByteBudget::Reservation> reservation;
   };
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
-  // One for gRPC (dropped in OnDone) plus one per engine callback pending.
+  // One for gRPC (dropped in OnDone) plus one per engine callback pending
+  // and one while the tracker's Stop is due.
   int refs_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
@@ -382,8 +434,10 @@ DmlServiceImpl::DmlServiceImpl(Engine* engine, ServiceOptions options,
 grpc::ServerUnaryReactor* DmlServiceImpl::GetCapabilities(
     grpc::CallbackServerContext* context, const v1::GetCapabilitiesRequest*,
     v1::GetCapabilitiesResponse* response) {
+  CallTracker::Ticket ticket = calls_.Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   *response = capabilities_;
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new TrackedUnaryReactor(std::move(ticket));
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
@@ -391,7 +445,9 @@ grpc::ServerUnaryReactor* DmlServiceImpl::GetCapabilities(
 grpc::ServerUnaryReactor* DmlServiceImpl::Validate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  CallTracker::Ticket ticket = calls_.Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  auto* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::ValidateRequest parsed;
   if (absl::Status status = ParseRequest(*request, &parsed); !status.ok()) {
     logger_->debug("Validate: {}", std::string(status.message()));
@@ -405,8 +461,10 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Validate(
 grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
+  CallTracker::Ticket ticket = calls_.Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new UnaryExecuteReactor<v1::ExecuteRequest, ExecuteOutcome>(
-      context, response, logger_.get());
+      context, response, std::move(ticket), logger_.get());
   reactor->Start(processor_, &RequestProcessor::Execute, *request);
   return reactor;
 }
@@ -414,21 +472,28 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
 grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
+  CallTracker::Ticket ticket = calls_.Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new UnaryExecuteReactor<v1::ChainRequest, ChainOutcome>(
-      context, response, logger_.get());
+      context, response, std::move(ticket), logger_.get());
   reactor->Start(processor_, &RequestProcessor::ExecuteChain, *request);
   return reactor;
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
-  return new ExecuteStreamReactor(context, processor_, options_.stream_window,
+  return new ExecuteStreamReactor(context, calls_, processor_, options_.stream_window,
                                   options_.stream_queue_bytes, logger_);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteChunked(grpc::CallbackServerContext* context) {
-  return NewChunkedReactor(context, engine_, &store_, options_.chunked, logger_);
+  CallTracker::Ticket ticket = calls_.Begin();
+  if (!ticket) {
+    return new RefusedReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>>();
+  }
+  return NewChunkedReactor(context, engine_, &store_, options_.chunked, std::move(ticket),
+                           logger_);
 }
 
 }  // namespace dmls::server

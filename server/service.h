@@ -18,10 +18,17 @@
 // client that never reads can make the server hold). Responses
 // go out in completion order, one write at a time.
 //
-// Ownership: owns the RequestProcessor, borrows the engine. Reactors may
-// outlive their RPC until the engine has called back, so the service (and the
-// engine) must outlive the engine's drain: shut down the grpc::Server, then
-// the engine, then destroy this. Thread-safe.
+// Every call is tracked in calls() from its handler to OnDone, and refused
+// with UNAVAILABLE once calls() is closed (call_tracker.h; DmlServer's
+// Shutdown closes it and waits for the calls before gRPC's Shutdown; the
+// TensorService shares it). ExecuteStream is a Stoppable call: asked to
+// end (CallTracker::StopAll), it reads no more, answers what it has read,
+// and ends with UNAVAILABLE.
+//
+// Ownership: owns the RequestProcessor and the CallTracker, borrows the
+// engine. Reactors may outlive their RPC until the engine has called back,
+// so the service (and the engine) must outlive the engine's drain: shut
+// down the grpc::Server, then the engine, then destroy this. Thread-safe.
 #ifndef DMLSERVE_SERVER_SERVICE_H_
 #define DMLSERVE_SERVER_SERVICE_H_
 
@@ -30,6 +37,7 @@
 
 #include "dmlserve/v1/dmlserve.grpc.pb.h"
 #include "engine/core/engine.h"
+#include "server/call_tracker.h"
 #include "server/chunked_reactor.h"
 #include "server/request_processor.h"
 #include "server/tensor_store.h"
@@ -92,12 +100,14 @@ class DmlServiceImpl final : public DmlServiceBase {
 
   RequestProcessor& processor() { return processor_; }
   TensorStore& store() { return store_; }
+  CallTracker& calls() { return calls_; }
 
  private:
   const ServiceOptions options_;
   Engine* const engine_;
   const dmlserve::v1::GetCapabilitiesResponse capabilities_;
   const std::shared_ptr<spdlog::logger> logger_;
+  CallTracker calls_;  // before the others: outlives every reactor's Ticket
   TensorStore store_;  // before processor_, which borrows it
   RequestProcessor processor_;
 };

@@ -15,6 +15,7 @@
 #include "server/principal.h"
 #include "server/proto_mapping.h"
 #include "server/status_mapping.h"
+#include "server/tracked_reactor.h"
 
 namespace dmls::server {
 namespace v1 = dmlserve::v1;
@@ -105,8 +106,11 @@ constexpr int kWriteWindow = 4;
 class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   WriteReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
-               grpc::ByteBuffer* response)
-      : service_(service), principal_(PrincipalOf(*context)), response_(response) {
+               grpc::ByteBuffer* response, CallTracker::Ticket ticket)
+      : service_(service),
+        ticket_(std::move(ticket)),
+        principal_(PrincipalOf(*context)),
+        response_(response) {
     StartRead(&incoming_);
   }
 
@@ -158,6 +162,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   void OnCancel() override {}
   void OnDone() override {
     if (created_ && !published_) service_.store().Abandon(tensor_->handle);
+    ticket_.End();
     Unref();
   }
 
@@ -254,6 +259,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
   TensorServiceImpl& service_;
+  CallTracker::Ticket ticket_;  // ended in OnDone
   const absl::StatusOr<std::string> principal_;
   grpc::ByteBuffer* const response_;
   grpc::ByteBuffer incoming_;
@@ -276,8 +282,8 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   ReadReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
-              const grpc::ByteBuffer& request)
-      : service_(service) {
+              const grpc::ByteBuffer& request, CallTracker::Ticket ticket)
+      : service_(service), ticket_(std::move(ticket)) {
     absl::Status s = Open(context, request);
     if (!s.ok()) {
       Finish(ClientStatus(s, service_.logger()));
@@ -294,7 +300,10 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     }
     Pump();
   }
-  void OnDone() override { Unref(); }
+  void OnDone() override {
+    ticket_.End();
+    Unref();
+  }
 
  private:
   absl::Status Open(grpc::CallbackServerContext* context, const grpc::ByteBuffer& bytes) {
@@ -384,6 +393,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   }
 
   TensorServiceImpl& service_;
+  CallTracker::Ticket ticket_;  // ended in OnDone
   std::shared_ptr<const ResidentTensor> tensor_;
   uint64_t chunk_ = 0;
   absl::Mutex mu_;
@@ -400,15 +410,21 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
 }  // namespace
 
-TensorServiceImpl::TensorServiceImpl(TensorStore* store, Engine* engine,
+TensorServiceImpl::TensorServiceImpl(TensorStore* store, Engine* engine, CallTracker* calls,
                                      TensorServiceOptions options,
                                      std::shared_ptr<spdlog::logger> logger)
-    : store_(store), engine_(engine), options_(options), logger_(std::move(logger)) {}
+    : store_(store),
+      engine_(engine),
+      calls_(calls),
+      options_(options),
+      logger_(std::move(logger)) {}
 
 grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::CreateTensorRequest req;
   absl::Status s = ParseRequest(*request, &req);
   absl::StatusOr<std::string> principal = PrincipalOf(*context);
@@ -448,18 +464,24 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* TensorServiceImpl::WriteTensor(
     grpc::CallbackServerContext* context, grpc::ByteBuffer* response) {
-  return new WriteReactor(*this, context, response);
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerReadReactor<grpc::ByteBuffer>>();
+  return new WriteReactor(*this, context, response, std::move(ticket));
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* TensorServiceImpl::ReadTensor(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
-  return new ReadReactor(*this, context, *request);
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerWriteReactor<grpc::ByteBuffer>>();
+  return new ReadReactor(*this, context, *request, std::move(ticket));
 }
 
 grpc::ServerUnaryReactor* TensorServiceImpl::ReleaseTensor(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::ReleaseTensorRequest req;
   absl::Status s = ParseRequest(*request, &req);
   absl::StatusOr<std::string> principal = PrincipalOf(*context);
@@ -476,7 +498,9 @@ grpc::ServerUnaryReactor* TensorServiceImpl::ReleaseTensor(
 grpc::ServerUnaryReactor* TensorServiceImpl::ListTensors(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::ListTensorsRequest req;
   absl::Status s = ParseRequest(*request, &req);
   absl::StatusOr<std::string> principal = PrincipalOf(*context);

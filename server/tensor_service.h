@@ -9,8 +9,14 @@
 // control rather than growing the server's memory. ReadTensor keeps one
 // chunk being read from the engine while the previous one is written.
 //
-// Ownership: borrows the store and the engine, which must outlive the
-// service's reactors (shut the grpc::Server down first). Thread-safe.
+// Every call is tracked in the DmlService's CallTracker and refused with
+// UNAVAILABLE once it is closed (call_tracker.h). WriteTensor and ReadTensor
+// carry one tensor each, so at shutdown they are waited for within the
+// grace like unary calls, not asked to stop.
+//
+// Ownership: borrows the store, the engine and the call tracker, which must
+// outlive the service's reactors (shut the grpc::Server down first).
+// Thread-safe.
 #ifndef DMLSERVE_SERVER_TENSOR_SERVICE_H_
 #define DMLSERVE_SERVER_TENSOR_SERVICE_H_
 
@@ -19,6 +25,7 @@
 
 #include "dmlserve/v1/dmlserve.grpc.pb.h"
 #include "engine/core/engine.h"
+#include "server/call_tracker.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
 
@@ -41,8 +48,8 @@ using TensorServiceBase =
 
 class TensorServiceImpl final : public TensorServiceBase {
  public:
-  TensorServiceImpl(TensorStore* store, Engine* engine, TensorServiceOptions options,
-                    std::shared_ptr<spdlog::logger> logger);
+  TensorServiceImpl(TensorStore* store, Engine* engine, CallTracker* calls,
+                    TensorServiceOptions options, std::shared_ptr<spdlog::logger> logger);
 
   grpc::ServerUnaryReactor* CreateTensor(grpc::CallbackServerContext* context,
                                          const grpc::ByteBuffer* request,
@@ -66,6 +73,7 @@ class TensorServiceImpl final : public TensorServiceBase {
  private:
   TensorStore* const store_;
   Engine* const engine_;
+  CallTracker* const calls_;
   const TensorServiceOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
 };
