@@ -381,7 +381,27 @@ void MathEmitter::ExactMad(Operand d, Operand a, Operand b, Operand c) {
   b_.Add(d, s, e);
 }
 
+void MathEmitter::MadIsFused(Operand cond) {
+  Operand k = b_.NewTemp().x(), m = b_.NewTemp().x();
+  b_.Mov(k, U(kMadProbeK));
+  b_.Xor(k, k, zero_);
+  b_.Mov(m, U(kMadProbeC));
+  b_.Xor(m, m, zero_);
+  b_.Mad(k, k, k, m);
+  b_.Ne(cond.x(), k, F(0.0f));
+}
+
 void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
+  Operand fused = b_.NewTemp().x();
+  MadIsFused(fused);
+  b_.IfNz(fused);
+  b_.Mad(d, a, b, c);
+  b_.Else();
+  EmulatedMad(d, a, b, c);
+  b_.EndIf();
+}
+
+void MathEmitter::EmulatedMad(Operand d, Operand a, Operand b, Operand c) {
   Operand s = Tmp();
   ExactMad(s, a, b, c);
   // A non-finite plain result is right when an operand is inf or NaN, or

@@ -7,6 +7,7 @@
 #ifndef DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
 #define DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
 
+#include <cstdint>
 #include <string>
 
 #include "engine/core/types.h"
@@ -25,6 +26,12 @@ struct ActivationParams {
 
 // True for the 17 fusable activations plus nothing else.
 bool IsSupportedActivation(OperatorType op);
+
+// MathEmitter::MadIsFused's operands: k = 1 + 2^-12 and c = -(1 + 2^-11).
+// k*k + c is 2^-24 rounded once, and 0 when k*k is rounded first (its
+// 2^-24 is half an ulp of 1 + 2^-11: a tie, to even).
+inline constexpr uint32_t kMadProbeK = 0x3F800800u;
+inline constexpr uint32_t kMadProbeC = 0xBF801000u;
 
 class MathEmitter {
  public:
@@ -74,11 +81,19 @@ class MathEmitter {
   // p = expm1(q)/q by its Taylor series (1 at q = 0): accurate for
   // |q| < 0.35 only. x*p is expm1(q) scaled by x/q without dividing.
   void Expm1OverX(Operand p, Operand q);
-  // d = a*b + c rounded (nearly) once, without relying on `mad` being fused
-  // (lavapipe's is not): exact products of 12-bit halves (Dekker) and
-  // TwoSum. Falls back to the plain result when that is not finite.
+  // d = a*b + c rounded (nearly) once. Where the device's `mad` is fused
+  // (MadIsFused), that is `mad` itself: vkd3d 1.2 emits GLSLstd450Fma,
+  // one FFMA on NVIDIA, with no intermediate to overflow or to flush.
+  // Elsewhere (lavapipe's is not fused) exact products of 12-bit halves
+  // (Dekker) and TwoSum, falling back to the plain result when that is
+  // not finite. The two are chosen by a branch that is uniform.
   void FusedMad(Operand d, Operand a, Operand b, Operand c);
-  // The exact part of FusedMad, for finite results only.
+  // cond.x = ~0 when `mad` rounds once: mad(k, k, c) with the bits of
+  // kMadProbeK and kMadProbeC (laundered, so no compiler folds them).
+  void MadIsFused(Operand cond);
+  // FusedMad without a fused `mad`.
+  void EmulatedMad(Operand d, Operand a, Operand b, Operand c);
+  // The exact part of EmulatedMad, for finite results only.
   void ExactMad(Operand d, Operand a, Operand b, Operand c);
   // Classification and ordering on the integer bits. NVIDIA's compiler may
   // assume no Inf/NaN (vkd3d 1.2 sets no SignedZeroInfNanPreserve), which
