@@ -5,13 +5,13 @@
 #include <chrono>
 #include <cstring>
 #include <future>
-#include <map>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/core/host_resident.h"
+#include "engine/d3d12/chain_temps.h"
 #include "engine/d3d12/hresult.h"
 #include "engine/d3d12/state_tracker.h"
 
@@ -21,10 +21,6 @@ namespace {
 uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // Buffer ranges start at this alignment (a multiple of every texel size).
 constexpr uint64_t kAlign = 256;
-
-// The largest free temporary that may serve a request of `bytes`: it
-// wastes at most about half of itself.
-uint64_t FitLimit(uint64_t bytes) { return 2 * bytes + (64 << 10); }
 
 uint64_t Bytes(const std::optional<TensorDesc>& t) {
   return t ? t->total_tensor_size_in_bytes : 0;
@@ -376,56 +372,31 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
   const size_t n = request.steps.size();
   // Device temporaries go back to the executor's own free list (their
   // views stay cached); upload and readback memory to the pool.
-  std::vector<PoolBuffer*> temps, device_temps;
+  std::vector<PoolBuffer*> temps;
+  ChainTemps device_temps;
   struct GiveBack {
     ResidentExecutor* self;
     std::vector<PoolBuffer*>* temps;
-    std::vector<PoolBuffer*>* device_temps;
+    ChainTemps* device_temps;
     ~GiveBack() {
       for (PoolBuffer* b : *temps) self->runner_->pool()->Release(b, 0);
-      self->KeepTemps(*device_temps);
+      self->KeepTemps(device_temps->all());
     }
   } give_back{this, &temps, &device_temps};
-  // This chain's device temporaries by resource, while a later step may
-  // still read them; then `dead` (by size) until a later step reuses them
-  // for an output, an inline input or scratch: a chain of steps that each
-  // read the last needs two temporaries, not one per step. Each is in
-  // device_temps once.
-  std::map<ID3D12Resource*, PoolBuffer*> live;
-  std::multimap<uint64_t, PoolBuffer*> dead;
   auto temp = [&](HeapKind kind, uint64_t bytes) -> absl::StatusOr<PoolBuffer*> {
-    bytes = std::max<uint64_t>(bytes, 1);
     if (kind == HeapKind::kDefault) {
-      PoolBuffer* b = nullptr;
-      if (auto it = dead.lower_bound(bytes);
-          it != dead.end() && it->first <= FitLimit(bytes)) {
-        b = it->second;
-        dead.erase(it);
-      } else {
-        absl::StatusOr<PoolBuffer*> got = AcquireTemp(bytes);
-        if (!got.ok()) return got.status();
-        b = *got;
-        device_temps.push_back(b);
-      }
-      live[b->resource.get()] = b;
-      return b;
+      return device_temps.Get(bytes, [this](uint64_t b) { return AcquireTemp(b); });
     }
-    absl::StatusOr<PoolBuffer*> b = pool->Acquire(kind, bytes);
+    absl::StatusOr<PoolBuffer*> b = pool->Acquire(kind, std::max<uint64_t>(bytes, 1));
     if (b.ok()) temps.push_back(*b);
     return b;
   };
-  // `r`'s contents are needed no more (a no-op for buffers that are not
-  // this chain's temporaries).
-  auto retire = [&](ID3D12Resource* r) {
-    auto it = live.find(r);
-    if (it == live.end()) return;
-    dead.emplace(it->second->size, it->second);
-    live.erase(it);
-  };
   struct Buf {
     ID3D12Resource* resource = nullptr;
-    uint64_t bytes = 0;  // usable
+    uint64_t bytes = 0;           // usable
+    PoolBuffer* temp = nullptr;  // this chain's temporary, if it is one
   };
+  auto temp_buf = [](PoolBuffer* b) { return Buf{b->resource.get(), b->size, b}; };
 
   // Where each step reads a step's output: the last reader of each.
   std::vector<size_t> last_reader(n, 0);
@@ -501,7 +472,7 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
                                src.bytes.size());
         upload_at += RoundUp(src.bytes.size(), kAlign);
         std::string().swap(src.bytes);
-        return Buf{(*b)->resource.get(), (*b)->size};
+        return temp_buf(*b);
       }
     }
     return absl::InternalError("unknown chain source");
@@ -526,7 +497,7 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     if (!scale.ok()) return scale.status();
     absl::StatusOr<Buf> bias = source(step.bias, Bytes(step.op.bias));
     if (!bias.ok()) return bias.status();
-    const std::array<ID3D12Resource*, 3> read = {in->resource, scale->resource, bias->resource};
+    const std::array<Buf, 3> read = {*in, *scale, *bias};
     const uint64_t out_bytes = StepOutputBytes(step);
     Buf out;
     if (step.in_place) {
@@ -541,19 +512,19 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
         st.Flush();
         list->CopyBufferRegion((*b)->resource.get(), 0, in->resource, 0,
                                Bytes(step.op.input));
-        out = Buf{(*b)->resource.get(), (*b)->size};
+        out = temp_buf(*b);
         in = out;
       }
     } else {
       absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(out_bytes, 16));
       if (!b.ok()) return b.status();
-      out = Buf{(*b)->resource.get(), (*b)->size};
+      out = temp_buf(*b);
     }
     Buf scratch;
     if (plan->scratch_bytes) {
       absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, plan->scratch_bytes);
       if (!b.ok()) return b.status();
-      scratch = Buf{(*b)->resource.get(), (*b)->size};
+      scratch = temp_buf(*b);
     }
     SlotBuffers slots;
     slots.Set(gpu::BufferSlot::kInput, in->resource, in->bytes);
@@ -602,10 +573,10 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
       const ChainSource& src = *sources[k];
       const bool last_read = src.kind == ChainSource::Kind::kInline ||
                              (src.kind == ChainSource::Kind::kStep && last_reader[src.step] == i);
-      if (last_read && read[k] != out.resource) retire(read[k]);
+      if (last_read && read[k].resource != out.resource) device_temps.Retire(read[k].temp);
     }
-    if (scratch.resource) retire(scratch.resource);
-    if (last_reader[i] == 0) retire(out.resource);
+    device_temps.Retire(scratch.temp);
+    if (last_reader[i] == 0) device_temps.Retire(out.temp);
   }
   const absl::Time recorded = absl::Now();
   absl::StatusOr<uint64_t> value = Submit();
@@ -625,7 +596,7 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
   // until its work is done.
   c->request = std::move(request);
   c->temps = std::exchange(temps, {});
-  c->device_temps = std::exchange(device_temps, {});
+  c->device_temps = std::exchange(device_temps.all(), {});
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.chain_record_us += absl::ToInt64Microseconds(recorded - started);
@@ -689,7 +660,7 @@ absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
     std::lock_guard<std::mutex> lock(temps_mu_);
     // The smallest free one that fits without wasting more than half.
     auto it = free_temps_.lower_bound(bytes);
-    if (it != free_temps_.end() && it->first <= FitLimit(bytes)) {
+    if (it != free_temps_.end() && it->first <= TempFitLimit(bytes)) {
       PoolBuffer* b = it->second;
       free_temps_.erase(it);
       free_temp_bytes_ -= b->size;
