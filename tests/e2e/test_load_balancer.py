@@ -187,7 +187,11 @@ class LoadBalancerTest(unittest.TestCase):
         self.assertEqual(code, 0, victim.stderr())
         self.assertLessEqual(len(failed), CLIENTS, failed)
         for start, end, code_name in failed:
-            self.assertEqual(code_name, "CANCELLED")
+            # CANCELLED: cut at the end of the stop. UNAVAILABLE: arrived in
+            # the moment between the replica's own refusal ("the server is
+            # shutting down", once its calls are over) and gRPC's GOAWAY,
+            # which nginx would have retried elsewhere (docs/OPERATIONS.md).
+            self.assertIn(code_name, ("CANCELLED", "UNAVAILABLE"))
             # Not during the 1 s drain, when the replica still serves.
             self.assertGreater(start, event + 0.9, (start, end, code_name))
         self.assertGreater(after, 0)
