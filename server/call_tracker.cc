@@ -8,36 +8,36 @@
 namespace dmls::server {
 
 CallTracker::Ticket::Ticket(Ticket&& other) noexcept
-    : tracker_(std::exchange(other.tracker_, nullptr)), id_(other.id_) {}
+    : tracker_(std::exchange(other.tracker_, nullptr)), stoppable_(other.stoppable_) {}
 
 CallTracker::Ticket& CallTracker::Ticket::operator=(Ticket&& other) noexcept {
   if (this != &other) {
     End();
     tracker_ = std::exchange(other.tracker_, nullptr);
-    id_ = other.id_;
+    stoppable_ = other.stoppable_;
   }
   return *this;
 }
 
 void CallTracker::Ticket::End() {
   if (tracker_ == nullptr) return;
-  std::exchange(tracker_, nullptr)->End(id_);
+  std::exchange(tracker_, nullptr)->End(stoppable_);
 }
 
 CallTracker::Ticket CallTracker::Begin(Stoppable* stoppable) {
   absl::MutexLock lock(&mu_);
   if (closed_) return Ticket();
-  const uint64_t id = next_id_++;
   ++in_flight_;
-  if (stoppable != nullptr) stoppable_.emplace(id, stoppable);
-  return Ticket(this, id);
+  if (stoppable != nullptr) stoppable_.insert(stoppable);
+  return Ticket(this, stoppable);
 }
 
-void CallTracker::End(uint64_t id) {
+void CallTracker::End(Stoppable* stoppable) {
   absl::MutexLock lock(&mu_);
-  --in_flight_;
-  stoppable_.erase(id);
-  last_end_ = absl::Now();
+  if (stoppable != nullptr) stoppable_.erase(stoppable);
+  // Only read when nothing is in flight: then the last End is the one
+  // that brought the count to 0.
+  if (--in_flight_ == 0) last_end_ = absl::Now();
 }
 
 void CallTracker::Close() {
@@ -60,7 +60,7 @@ void CallTracker::StopAll() {
     if (stopped_) return;
     stopped_ = true;
     stop.reserve(stoppable_.size());
-    for (const auto& [id, call] : stoppable_) {
+    for (Stoppable* call : stoppable_) {
       call->Retain();
       stop.push_back(call);
     }

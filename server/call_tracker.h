@@ -23,7 +23,7 @@
 #include <cstdint>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -63,10 +63,11 @@ class CallTracker {
 
    private:
     friend class CallTracker;
-    Ticket(CallTracker* tracker, uint64_t id) : tracker_(tracker), id_(id) {}
+    Ticket(CallTracker* tracker, Stoppable* stoppable)
+        : tracker_(tracker), stoppable_(stoppable) {}
 
     CallTracker* tracker_ = nullptr;
-    uint64_t id_ = 0;
+    Stoppable* stoppable_ = nullptr;  // null: a call that ends by itself
   };
 
   CallTracker() = default;
@@ -98,17 +99,16 @@ class CallTracker {
   absl::Time last_end() const;
 
  private:
-  void End(uint64_t id);
+  void End(Stoppable* stoppable);
   bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return in_flight_ == 0; }
 
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::Time last_end_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  // The Stoppable calls in flight, by ticket id.
-  absl::flat_hash_map<uint64_t, Stoppable*> stoppable_ ABSL_GUARDED_BY(mu_);
+  // The Stoppable calls in flight.
+  absl::flat_hash_set<Stoppable*> stoppable_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dmls::server

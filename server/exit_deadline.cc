@@ -10,25 +10,15 @@ ExitDeadline::ExitDeadline(absl::Duration after,
                            std::function<void()> on_expiry)
     : on_expiry_(std::move(on_expiry)) {
   const absl::Time deadline = absl::Now() + after;
-  thread_ = std::thread([this, deadline] { Watch(deadline); });
+  // Wakes when disarmed or at the deadline, whichever comes first.
+  thread_ = std::thread([this, deadline] {
+    if (!disarmed_.WaitForNotificationWithDeadline(deadline)) on_expiry_();
+  });
 }
 
 ExitDeadline::~ExitDeadline() {
-  {
-    absl::MutexLock lock(&mu_);
-    disarmed_ = true;
-  }
+  disarmed_.Notify();
   thread_.join();
-}
-
-void ExitDeadline::Watch(absl::Time deadline) {
-  {
-    absl::MutexLock lock(&mu_);
-    // Wakes when disarmed or at the deadline, whichever comes first.
-    mu_.AwaitWithDeadline(absl::Condition(&disarmed_), deadline);
-    if (disarmed_) return;
-  }
-  on_expiry_();
 }
 
 }  // namespace dmls::server

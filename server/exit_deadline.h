@@ -16,8 +16,7 @@
 #include <functional>
 #include <thread>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
 namespace dmls::server {
@@ -31,11 +30,8 @@ class ExitDeadline {
   ExitDeadline& operator=(const ExitDeadline&) = delete;
 
  private:
-  void Watch(absl::Time deadline);
-
   std::function<void()> on_expiry_;  // called at most once, on thread_
-  absl::Mutex mu_;
-  bool disarmed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Notification disarmed_;
   std::thread thread_;
 };
 

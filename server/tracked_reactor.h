@@ -21,7 +21,9 @@ namespace dmls::server {
 
 // UNAVAILABLE, kShuttingDownMessage: what a call gets once the server's
 // stop has begun (clients may retry it on another server).
-grpc::Status ShuttingDownStatus();
+inline grpc::Status ShuttingDownStatus() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, kShuttingDownMessage);
+}
 
 // A reactor of any kind (ServerUnaryReactor, ServerBidiReactor<...>, ...)
 // that only answers ShuttingDownStatus: what a handler returns when

@@ -7,18 +7,16 @@ whole grace."""
 
 import queue
 import signal
-import threading
 import time
 import unittest
 
 import grpc
-import numpy as np
 
 import dmlserve_client as dc
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from e2e_server import Server, health_status
-from test_limits import broadcast_mvn1_request, celu_request
+from test_limits import broadcast_mvn1_request, broadcast_request, celu_request
 
 SHUTTING_DOWN = "the server is shutting down"
 UNLIMITED = ("--max_tensor_bytes=%d" % (1 << 30),
@@ -28,26 +26,13 @@ CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1),
 RATIO = [("dmls-max-output-ratio", "4096")]
 
 
-def broadcast_celu_request(rows):
-    """CELU over `rows` rows of 65536 made from one broadcast row: a small
-    request with a large response (rows x 256 KiB)."""
-    shape = (rows, 65536)
-    request = pb.ExecuteRequest(request_id=rows)
-    celu = request.operator.celu
-    celu.input.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape, [0, 1]))
-    celu.output.CopyFrom(dc.tensor_desc(pb.DATA_TYPE_FLOAT32, shape))
-    celu.alpha = 1.0
-    request.input = np.linspace(-3, 3, 65536, dtype=np.float32).tobytes()
-    return request
-
-
 class ShutdownTest(unittest.TestCase):
 
     def test_large_calls_accepted_before_sigterm_come_back_whole(self):
         # bench/shutdown_race.py in small: without the server's own stop,
         # about 1 call in 100 of these came back "Connection reset by peer".
         rows, calls, rounds = 64, 8, 4
-        request = broadcast_celu_request(rows)
+        request = broadcast_request(rows, 65536, request_id=rows)
         lost = []
         for _ in range(rounds):
             server = Server(*UNLIMITED).start()
