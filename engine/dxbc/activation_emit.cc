@@ -384,16 +384,22 @@ void MathEmitter::ExactMad(Operand d, Operand a, Operand b, Operand c) {
 void MathEmitter::MadIsFused(Operand cond) {
   Operand k = b_.NewTemp().x(), m = b_.NewTemp().x();
   b_.Mov(k, U(kMadProbeK));
-  b_.Xor(k, k, zero_);
+  Launder(k);
   b_.Mov(m, U(kMadProbeC));
-  b_.Xor(m, m, zero_);
+  Launder(m);
   b_.Mad(k, k, k, m);
   b_.Ne(cond.x(), k, F(0.0f));
 }
 
+void MathEmitter::PrepareFusedMad() {
+  if (fused_) return;
+  fused_ = b_.NewTemp().x();
+  MadIsFused(*fused_);
+}
+
 void MathEmitter::FusedMad(Operand d, Operand a, Operand b, Operand c) {
-  Operand fused = b_.NewTemp().x();
-  MadIsFused(fused);
+  Operand fused = fused_ ? *fused_ : b_.NewTemp().x();
+  if (!fused_) MadIsFused(fused);
   b_.IfNz(fused);
   b_.Mad(d, a, b, c);
   b_.Else();

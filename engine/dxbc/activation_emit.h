@@ -8,6 +8,7 @@
 #define DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/core/types.h"
@@ -91,6 +92,14 @@ class MathEmitter {
   // cond.x = ~0 when `mad` rounds once: mad(k, k, c) with the bits of
   // kMadProbeK and kMadProbeC (laundered, so no compiler folds them).
   void MadIsFused(Operand cond);
+  // Emits that probe once for every later FusedMad: call it at the
+  // kernel's top level (not inside a branch), before the loop over the
+  // thread's elements. Without it each FusedMad probes on its own.
+  void PrepareFusedMad();
+  // Whether Activation(op) uses FusedMad.
+  static bool UsesFusedMad(OperatorType op) {
+    return op == OperatorType::kActivationLinear || op == OperatorType::kActivationHardSigmoid;
+  }
   // FusedMad without a fused `mad`.
   void EmulatedMad(Operand d, Operand a, Operand b, Operand c);
   // The exact part of EmulatedMad, for finite results only.
@@ -140,6 +149,7 @@ class MathEmitter {
   std::string comps_;
   Operand zero_;
   bool half_ = false;
+  std::optional<Operand> fused_;  // PrepareFusedMad's probe (.x)
 };
 
 // Integer forms. `v` holds sign-extended (signed types) or zero-extended

@@ -30,6 +30,11 @@ bool IsSignedInt(DataType t) {
   return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32;
 }
 
+// Whether EmitOp(key) uses MathEmitter::FusedMad.
+bool UsesFusedMad(const KernelKey& key) {
+  return MathEmitter::UsesFusedMad(key.op) || (key.scale_bias && IsFloat(key.data_type));
+}
+
 // Applies the operator of `key` to v (components m.comps()), v holding
 // float32 values for float types and 32-bit integers otherwise.
 void EmitOp(MathEmitter& m, const KernelKey& key, Operand v) {
@@ -165,6 +170,7 @@ absl::StatusOr<KernelInfo> Contiguous(const KernelKey& key) {
   // shorter fits) keeps the 8 halves of a texel from making GELU/TANH
   // ALU-bound.
   m.set_half_precision(key.data_type == DataType::kFloat16);
+  if (UsesFusedMad(key)) m.PrepareFusedMad();
 
   Operand base = FlatThreadIndex(b, kElementwiseThreads * kTexelsPerThread);
   Operand last = b.NewTemp().x();
@@ -202,6 +208,7 @@ absl::StatusOr<KernelInfo> Strided(const KernelKey& key) {
   b.DclTypedUav(0, ReturnType::kUint);
   MathEmitter m(b, "x", CbWord(kRegInt, kArgIntZero));
   m.set_half_precision(key.data_type == DataType::kFloat16);
+  if (UsesFusedMad(key)) m.PrepareFusedMad();
   const uint32_t rank = key.variant;
   const uint32_t bits = ElementBits(key.data_type);
 

@@ -2,20 +2,15 @@
 // product plus a sum (built with -ffp-contract=off, so `k * k + c` below
 // rounds twice and std::fma once).
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 
 #include "engine/dxbc/activation_emit.h"
+#include "engine/dxbc/testing/ftz_float.h"
 #include "gtest/gtest.h"
 
 namespace dmls::gpu {
 namespace {
 
-float FromBits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
+using testing::FromBits;
 
 TEST(MadProbeTest, FusedAndUnfusedMadDiffer) {
   const float k = FromBits(kMadProbeK), c = FromBits(kMadProbeC);

@@ -300,6 +300,7 @@ class MvnEmitter {
     stats_.InverseScale(st.s, inv);
     stats_.ScaledRef(rs, ref, inv);
     MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
+    if (MathEmitter::UsesFusedMad(key_.fused)) math.PrepareFusedMad();
     if (key_.normalize_variance) {
       // eps/s^2, but never below min(eps, FLT_MIN) (a constant group of huge
       // values still gives 0 rather than 0/0 when eps > 0). Two products,
@@ -307,7 +308,7 @@ class MvnEmitter {
       // reassociated eps*(1/s * 1/s) would make 0*inf = NaN of Epsilon 0.
       Operand eps = T(), floor = T(), fin = T(), alt = T();
       b_.Mul(eps, CB0(1).x(), inv);
-      stats_.Launder(eps);
+      math.Launder(eps);
       b_.Mul(eps, eps, inv);
       math.IsFinite(fin, eps);
       b_.Min(floor, CB0(1).x(), F(std::numeric_limits<float>::min()));

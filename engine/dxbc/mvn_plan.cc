@@ -212,12 +212,12 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
                                         : kMvnVariantWideRow;
     return s;
   }
-  const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;
-  const uint64_t budget = o.mvn_block_bytes != 0 ? o.mvn_block_bytes : cache / 4;
-  const uint64_t group_bytes = n * element_bytes;
   s.kind = MvnSchedule::kTwoPass;
   s.block_groups = groups;
   if (!o.mvn_blocked && o.mvn_block_bytes == 0) return s;
+  const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;
+  const uint64_t budget = o.mvn_block_bytes != 0 ? o.mvn_block_bytes : cache / 4;
+  const uint64_t group_bytes = n * element_bytes;
   if (group_bytes > budget) return s;  // a single group overflows the cache
   const uint64_t fit = budget / group_bytes;
   if (fit >= groups) return s;  // the whole tensor is one block

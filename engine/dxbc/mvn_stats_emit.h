@@ -60,8 +60,6 @@ class MvnStatsEmitter {
   // overflows where x and ref are huge and of opposite signs (NVIDIA's
   // fast math is free to; the scaling exists to avoid exactly that).
   void ScaledRef(Operand rs, Operand ref, Operand inv);
-  // v ^= zero: an identity the driver compiler cannot see through.
-  void Launder(Operand v) { math_.Launder(v); }
   // A thread's statistic of x[j] (float32) where ok[j] != 0; `ref` finite.
   MvnStat Local(const std::vector<Operand>& x, const std::vector<Operand>& ok, Operand ref);
   // a <- a combined with b (b unchanged; a = b when a is empty).

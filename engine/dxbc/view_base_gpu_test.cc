@@ -14,7 +14,6 @@
 // buffer, and the point here is that it need not.
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>

@@ -32,12 +32,6 @@
 namespace dmls::gpu {
 namespace {
 
-// The adapter every test here runs on: lavapipe unless
-// DMLS_KERNELS_TEST_ADAPTER=gpu (the H200 run, bench/run_h200.sh).
-d3d12::DeviceOptions::Kind TestAdapterKind() {
-  return d3d12::TestAdapterKind();
-}
-
 std::string CorpusDir() {
   const char* dir = std::getenv("DMLS_CONFORMANCE_DATA_DIR");
   return dir ? dir : DMLS_CONFORMANCE_DATA_DIR;
@@ -47,7 +41,7 @@ std::string CorpusDir() {
 // whose id contains it.
 conformance::CorpusReport RunOnTestAdapter(const conformance::CaseSet& corpus) {
   d3d12::GpuEngineOptions o;
-  o.device.kind = TestAdapterKind();
+  o.device.kind = d3d12::TestAdapterKind();
   absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = d3d12::CreateGpuEngine(std::move(o));
   EXPECT_TRUE(engine.ok()) << engine.status();
   if (!engine.ok()) return {};
@@ -107,7 +101,7 @@ class GpuVsCpuRegressionTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     d3d12::GpuEngineOptions o;
-    o.device.kind = TestAdapterKind();
+    o.device.kind = d3d12::TestAdapterKind();
     o.poison_outputs = true;
     absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> e = d3d12::CreateGpuEngine(std::move(o));
     ASSERT_TRUE(e.ok()) << e.status();
@@ -286,7 +280,7 @@ TEST_F(GpuVsCpuRegressionTest, ThresholdScaleBiasWhoseProductAloneOverflows) {
 // Integer ScaleBias: the reference computes x*Scale + Bias in double.
 TEST(GpuIntScaleBiasRegressionTest, InfiniteBiasAndDoubleRounding) {
   d3d12::GpuEngineOptions o;
-  o.device.kind = TestAdapterKind();
+  o.device.kind = d3d12::TestAdapterKind();
   o.poison_outputs = true;
   absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = d3d12::CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();

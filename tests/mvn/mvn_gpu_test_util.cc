@@ -1,6 +1,5 @@
 #include "tests/mvn/mvn_gpu_test_util.h"
 
-#include <cstdlib>
 #include <utility>
 
 #include "engine/core/execute_sync.h"

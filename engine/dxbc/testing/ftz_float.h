@@ -3,7 +3,7 @@
 // every result of an arithmetic operation that is a denormal becomes a zero
 // of the same sign. Bit operations (the integer exponent arithmetic of the
 // kernels) go through Bits/FromBits and are never flushed. Used by the CPU
-// models of the emitted kernels' arithmetic (engine/dxbc/*_ftz_test.cc):
+// models of the emitted kernels' arithmetic (mvn_stats_ftz_test.cc):
 // no FTZ hardware is at hand in CI, and lavapipe keeps denormals.
 // Test-only; stateless apart from the flag, thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_TESTING_FTZ_FLOAT_H_
@@ -34,7 +34,6 @@ class FtzFloat {
  public:
   explicit FtzFloat(bool ftz) : ftz_(ftz) {}
 
-  bool ftz() const { return ftz_; }
   float Flush(float f) const { return ftz_ && IsDenormal(f) ? std::copysign(0.0f, f) : f; }
 
   float Add(float a, float b) const { return Flush(Flush(a) + Flush(b)); }
