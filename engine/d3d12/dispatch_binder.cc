@@ -1,6 +1,7 @@
 #include "engine/d3d12/dispatch_binder.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -30,6 +31,9 @@ constexpr uint32_t kDescriptorsPerDispatch = kSrvSlots + kUavSlots;
 static_assert(sizeof(gpu::ElementwiseArgs) <= gpu::kViewBasesOffset &&
                   sizeof(gpu::MvnArgs) <= gpu::kViewBasesOffset,
               "every args struct ends before the view bases (kernel_abi.h)");
+
+// Null views kept: an SRV and a UAV of each ViewFormat, kUnknown included.
+constexpr uint32_t kNullViews = 16;
 
 DXGI_FORMAT NullFormat(gpu::ViewFormat f) {
   // A null descriptor still needs a typed format; R32_FLOAT matches what
@@ -106,6 +110,10 @@ absl::StatusOr<std::unique_ptr<DispatchBinder>> DispatchBinder::Create(
       "CreateDescriptorHeap");
   b->descriptor_size_ =
       device->GetDescriptorHandleIncrementSize(hd.Type);
+  // Room for a null SRV and UAV of every view format (NullFormat).
+  absl::StatusOr<std::unique_ptr<ViewCache>> nulls = ViewCache::Create(device, kNullViews);
+  if (!nulls.ok()) return nulls.status();
+  b->null_views_ = std::move(*nulls);
   b->cpu_start_ = CpuHeapStart(b->heap_.get());
   b->gpu_start_ = GpuHeapStart(b->heap_.get());
 
@@ -145,16 +153,25 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
   // Check everything before allocating, so that a failure leaves the rings
   // untouched.
   std::vector<ID3D12PipelineState*> psos(n);
+  // The cached null view of each unused slot (ptr 0 for a used one).
+  std::vector<std::array<D3D12_CPU_DESCRIPTOR_HANDLE, kDescriptorsPerDispatch>> nulls(n);
   for (size_t i = 0; i < n; ++i) {
     const gpu::Dispatch& d = plan.dispatches[i];
     if (absl::Status st = CheckShape(d, i); !st.ok()) return st;
-    for (size_t s = 0; s < kSrvSlots; ++s) {
-      if (absl::Status st = CheckView(d.srv[s], buffers, i, "t", s); !st.ok())
+    const std::array<const gpu::View*, kDescriptorsPerDispatch> v = {
+        &d.srv[0], &d.srv[1], &d.srv[2], &d.uav[0], &d.uav[1]};
+    for (size_t p = 0; p < v.size(); ++p) {
+      const bool uav = p >= kSrvSlots;
+      if (absl::Status st = CheckView(*v[p], buffers, i, uav ? "u" : "t",
+                                      uav ? p - kSrvSlots : p);
+          !st.ok()) {
         return st;
-    }
-    for (size_t u = 0; u < kUavSlots; ++u) {
-      if (absl::Status st = CheckView(d.uav[u], buffers, i, "u", u); !st.ok())
-        return st;
+      }
+      nulls[i][p] = {};
+      if (v[p]->buffer != gpu::BufferSlot::kNone) continue;
+      absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h = NullView(v[p]->format, uav);
+      if (!h.ok()) return h.status();
+      nulls[i][p] = *h;
     }
     absl::StatusOr<ID3D12PipelineState*> pso = pipelines_->Get(d.key);
     if (!pso.ok()) return pso.status();
@@ -182,37 +199,39 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
     b.uav_table.ptr = gpu_start_.ptr + (base + kSrvSlots) * descriptor_size_;
     for (size_t s = 0; s < kSrvSlots; ++s) {
       const gpu::View& v = d.srv[s];
+      D3D12_CPU_DESCRIPTOR_HANDLE h = {cpu_start_.ptr + (base + s) * descriptor_size_};
+      if (v.buffer == gpu::BufferSlot::kNone) {
+        device_->CopyDescriptorsSimple(1, h, nulls[i][s], D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV);
+        continue;
+      }
       D3D12_SHADER_RESOURCE_VIEW_DESC sd = {};
       sd.ViewDimension = D3D12_SRV_DIMENSION_BUFFER;
       sd.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
       sd.Format = NullFormat(v.format);
-      ID3D12Resource* r = nullptr;
-      if (v.buffer != gpu::BufferSlot::kNone) {
-        r = buffers.resource[static_cast<size_t>(v.buffer)];
-        sd.Buffer.FirstElement = v.first_element;
-        sd.Buffer.NumElements = v.num_elements;
-      }
-      D3D12_CPU_DESCRIPTOR_HANDLE h = {cpu_start_.ptr + (base + s) * descriptor_size_};
-      device_->CreateShaderResourceView(r, &sd, h);
+      sd.Buffer.FirstElement = v.first_element;
+      sd.Buffer.NumElements = v.num_elements;
+      device_->CreateShaderResourceView(buffers.resource[static_cast<size_t>(v.buffer)], &sd, h);
       views_created_.fetch_add(1, std::memory_order_relaxed);
     }
     if (d.barrier_before) b.barrier_before = written;
     for (size_t u = 0; u < kUavSlots; ++u) {
       const gpu::View& v = d.uav[u];
+      D3D12_CPU_DESCRIPTOR_HANDLE h = {
+          cpu_start_.ptr + (base + kSrvSlots + u) * descriptor_size_};
+      if (v.buffer == gpu::BufferSlot::kNone) {
+        device_->CopyDescriptorsSimple(1, h, nulls[i][kSrvSlots + u],
+                                       D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV);
+        continue;
+      }
+      ID3D12Resource* r = buffers.resource[static_cast<size_t>(v.buffer)];
       D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
       ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;
       ud.Format = NullFormat(v.format);
-      ID3D12Resource* r = nullptr;
-      if (v.buffer != gpu::BufferSlot::kNone) {
-        r = buffers.resource[static_cast<size_t>(v.buffer)];
-        ud.Buffer.FirstElement = v.first_element;
-        ud.Buffer.NumElements = v.num_elements;
-        if (std::find(written.begin(), written.end(), r) == written.end()) {
-          written.push_back(r);
-        }
+      ud.Buffer.FirstElement = v.first_element;
+      ud.Buffer.NumElements = v.num_elements;
+      if (std::find(written.begin(), written.end(), r) == written.end()) {
+        written.push_back(r);
       }
-      D3D12_CPU_DESCRIPTOR_HANDLE h = {
-          cpu_start_.ptr + (base + kSrvSlots + u) * descriptor_size_};
       device_->CreateUnorderedAccessView(r, nullptr, &ud, h);
       views_created_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -375,7 +394,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindCopied(
       const size_t slot = static_cast<size_t>(v[p]->buffer);
       absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h =
           v[p]->buffer == gpu::BufferSlot::kNone
-              ? views.GetNull(static_cast<gpu::ViewFormat>(NullFormat(v[p]->format)), uav)
+              ? NullView(v[p]->format, uav)
               : views.Get(buffers.resource[slot], buffers.bytes[slot], v[p]->format, uav);
       if (!h.ok()) return absl::UnimplementedError(h.status().message());
       sources[i][p] = *h;
@@ -454,6 +473,15 @@ void DispatchBinder::Record(ID3D12GraphicsCommandList* list,
       list->Dispatch(d.groups[0], d.groups[1], d.groups[2]);
     }
   }
+}
+
+absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> DispatchBinder::NullView(gpu::ViewFormat format,
+                                                                  bool uav) {
+  return null_views_->GetNull(static_cast<gpu::ViewFormat>(NullFormat(format)), uav);
+}
+
+uint64_t DispatchBinder::views_created() const {
+  return views_created_.load() + null_views_->views_created();
 }
 
 void DispatchBinder::Retire(uint64_t fence) {

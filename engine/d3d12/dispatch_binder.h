@@ -29,11 +29,10 @@
 #include "engine/d3d12/fence_ring.h"
 #include "engine/d3d12/pipeline_cache.h"
 #include "engine/d3d12/platform.h"
+#include "engine/d3d12/view_cache.h"
 #include "engine/dxbc/plan.h"
 
 namespace dmls::d3d12 {
-
-class ViewCache;
 
 inline constexpr size_t kSlotCount = 6;  // gpu::BufferSlot values
 inline constexpr uint64_t kConstantBlockBytes = 256;
@@ -128,7 +127,7 @@ class DispatchBinder {
       const gpu::DispatchPlan& plan, const ArenaTables& tables);
 
   // Typed views created so far (Bind: 5 per dispatch; arenas: 10 each).
-  uint64_t views_created() const { return views_created_.load(); }
+  uint64_t views_created() const;
 
   // Sets the descriptor heap and root signature; once per command list,
   // before the first Record().
@@ -148,6 +147,12 @@ class DispatchBinder {
   // Writes `d`'s constant block (args, then view bases) into ring block
   // `block` and returns its GPU address.
   D3D12_GPU_VIRTUAL_ADDRESS WriteConstants(uint64_t block, const gpu::Dispatch& d);
+  // The cached null view for an unused slot of `format`, copied into the
+  // ring like any view: on vkd3d 1.2 a null buffer view is a VkBufferView,
+  // and creating one per unused slot of every dispatch (then destroying it
+  // when the ring slot is overwritten) was most of a resident chain step's
+  // host time, serialised across devices by NVIDIA's driver.
+  absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> NullView(gpu::ViewFormat format, bool uav);
 
   ID3D12Device* const device_;
   PipelineCache* const pipelines_;
@@ -166,6 +171,7 @@ class DispatchBinder {
   // First descriptors of released 10-descriptor blocks.
   std::vector<uint32_t> persistent_free_ ABSL_GUARDED_BY(persistent_mu_);
   std::atomic<uint64_t> views_created_{0};
+  std::unique_ptr<ViewCache> null_views_;  // one per (format, SRV or UAV)
 };
 
 // Bytes per texel of a view format (0 for kUnknown).
