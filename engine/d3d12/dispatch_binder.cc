@@ -27,7 +27,6 @@ uint32_t TexelBytes(gpu::ViewFormat format) {
 
 namespace {
 
-constexpr uint32_t kDescriptorsPerDispatch = kSrvSlots + kUavSlots;
 static_assert(sizeof(gpu::ElementwiseArgs) <= gpu::kViewBasesOffset &&
                   sizeof(gpu::MvnArgs) <= gpu::kViewBasesOffset,
               "every args struct ends before the view bases (kernel_abi.h)");
@@ -147,14 +146,12 @@ bool DispatchBinder::CanBind(size_t dispatches) const {
          constant_ring_.CanAllocate(dispatches);
 }
 
-absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
-    const gpu::DispatchPlan& plan, const SlotBuffers& buffers) {
+absl::StatusOr<DispatchBinder::CheckedPlan> DispatchBinder::Check(
+    const gpu::DispatchPlan& plan, const SlotBuffers& buffers, SourceFn source) {
   const size_t n = plan.dispatches.size();
-  // Check everything before allocating, so that a failure leaves the rings
-  // untouched.
-  std::vector<ID3D12PipelineState*> psos(n);
-  // The cached null view of each unused slot (ptr 0 for a used one).
-  std::vector<std::array<D3D12_CPU_DESCRIPTOR_HANDLE, kDescriptorsPerDispatch>> nulls(n);
+  CheckedPlan out;
+  out.psos.resize(n);
+  out.sources.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const gpu::Dispatch& d = plan.dispatches[i];
     if (absl::Status st = CheckShape(d, i); !st.ok()) return st;
@@ -167,16 +164,31 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
           !st.ok()) {
         return st;
       }
-      nulls[i][p] = {};
-      if (v[p]->buffer != gpu::BufferSlot::kNone) continue;
-      absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h = NullView(v[p]->format, uav);
+      absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h = source(*v[p], uav);
       if (!h.ok()) return h.status();
-      nulls[i][p] = *h;
+      out.sources[i][p] = *h;
     }
     absl::StatusOr<ID3D12PipelineState*> pso = pipelines_->Get(d.key);
     if (!pso.ok()) return pso.status();
-    psos[i] = *pso;
+    out.psos[i] = *pso;
   }
+  return out;
+}
+
+absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
+    const gpu::DispatchPlan& plan, const SlotBuffers& buffers) {
+  const size_t n = plan.dispatches.size();
+  // Check everything before allocating, so that a failure leaves the rings
+  // untouched. Unused slots get a copy of the cached null view.
+  absl::StatusOr<CheckedPlan> checked =
+      Check(plan, buffers,
+            [&](const gpu::View& v, bool uav) -> absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> {
+              if (v.buffer == gpu::BufferSlot::kNone) return NullView(v.format, uav);
+              return D3D12_CPU_DESCRIPTOR_HANDLE{};  // created below
+            });
+  if (!checked.ok()) return checked.status();
+  const std::vector<ID3D12PipelineState*>& psos = checked->psos;
+  const auto& nulls = checked->sources;
   if (n == 0) return std::vector<BoundDispatch>();
   if (!CanBind(n)) {
     return absl::ResourceExhaustedError("descriptor or constant ring full");
@@ -375,34 +387,22 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
 absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindCopied(
     const gpu::DispatchPlan& plan, const SlotBuffers& buffers, ViewCache& views) {
   const size_t n = plan.dispatches.size();
-  std::vector<ID3D12PipelineState*> psos(n);
   // Every view's source first (made on first use), so that a failure
   // leaves the rings untouched.
-  std::vector<std::array<D3D12_CPU_DESCRIPTOR_HANDLE, kDescriptorsPerDispatch>> sources(n);
-  for (size_t i = 0; i < n; ++i) {
-    const gpu::Dispatch& d = plan.dispatches[i];
-    if (absl::Status st = CheckShape(d, i); !st.ok()) return st;
-    const std::array<const gpu::View*, kDescriptorsPerDispatch> v = {
-        &d.srv[0], &d.srv[1], &d.srv[2], &d.uav[0], &d.uav[1]};
-    for (size_t p = 0; p < v.size(); ++p) {
-      const bool uav = p >= kSrvSlots;
-      if (absl::Status st = CheckView(*v[p], buffers, i, uav ? "u" : "t",
-                                      uav ? p - kSrvSlots : p);
-          !st.ok()) {
-        return st;
-      }
-      const size_t slot = static_cast<size_t>(v[p]->buffer);
-      absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h =
-          v[p]->buffer == gpu::BufferSlot::kNone
-              ? NullView(v[p]->format, uav)
-              : views.Get(buffers.resource[slot], buffers.bytes[slot], v[p]->format, uav);
-      if (!h.ok()) return absl::UnimplementedError(h.status().message());
-      sources[i][p] = *h;
-    }
-    absl::StatusOr<ID3D12PipelineState*> pso = pipelines_->Get(d.key);
-    if (!pso.ok()) return pso.status();
-    psos[i] = *pso;
-  }
+  absl::StatusOr<CheckedPlan> checked = Check(
+      plan, buffers,
+      [&](const gpu::View& v, bool uav) -> absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> {
+        const size_t slot = static_cast<size_t>(v.buffer);
+        absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> h =
+            v.buffer == gpu::BufferSlot::kNone
+                ? NullView(v.format, uav)
+                : views.Get(buffers.resource[slot], buffers.bytes[slot], v.format, uav);
+        if (!h.ok()) return absl::UnimplementedError(h.status().message());
+        return h;
+      });
+  if (!checked.ok()) return checked.status();
+  const std::vector<ID3D12PipelineState*>& psos = checked->psos;
+  const auto& sources = checked->sources;
   if (n == 0) return std::vector<BoundDispatch>();
   if (!CanBind(n)) return absl::ResourceExhaustedError("descriptor or constant ring full");
   const uint64_t first_desc = *descriptor_ring_.Allocate(n * kDescriptorsPerDispatch);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/d3d12/com_ptr.h"
@@ -36,6 +37,7 @@ namespace dmls::d3d12 {
 
 inline constexpr size_t kSlotCount = 6;  // gpu::BufferSlot values
 inline constexpr uint64_t kConstantBlockBytes = 256;
+inline constexpr uint32_t kDescriptorsPerDispatch = kSrvSlots + kUavSlots;
 
 // The GPU buffer behind each gpu::BufferSlot (null: not present).
 struct SlotBuffers {
@@ -144,6 +146,18 @@ class DispatchBinder {
  private:
   DispatchBinder(ID3D12Device* device, PipelineCache* pipelines,
                  DispatchBinderOptions options);
+  // A plan checked against the ABI limits and the buffers: each dispatch's
+  // pipeline and, per slot, the descriptor to copy into the ring (ptr 0:
+  // none, the binder creates the slot's view itself).
+  struct CheckedPlan {
+    std::vector<ID3D12PipelineState*> psos;
+    std::vector<std::array<D3D12_CPU_DESCRIPTOR_HANDLE, kDescriptorsPerDispatch>> sources;
+  };
+  using SourceFn = absl::FunctionRef<absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE>(
+      const gpu::View& view, bool uav)>;
+  // Allocates nothing from the rings.
+  absl::StatusOr<CheckedPlan> Check(const gpu::DispatchPlan& plan, const SlotBuffers& buffers,
+                                    SourceFn source);
   // Writes `d`'s constant block (args, then view bases) into ring block
   // `block` and returns its GPU address.
   D3D12_GPU_VIRTUAL_ADDRESS WriteConstants(uint64_t block, const gpu::Dispatch& d);
