@@ -39,9 +39,10 @@ uint64_t KernelKey::Hash() const {
 }
 
 std::string KernelKey::DebugString() const {
-  static const char* kStages[] = {"elementwise", "mvn_partial", "mvn_apply", "mvn_row"};
+  static const char* kStages[] = {"elementwise", "mvn_partial", "mvn_apply",
+                                  "mvn_row",     "mvn_coop",    "mvn_clear"};
   const int s = static_cast<int>(stage);
-  std::string out = s < 4 ? kStages[s] : "stage?";
+  std::string out = s < 6 ? kStages[s] : "stage?";
   out += absl::StrCat(" op=", static_cast<uint32_t>(op), " type=");
   out += std::string(DataTypeName(data_type));
   out += layout == LayoutClass::kContiguous ? " contiguous" : " strided";

@@ -18,6 +18,10 @@ enum class KernelStage : uint8_t {
   kMvnApply = 2,     // MVN/MVN1: combine partials, normalise, scale/bias, fused act
   kMvnRow = 3,       // MVN/MVN1: one workgroup per group (N <= kMvnChunk): statistics
                      // and normalisation in one dispatch, the group read once
+  kMvnCoop = 4,      // MVN/MVN1: one workgroup per chunk; the chunks of a group
+                     // exchange partials through scratch in one dispatch, each
+                     // chunk read once (kernel_abi.h)
+  kMvnClear = 5,     // MVN/MVN1: zeroes kMvnCoop's counters (one key)
 };
 
 struct KernelKey {

@@ -72,6 +72,8 @@ absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
     case KernelStage::kMvnPartial:
     case KernelStage::kMvnApply:
     case KernelStage::kMvnRow:
+    case KernelStage::kMvnCoop:
+    case KernelStage::kMvnClear:
       return BuildMvnKernel(key);
   }
   return absl::InvalidArgumentError("unknown kernel stage");

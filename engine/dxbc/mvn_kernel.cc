@@ -38,6 +38,7 @@ class MvnEmitter {
         stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
 
   static uint32_t ThreadsOf(const KernelKey& key) {
+    if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
     if ((key.variant & kMvnVariantWideRow) != 0) return kMvnWideRowThreads;
     return (key.variant & kMvnVariantSmallRow) != 0 ? kMvnSmallRowThreads : kMvnThreads;
   }
@@ -221,17 +222,7 @@ class MvnEmitter {
     GroupCoordinates();
     std::vector<Operand> base = OuterOffsets({kIn});
     Operand ref = Reference(base[0]);
-    std::vector<Operand> x(elems_), ok(elems_);
-    for (uint32_t j = 0; j < elems_; ++j) {
-      x[j] = T();
-      ok[j] = T();
-      Operand nj = T();
-      ElementIndex(j, nj, ok[j]);
-      std::vector<Operand> off = InnerOffsets(nj, {kIn}, base);
-      Load(x[j], 0, off[0]);
-    }
-    MvnStat st = stats_.Local(x, ok, ref);
-    stats_.GroupReduce(st, tid_, threads_);
+    MvnStat st = ChunkStat(base[0], ref);
     Operand first = T(), addr = T();
     b_.IEq(first, tid_, U(0));
     b_.And(first, first, valid_);
@@ -249,7 +240,24 @@ class MvnEmitter {
     return Finish(b_, threads_);
   }
 
-  // Declarations shared by kMvnApply and kMvnRow.
+  // The statistic of chunk c_ of the group whose input starts at `base_in`
+  // (loaded, reduced over the workgroup: every thread holds it).
+  MvnStat ChunkStat(Operand base_in, Operand ref) {
+    std::vector<Operand> x(elems_), ok(elems_);
+    for (uint32_t j = 0; j < elems_; ++j) {
+      x[j] = T();
+      ok[j] = T();
+      Operand nj = T();
+      ElementIndex(j, nj, ok[j]);
+      std::vector<Operand> off = InnerOffsets(nj, {kIn}, {base_in});
+      Load(x[j], 0, off[0]);
+    }
+    MvnStat st = stats_.Local(x, ok, ref);
+    stats_.GroupReduce(st, tid_, threads_);
+    return st;
+  }
+
+  // Declarations shared by kMvnApply, kMvnRow and kMvnCoop.
   void DeclareNormalise() {
     b_.DclConstantBuffer(kConstantBlockRegs);
     b_.DclBufferSrv(0, ReturnType::kUint);
@@ -257,6 +265,7 @@ class MvnEmitter {
     if (key_.has_bias) b_.DclBufferSrv(2, ReturnType::kUint);
     b_.DclTypedUav(0, ReturnType::kUint);
     if (key_.stage == KernelStage::kMvnApply) b_.DclTypedUav(1, ReturnType::kFloat);
+    if (key_.stage == KernelStage::kMvnCoop) b_.DclTypedUav(1, ReturnType::kUint);
     b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
   }
 
@@ -270,26 +279,44 @@ class MvnEmitter {
   std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
                                  const std::vector<Operand>& base) {
     std::vector<Elem> el(elems_);
+    for (Elem& e : el) {
+      e.ok = T();
+      e.y = T();
+      e.out_off = T();
+      if (key_.has_scale) e.s = T();
+      if (key_.has_bias) e.bias = T();
+    }
+    LoadInto(el, tensors, base);
+    return el;
+  }
+
+  // LoadElements into the temps of `el` (kMvnCoop reloads its chunk).
+  void LoadInto(std::vector<Elem>& el, const std::vector<Tensor>& tensors,
+                const std::vector<Operand>& base) {
     for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       Operand nj = T();
-      e.ok = T();
-      e.y = T();
       ElementIndex(j, nj, e.ok);
       std::vector<Operand> off = InnerOffsets(nj, tensors, base);
-      e.out_off = off[1];
+      b_.Mov(e.out_off, off[1]);  // an existing temp: LoadInto may run in a branch
       Load(e.y, 0, off[0]);
       size_t next = 2;
-      if (key_.has_scale) {
-        e.s = T();
-        Load(e.s, 1, off[next++]);
-      }
-      if (key_.has_bias) {
-        e.bias = T();
-        Load(e.bias, 2, off[next++]);
-      }
+      if (key_.has_scale) Load(e.s, 1, off[next++]);
+      if (key_.has_bias) Load(e.bias, 2, off[next++]);
     }
-    return el;
+  }
+
+  // The statistic of this workgroup's loaded elements (every thread holds
+  // it).
+  MvnStat LoadedStat(const std::vector<Elem>& el, Operand ref) {
+    std::vector<Operand> x, ok;
+    for (const Elem& e : el) {
+      x.push_back(e.y);
+      ok.push_back(e.ok);
+    }
+    MvnStat st = stats_.Local(x, ok, ref);
+    stats_.GroupReduce(st, tid_, threads_);
+    return st;
   }
 
   // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
@@ -391,6 +418,162 @@ class MvnEmitter {
     return Finish(b_, threads_);
   }
 
+  // An empty statistic (Combine's identity).
+  void SetEmpty(const MvnStat& p) {
+    b_.Mov(p.n, F(0.0f));
+    b_.Mov(p.m, F(0.0f));
+    b_.Mov(p.M, F(0.0f));
+    b_.Mov(p.s, F(1.0f));
+  }
+
+  // One workgroup per (group, chunk), in ticket order; the protocol is in
+  // kernel_abi.h (kMvnCoop). Group-shared g1: word 0 the ticket, word 1
+  // whether the group's partials are all in, then (when the workgroup gives
+  // up waiting) one statistic per chunk.
+  absl::StatusOr<KernelInfo> Coop() {
+    DeclareNormalise();
+    b_.DclGroupSharedRaw(1, kMvnStatBytes * (1 + kMvnCoopMaxChunks));
+    const Operand uav = Operand::Uav(1).x(), g1 = Operand::GroupShared(1);
+    tid_ = Operand::ThreadIdInGroupFlattened();
+    Operand leader = T(), tmp = T();
+    b_.IEq(leader, tid_, U(0));
+    // 1. Ticket -> (group, chunk).
+    b_.IfNz(leader);
+    b_.ImmAtomicIAdd(tmp, uav, UavBase(1), U(1));
+    b_.StoreRaw(g1.x(), U(0), tmp);
+    b_.EndIf();
+    b_.SyncGroup();
+    w_ = T();
+    valid_ = T();
+    g_ = T();
+    c_ = T();
+    b_.LdRaw(w_, U(0), g1);
+    Operand total = T(), wc = T();
+    b_.IMul(total, CB0(0).x(), CB0(0).w());
+    b_.ULt(valid_, w_, total);
+    b_.Movc(wc, valid_, w_, U(0));
+    b_.UDiv(g_, c_, wc, CB0(0).w());
+    // 2. Load the chunk, its statistic.
+    const std::vector<Tensor> tensors = NormaliseTensors();
+    std::vector<Operand> base = OuterOffsets(tensors);
+    Operand ref = Reference(base[0]);
+    std::vector<Elem> el = LoadElements(tensors, base);
+    MvnStat st = LoadedStat(el, ref);
+    // 3. Publish it (atomics: they bypass the caches other workgroups miss).
+    Operand publish = T(), addr = T(), counter = T();
+    b_.And(publish, leader, valid_);
+    b_.IMad(addr, g_, CB0(0).w(), c_);
+    b_.IMad(addr, addr, U(4), CB0(3).z());  // MvnArgs::partials_word
+    b_.IAdd(addr, addr, UavBase(1));
+    b_.IAdd(counter, g_, U(1));
+    b_.IAdd(counter, counter, UavBase(1));
+    const Operand words[4] = {st.n, st.m, st.M, st.s};
+    b_.IfNz(publish);
+    for (uint32_t k = 0; k < 4; ++k) {
+      Operand a = T();
+      b_.IAdd(a, addr, U(k));
+      b_.ImmAtomicExch(tmp, uav, a, words[k]);
+    }
+    b_.EndIf();
+    b_.SyncDevice();  // the partial is visible before the count says so
+    // 4. Count in; wait for the group's other chunks (the last one in does
+    // not wait).
+    Operand all_in = T(), polls = T(), stop = T();
+    b_.Not(all_in, valid_);  // a workgroup past the last chunk waits for nothing
+    b_.IfNz(publish);
+    b_.ImmAtomicIAdd(tmp, uav, counter, U(1));
+    b_.IAdd(tmp, tmp, U(1));
+    b_.UGe(all_in, tmp, CB0(0).w());
+    b_.Mov(polls, U(0));
+    b_.Loop();
+    b_.BreakcNz(all_in);
+    b_.UGe(stop, polls, CB0(3).y());  // MvnArgs::spin_limit
+    b_.BreakcNz(stop);
+    b_.IAdd(polls, polls, U(1));
+    b_.ImmAtomicOr(tmp, uav, counter, U(0));
+    b_.UGe(all_in, tmp, CB0(0).w());
+    b_.EndLoop();
+    b_.EndIf();
+    b_.IfNz(leader);
+    b_.StoreRaw(g1.x(), U(4), all_in);
+    b_.EndIf();
+    b_.SyncDevice();  // every partial counted is visible from here
+    b_.LdRaw(all_in, U(4), g1);
+    // 5. The group's statistic: thread t < chunks takes partial t.
+    MvnStat p = stats_.NewStat();
+    Operand mine = T(), paddr = T();
+    b_.ULt(mine, tid_, CB0(0).w());
+    SetEmpty(p);
+    const Operand pw[4] = {p.n, p.m, p.M, p.s};
+    b_.IfNz(all_in);  // uniform
+    b_.IfNz(mine);
+    b_.IMad(paddr, g_, CB0(0).w(), tid_);
+    b_.IMad(paddr, paddr, U(4), CB0(3).z());
+    b_.IAdd(paddr, paddr, UavBase(1));
+    for (uint32_t k = 0; k < 4; ++k) {
+      Operand a = T();
+      b_.IAdd(a, paddr, U(k));
+      b_.ImmAtomicOr(pw[k], uav, a, U(0));
+    }
+    b_.EndIf();
+    b_.Else();
+    // Gave up (or an invalid workgroup): every chunk's statistic from the
+    // input, as its own workgroup computed it, kept in g1; then this
+    // chunk's elements again (their registers need not live across this).
+    Operand own_chunk = c_, k = T(), more = T(), kaddr = T();
+    c_ = k;
+    b_.Mov(k, U(0));
+    b_.Loop();
+    b_.ULt(more, k, CB0(0).w());
+    b_.BreakcZ(more);
+    b_.SyncGroup();  // g0 is free again (the previous statistic was read)
+    MvnStat q = ChunkStat(base[0], ref);
+    b_.IfNz(leader);
+    Operand pk = b_.NewTemp();
+    b_.Mov(pk.x(), q.n);
+    b_.Mov(pk.y(), q.m);
+    b_.Mov(pk.z(), q.M);
+    b_.Mov(pk.w(), q.s);
+    b_.IMad(kaddr, k, U(kMvnStatBytes), U(kMvnStatBytes));
+    b_.StoreRaw(g1.Comps("xyzw"), kaddr, pk);
+    b_.EndIf();
+    b_.IAdd(k, k, U(1));
+    b_.EndLoop();
+    c_ = own_chunk;
+    b_.SyncGroup();
+    b_.IfNz(mine);
+    Operand pv = b_.NewTemp();
+    b_.IMad(kaddr, tid_, U(kMvnStatBytes), U(kMvnStatBytes));
+    b_.LdRaw(pv.Comps("xyzw"), kaddr, g1);
+    b_.Mov(p.n, pv.x());
+    b_.Mov(p.m, pv.y());
+    b_.Mov(p.M, pv.z());
+    b_.Mov(p.s, pv.w());
+    b_.EndIf();
+    LoadInto(el, tensors, base);
+    b_.EndIf();
+    b_.SyncGroup();  // g0's last statistic is read before it is reused
+    stats_.GroupReduce(p, tid_, threads_, CB0(0).w());
+    // 6. Normalise the chunk from registers.
+    Normalise(p, ref, el);
+    return Finish(b_, threads_);
+  }
+
+  // Zeroes scratch words [0, c0.x) (kMvnCoop's counters).
+  absl::StatusOr<KernelInfo> Clear() {
+    b_.DclConstantBuffer(kConstantBlockRegs);
+    b_.DclTypedUav(1, ReturnType::kUint);
+    Operand i = T(), in = T();
+    b_.IMad(i, Operand::ThreadGroupId().y(), CB0(0).y(), Operand::ThreadGroupId().x());
+    b_.IMad(i, i, U(kMvnClearThreads), Operand::ThreadIdInGroupFlattened());
+    b_.ULt(in, i, CB0(0).x());
+    b_.IfNz(in);
+    b_.IAdd(i, i, UavBase(1));
+    b_.StoreUavTyped(Operand::Uav(1), i, U(0));
+    b_.EndIf();
+    return Finish(b_, kMvnClearThreads);
+  }
+
   // The whole group (N <= kMvnChunk) in one workgroup: its elements are
   // loaded once, reduced, then normalised from registers.
   absl::StatusOr<KernelInfo> Row() {
@@ -400,13 +583,7 @@ class MvnEmitter {
     std::vector<Operand> base = OuterOffsets(tensors);
     Operand ref = Reference(base[0]);
     std::vector<Elem> el = LoadElements(tensors, base);
-    std::vector<Operand> x, ok;
-    for (const Elem& e : el) {
-      x.push_back(e.y);
-      ok.push_back(e.ok);
-    }
-    MvnStat st = stats_.Local(x, ok, ref);
-    stats_.GroupReduce(st, tid_, threads_);
+    MvnStat st = LoadedStat(el, ref);
     Normalise(st, ref, el);
     return Finish(b_, threads_);
   }
@@ -444,8 +621,14 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
                                                    key.DebugString()));
   }
+  if (key.stage == KernelStage::kMvnClear && key != MvnClearKey()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the MVN clear kernel has one key: ", key.DebugString()));
+  }
   ShaderBuilder b(MvnEmitter::ThreadsOf(key));
   MvnEmitter e(b, key);
+  if (key.stage == KernelStage::kMvnClear) return e.Clear();
+  if (key.stage == KernelStage::kMvnCoop) return e.Coop();
   if (key.stage == KernelStage::kMvnPartial) {
     if (!key.normalize_variance || key.has_scale || key.has_bias ||
         key.fused != OperatorType::kInvalid) {
@@ -457,7 +640,18 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   return key.stage == KernelStage::kMvnRow ? e.Row() : e.Apply();
 }
 
+KernelKey MvnClearKey() {
+  KernelKey k;
+  k.stage = KernelStage::kMvnClear;
+  k.op = OperatorType::kMeanVarianceNormalization1;
+  k.data_type = DataType::kFloat32;
+  k.layout = LayoutClass::kStrided;
+  k.variant = 1;
+  return k;
+}
+
 void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
+  keys.push_back(MvnClearKey());
   // No fused activation, then every activation the schema lets MVN fuse.
   std::vector<OperatorType> fused = {OperatorType::kInvalid};
   for (const ops::OperatorSchema& s : ops::AllOperators()) {
@@ -473,9 +667,11 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.stage = KernelStage::kMvnPartial;
       keys.push_back(k);
       const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
-      for (int stage = 0; stage < 4; ++stage) {
-        k.stage = stage == 0 ? KernelStage::kMvnApply : KernelStage::kMvnRow;
-        k.variant = stage == 0 ? r : static_cast<uint8_t>(r | row_bits[stage - 1]);
+      for (int stage = 0; stage < 5; ++stage) {
+        k.stage = stage == 0   ? KernelStage::kMvnApply
+                  : stage == 4 ? KernelStage::kMvnCoop
+                               : KernelStage::kMvnRow;
+        k.variant = stage == 0 || stage == 4 ? r : static_cast<uint8_t>(r | row_bits[stage - 1]);
         for (bool nv : {false, true}) {
           for (bool hs : {false, true}) {
             for (bool hb : {false, true}) {

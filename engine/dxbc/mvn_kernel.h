@@ -2,7 +2,10 @@
 // (count, mean, M2) partials of each reduction group into scratch;
 // kMvnApply combines a group's partials with Chan's formula and normalises
 // its chunk (Scale/Bias broadcast, fused activation); kMvnRow does both for
-// a group of at most kMvnChunk elements in one workgroup, reading it once.
+// a group of at most kMvnChunk elements in one workgroup, reading it once;
+// kMvnCoop does both for larger groups in one dispatch, each chunk's
+// workgroup reading it once and exchanging partials with the group's other
+// chunks (after kMvnClear has zeroed the counters).
 // Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
 // functions; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
@@ -17,6 +20,8 @@
 namespace dmls::gpu {
 
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key);
+// The one key of kMvnClear.
+KernelKey MvnClearKey();
 // Appends every MVN key the planner can produce.
 void AppendMvnKernelKeys(std::vector<KernelKey>& keys);
 

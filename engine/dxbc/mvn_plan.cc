@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/dxbc/activation_emit.h"
+#include "engine/dxbc/mvn_kernel.h"
 #include "engine/dxbc/plan_util.h"
 
 namespace dmls::gpu {
@@ -142,6 +143,12 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
                      static_cast<uint32_t>(std::min<uint64_t>(work_groups * 4, o.max_view_texels))};
 
   const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
+  // kMvnCoop's scratch: the ticket and one counter per group, then the
+  // partials (kernel_abi.h).
+  const uint64_t counters = groups + 1, partials_word = (counters + 3) / 4 * 4;
+  const View coop_scratch{
+      BufferSlot::kScratch, ViewFormat::kR32Uint, 0,
+      static_cast<uint32_t>(std::min<uint64_t>(partials_word + work_groups * 4, o.max_view_texels))};
   // One dispatch of `stage` over groups [first, first + count).
   auto make = [&](KernelStage stage, uint64_t first, uint64_t count) -> absl::StatusOr<Dispatch> {
     Dispatch d;
@@ -156,6 +163,10 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     da.group_count = static_cast<uint32_t>(count);
     da.groups_x = (*grid)[0];
     if (stage == KernelStage::kMvnRow) da.chunks = 1;  // the whole group is one chunk
+    if (stage == KernelStage::kMvnCoop) {
+      da.spin_limit = o.mvn_coop_spin_limit;
+      da.partials_word = static_cast<uint32_t>(partials_word);
+    }
     d.args = EncodeArgs(da);
     d.groups = *grid;
     d.srv[0] = *vin;
@@ -166,9 +177,9 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     if (has_scale) d.srv[1] = vscale;
     if (has_bias) d.srv[2] = vbias;
     d.uav[0] = *vout;
-    if (stage == KernelStage::kMvnApply) {
-      d.uav[1] = scratch;
-      d.barrier_before = true;
+    if (stage == KernelStage::kMvnApply || stage == KernelStage::kMvnCoop) {
+      d.uav[1] = stage == KernelStage::kMvnApply ? scratch : coop_scratch;
+      d.barrier_before = true;  // after the partials, or the clear
     }
     return d;
   };
@@ -176,6 +187,28 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   DispatchPlan plan;
   if (schedule.kind == MvnSchedule::kRow) {
     absl::StatusOr<Dispatch> d = make(KernelStage::kMvnRow, 0, groups);
+    if (!d.ok()) return d.status();
+    plan.dispatches.push_back(*std::move(d));
+    return plan;
+  }
+  if (schedule.kind == MvnSchedule::kCoop) {
+    if (partials_word + work_groups * 4 > o.max_view_texels) {
+      return absl::UnimplementedError("MVN partials exceed one scratch view");
+    }
+    plan.scratch_bytes = (partials_word + work_groups * 4) * 4;
+    absl::StatusOr<std::array<uint32_t, 3>> grid =
+        GridFor((counters + kMvnClearThreads - 1) / kMvnClearThreads, o.max_groups);
+    if (!grid.ok()) return grid.status();
+    Dispatch clear;
+    clear.key = MvnClearKey();
+    MvnArgs ca;
+    ca.group_count = static_cast<uint32_t>(counters);  // words to zero
+    ca.groups_x = (*grid)[0];
+    clear.args = EncodeArgs(ca);
+    clear.groups = *grid;
+    clear.uav[1] = coop_scratch;
+    plan.dispatches.push_back(std::move(clear));
+    absl::StatusOr<Dispatch> d = make(KernelStage::kMvnCoop, 0, groups);
     if (!d.ok()) return d.status();
     plan.dispatches.push_back(*std::move(d));
     return plan;
@@ -210,6 +243,12 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow
                  : n <= kMvnChunk       ? 0
                                         : kMvnVariantWideRow;
+    return s;
+  }
+  const uint64_t chunks = (n + kMvnChunk - 1) / kMvnChunk;
+  if (chunks >= 2 && chunks <= std::min(o.mvn_coop_max_chunks, kMvnCoopMaxChunks)) {
+    s.kind = MvnSchedule::kCoop;
+    s.block_groups = groups;
     return s;
   }
   s.kind = MvnSchedule::kTwoPass;

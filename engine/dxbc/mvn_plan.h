@@ -8,7 +8,11 @@
 //    scratch then combine + normalise, so that the normalisation rereads
 //    the block from the cache instead of DRAM;
 //  * two-pass: the same two dispatches over all groups at once, when one
-//    group alone exceeds the block budget or the tensor fits one block.
+//    group alone exceeds the block budget or the tensor fits one block;
+//  * cooperative (PlannerOptions::mvn_coop_max_chunks): a clear of the
+//    counters, then one kMvnCoop dispatch of a workgroup per chunk whose
+//    workgroups exchange partials, so that every chunk is read from memory
+//    once; it takes precedence over the two above where enabled.
 // Pure; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
@@ -23,7 +27,7 @@ namespace dmls::gpu {
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& options);
 
 struct MvnSchedule {
-  enum Kind { kRow, kBlocked, kTwoPass };
+  enum Kind { kRow, kBlocked, kTwoPass, kCoop };
   Kind kind = kRow;
   uint64_t block_groups = 0;  // groups per dispatch pair (kBlocked, kTwoPass)
   // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,

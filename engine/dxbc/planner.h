@@ -45,6 +45,21 @@ struct PlannerOptions {
   // every block size tried (512 x 262,143 FLOAT32: 1,153-1,613 GB/s against
   // 1,791; docs/PERFORMANCE.md).
   bool mvn_blocked = false;
+  // The cooperative schedule (kMvnCoop: one dispatch, every chunk read
+  // once) for groups of up to this many kMvnChunk chunks (at most
+  // kMvnCoopMaxChunks); 0 = off. Its workgroups wait for the other chunks
+  // of their group, so it pays only where a group's workgroups run at once:
+  // a GPU, not the software adapter, whose few CPU threads would make them
+  // wait out mvn_coop_spin_limit (DefaultPlannerOptions in dxbc_engine.h
+  // sets it per adapter).
+  uint32_t mvn_coop_max_chunks = 0;
+  // kMvnCoop: polls of a group's counter before a workgroup stops waiting
+  // and computes its group's statistics alone (kernel_abi.h). A poll is an
+  // atomic in the GPU's L2 (about a microsecond on an H100): 2^15 polls
+  // are tens of milliseconds, where a group's chunks normally come in
+  // within microseconds. Keep it well below 65,535: llvmpipe stops every
+  // loop of an invocation once they have run that many iterations together.
+  uint32_t mvn_coop_spin_limit = 1u << 15;
 };
 
 // Planned when PlannerOptions::cache_bytes is 0: below the L2 of current

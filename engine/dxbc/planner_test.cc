@@ -10,6 +10,7 @@
 
 #include "engine/core/tensor_desc.h"
 #include "engine/dxbc/kernels.h"
+#include "engine/dxbc/mvn_kernel.h"
 #include "engine/dxbc/mvn_plan.h"
 #include "engine/dxbc/param_convert.h"
 #include "engine/dxbc/plan_util.h"
@@ -515,6 +516,55 @@ TEST(MvnPlannerTest, MvnCrossChannelAndScaleBroadcast) {
   auto plan2 = PlanExecution(op, false);
   ASSERT_TRUE(plan2.ok());
   EXPECT_EQ(DecodeMvnArgs(plan2->dispatches.back()).n, 60u);
+}
+
+TEST(MvnPlannerTest, CooperativeWhereEnabledAndTheChunksFit) {
+  PlannerOptions o;
+  EXPECT_EQ(ChooseMvnSchedule(512, 262143, 4, o).kind, MvnSchedule::kTwoPass);  // off by default
+  o.mvn_coop_max_chunks = 64;
+  EXPECT_EQ(ChooseMvnSchedule(512, 262143, 4, o).kind, MvnSchedule::kCoop);  // 64 chunks
+  EXPECT_EQ(ChooseMvnSchedule(512, 262145, 4, o).kind, MvnSchedule::kTwoPass);  // 65
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o).kind, MvnSchedule::kCoop);
+  EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, o).kind, MvnSchedule::kRow);  // one chunk
+  o.mvn_coop_max_chunks = 100000;  // capped at one partial per combining thread
+  EXPECT_EQ(ChooseMvnSchedule(1, kMvnChunk * kMvnCoopMaxChunks, 4, o).kind, MvnSchedule::kCoop);
+  EXPECT_EQ(ChooseMvnSchedule(1, kMvnChunk * kMvnCoopMaxChunks + 1, 4, o).kind,
+            MvnSchedule::kTwoPass);
+
+  // The plan: a clear of the ticket and the 512 counters, then one
+  // dispatch of a workgroup per chunk after a barrier.
+  o.mvn_coop_max_chunks = 64;
+  o.mvn_coop_spin_limit = 777;
+  OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1});
+  op.fused_activation = FusedActivationDesc{};
+  op.fused_activation->type = static_cast<uint32_t>(OperatorType::kActivationRelu);
+  auto plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->dispatches.size(), 2u);
+  const Dispatch& clear = plan->dispatches[0];
+  const Dispatch& coop = plan->dispatches[1];
+  EXPECT_EQ(clear.key, MvnClearKey());
+  EXPECT_FALSE(clear.barrier_before);
+  EXPECT_EQ(DecodeMvnArgs(clear).group_count, 513u);  // words to zero
+  EXPECT_EQ(uint64_t{clear.groups[0]} * clear.groups[1] * kMvnClearThreads, 576u);
+  EXPECT_EQ(clear.uav[1].format, ViewFormat::kR32Uint);
+  EXPECT_EQ(coop.key.stage, KernelStage::kMvnCoop);
+  EXPECT_EQ(coop.key.fused, OperatorType::kActivationRelu);
+  EXPECT_TRUE(coop.barrier_before);
+  const MvnArgs a = DecodeMvnArgs(coop);
+  EXPECT_EQ(a.chunks, 64u);
+  EXPECT_EQ(a.group_count, 512u);
+  EXPECT_EQ(a.spin_limit, 777u);
+  EXPECT_EQ(a.partials_word, 516u);  // 513 counter words, rounded up to 4
+  EXPECT_EQ(uint64_t{coop.groups[0]} * coop.groups[1], 512u * 64);
+  EXPECT_EQ(coop.uav[1].buffer, BufferSlot::kScratch);
+  EXPECT_EQ(coop.uav[1].format, ViewFormat::kR32Uint);
+  EXPECT_EQ(coop.uav[1].num_elements, 516u + 512 * 64 * 4);
+  EXPECT_EQ(plan->scratch_bytes, (516u + 512 * 64 * 4) * 4);
+  const std::vector<KernelKey> all = AllKernelKeys();
+  for (const Dispatch& d : plan->dispatches) {
+    EXPECT_NE(std::find(all.begin(), all.end(), d.key), all.end()) << d.key.DebugString();
+  }
 }
 
 TEST(MvnPlannerTest, InPlaceRejectedAndEveryKeyKnown) {

@@ -200,6 +200,24 @@ void ShaderBuilder::AtomicAnd(Operand uav, Operand addr, Operand value) {
 void ShaderBuilder::AtomicOr(Operand uav, Operand addr, Operand value) {
   Emit(D3D11_SB_OPCODE_ATOMIC_OR, {uav}, {addr, value});
 }
+void ShaderBuilder::AtomicIAdd(Operand uav, Operand addr, Operand value) {
+  Emit(D3D11_SB_OPCODE_ATOMIC_IADD, {uav}, {addr, value});
+}
+void ShaderBuilder::ImmAtomicIAdd(Operand old, Operand uav, Operand addr, Operand value) {
+  Emit(D3D11_SB_OPCODE_IMM_ATOMIC_IADD, {old, uav}, {addr, value});
+}
+void ShaderBuilder::ImmAtomicOr(Operand old, Operand uav, Operand addr, Operand value) {
+  Emit(D3D11_SB_OPCODE_IMM_ATOMIC_OR, {old, uav}, {addr, value});
+}
+void ShaderBuilder::ImmAtomicExch(Operand old, Operand uav, Operand addr, Operand value) {
+  Emit(D3D11_SB_OPCODE_IMM_ATOMIC_EXCH, {old, uav}, {addr, value});
+}
+void ShaderBuilder::SyncDevice() {
+  Emit(D3D11_SB_OPCODE_SYNC, {}, {},
+       ENCODE_D3D11_SB_SYNC_FLAGS(D3D11_SB_SYNC_THREADS_IN_GROUP |
+                                  D3D11_SB_SYNC_THREAD_GROUP_SHARED_MEMORY |
+                                  D3D11_SB_SYNC_UNORDERED_ACCESS_VIEW_MEMORY_GLOBAL));
+}
 void ShaderBuilder::SyncGroup() {
   Emit(D3D11_SB_OPCODE_SYNC, {}, {},
        ENCODE_D3D11_SB_SYNC_FLAGS(D3D11_SB_SYNC_THREADS_IN_GROUP |

@@ -104,7 +104,18 @@ class ShaderBuilder {
   void StoreRaw(Operand g, Operand byte_address, Operand value);
   void AtomicAnd(Operand uav, Operand address, Operand value);
   void AtomicOr(Operand uav, Operand address, Operand value);
+  void AtomicIAdd(Operand uav, Operand address, Operand value);
+  // Atomics that return the word's previous value in `old` (a temp's .x).
+  void ImmAtomicIAdd(Operand old, Operand uav, Operand address, Operand value);
+  void ImmAtomicOr(Operand old, Operand uav, Operand address, Operand value);
+  void ImmAtomicExch(Operand old, Operand uav, Operand address, Operand value);
   void SyncGroup();  // sync_g_t: group barrier + group-shared memory
+  // sync_uglobal_g_t: group barrier that also orders every UAV access of
+  // the group at device scope (what one workgroup wrote before it is
+  // visible to other workgroups that synchronise after reading a flag it
+  // set afterwards). A group barrier: every thread of the group must reach
+  // it (vkd3d 1.2 makes any UAV sync flag a workgroup control barrier).
+  void SyncDevice();
   // ---- control flow ----
   void IfNz(Operand cond);
   void IfZ(Operand cond);

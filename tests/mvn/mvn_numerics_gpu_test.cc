@@ -30,8 +30,13 @@ constexpr double kFltMax = std::numeric_limits<float>::max();
 
 // The schedules, by group length and planner options: groups of up to
 // 1,024 take the 64-thread row kernel, up to 32,768 the 1,024-thread one;
-// longer ones the blocked plan (budget of one group) or the two-pass one
-// (budget below one group).
+// longer ones the blocked plan (budget of one group), the two-pass one
+// (budget below one group) or the cooperative one (with waiting, and with
+// no waiting: the fallback of a workgroup that stops waiting).
+// The cooperative schedule's poll limit in tests: the software adapter runs
+// only as many workgroups at once as it has CPU threads, so most of its
+// workgroups stop waiting; a small limit keeps that quick.
+constexpr uint32_t kTestSpinLimit = 4096;
 struct Schedule {
   const char* name;
   uint64_t n;
@@ -39,7 +44,8 @@ struct Schedule {
 };
 void PrintTo(const Schedule& s, std::ostream* os) { *os << s.name; }
 const Schedule kSchedules[] = {
-    {"row", 1000, 0}, {"wide_row", 9000, 0}, {"blocked", 40000, 1}, {"two_pass", 40000, 2}};
+    {"row", 1000, 0},      {"wide_row", 9000, 0}, {"blocked", 40000, 1},
+    {"two_pass", 40000, 2}, {"coop", 40000, 3},    {"coop_alone", 40000, 4}};
 
 class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
  protected:
@@ -49,6 +55,11 @@ class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
     gpu::PlannerOptions o;
     if (GetParam().block_bytes == 1) o.mvn_block_bytes = group_bytes;      // blocks of one
     if (GetParam().block_bytes == 2) o.mvn_block_bytes = group_bytes - 1;  // fallback
+    if (GetParam().block_bytes >= 3) o.mvn_coop_max_chunks = gpu::kMvnCoopMaxChunks;
+    // Cooperative, every workgroup that is not its group's last computing
+    // the group's statistics alone.
+    if (GetParam().block_bytes == 4) o.mvn_coop_spin_limit = 0;
+    if (GetParam().block_bytes == 3) o.mvn_coop_spin_limit = kTestSpinLimit;
     return o;
   }
 

@@ -5,7 +5,8 @@
 // budget shrunk so that small tensors need many blocks, odd last blocks
 // included) and the two-pass fallback; packed, padded, broadcast and
 // transposed layouts, Scale/Bias broadcast, fused activations, FLOAT16,
-// NormalizeVariance FALSE, and the MVN (type 73) operator. Each test first
+// NormalizeVariance FALSE, and the MVN (type 73) operator; the cooperative
+// schedule with and without waiting. Each test first
 // checks that the planner picked the schedule it is about.
 #include <algorithm>
 #include <memory>
@@ -54,6 +55,11 @@ class MvnScheduleTest : public ::testing::Test {
       case MvnSchedule::kTwoPass:
         ASSERT_EQ(plan->dispatches.size(), 2u);
         ASSERT_EQ(first, KernelStage::kMvnPartial);
+        break;
+      case MvnSchedule::kCoop:
+        ASSERT_EQ(plan->dispatches.size(), 2u);
+        ASSERT_EQ(first, KernelStage::kMvnClear);
+        ASSERT_EQ(plan->dispatches[1].key.stage, KernelStage::kMvnCoop);
         break;
     }
     absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(o);
@@ -162,6 +168,57 @@ TEST_F(MvnScheduleTest, WideRowsInRegisters) {
   op.input =
       MakeTensorDesc(DataType::kFloat32, {3, 4, 5000}, std::vector<uint64_t>{20100, 5020, 1});
   Run(op, o, MvnSchedule::kRow, 33);
+}
+
+// ---- cooperative: one workgroup per chunk, partials exchanged ----
+
+// Cooperative options: on for up to `max_chunks` chunks, with the test's
+// poll limit (the software adapter keeps few workgroups running at once,
+// so that most of its workgroups stop waiting; `spin_limit` 0: all but the
+// last of each group). llvmpipe ends every loop of an invocation once they
+// have run 65,535 iterations together, so a limit near that would cut the
+// fallback's loop short there.
+gpu::PlannerOptions Coop(uint32_t spin_limit = 4096, uint32_t max_chunks = gpu::kMvnCoopMaxChunks) {
+  gpu::PlannerOptions o;
+  o.mvn_coop_max_chunks = max_chunks;
+  o.mvn_coop_spin_limit = spin_limit;
+  return o;
+}
+
+TEST_F(MvnScheduleTest, CoopOddSizesFloat32) {
+  // 7 groups of 40,000 (10 chunks, the last one partial).
+  Run(Mvn1(DataType::kFloat32, {7, 40000}, {1}), Coop(), MvnSchedule::kCoop, 41);
+  Run(Mvn1(DataType::kFloat32, {3, gpu::kMvnChunk + 1}, {1}), Coop(), MvnSchedule::kCoop, 42);
+  // Two chunks: the software adapter's two threads can run them together.
+  Run(Mvn1(DataType::kFloat32, {4, 2 * gpu::kMvnChunk}, {1}), Coop(), MvnSchedule::kCoop, 43);
+  // A large common offset (OPERATORS.md §7.6).
+  Run(Mvn1(DataType::kFloat32, {5, 20001}, {1}), Coop(), MvnSchedule::kCoop, 44, 0.05, 1e4);
+}
+
+TEST_F(MvnScheduleTest, CoopFloat16ScaleBiasFusedAndNoWaiting) {
+  OperatorDesc op = Mvn1(DataType::kFloat16, {5, 40001}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 40001});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {5, 1});
+  op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
+  Run(op, Coop(), MvnSchedule::kCoop, 45);
+  Run(op, Coop(0), MvnSchedule::kCoop, 46);  // the fallback, mixed with waiting
+  op = Mvn1(DataType::kFloat32, {6, 33000}, {1}, /*normalize_variance=*/false);
+  op.bias = MakeTensorDesc(DataType::kFloat32, {6, 1});
+  Run(op, Coop(0), MvnSchedule::kCoop, 47, 2.0, 1000.0);
+}
+
+TEST_F(MvnScheduleTest, CoopStridedGroupsAndTwoDimensionalGrid) {
+  // Axes {0, 2}: 4 groups of 3 x 12,000 (9 chunks), each spread over the
+  // tensor; then a 2-D grid for the 36 workgroups.
+  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 4, 12000}, {0, 2});
+  op.input =
+      MakeTensorDesc(DataType::kFloat32, {3, 4, 12000}, std::vector<uint64_t>{48100, 12020, 1});
+  gpu::PlannerOptions o = Coop();
+  Run(op, o, MvnSchedule::kCoop, 48);
+  o.max_groups = 7;  // a 7 x 6 grid: 6 idle workgroups
+  Run(op, o, MvnSchedule::kCoop, 49);
+  // Above the chunk limit: the two passes.
+  Run(op, Coop(4096, 8), MvnSchedule::kTwoPass, 50);
 }
 
 // ---- blocked: partial + apply per block of rows ----
