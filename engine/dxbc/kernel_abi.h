@@ -115,23 +115,28 @@ inline constexpr uint8_t kVariantWord = 1;  // R32_UINT views (the < 4-word tail
 // (mvn_stats_emit.h). A dispatch covers groups [first_group, first_group +
 // group_count); scratch is indexed by the global (group, chunk), so that the
 // dispatches of a blocked plan never share scratch.
-// kMvnCoop (one dispatch over every group, first_group 0): scratch is an
-// R32_UINT view, accessed by atomics only (never through a cache that
+// kMvnCoop (one dispatch over every group, first_group 0; two workgroups
+// per (group, chunk): a statistics task and a normalisation task): scratch
+// is an R32_UINT view accessed by atomics only (never through a cache that
 // another workgroup's writes bypass): word 0 is a ticket counter, word 1 + g
-// the count of group g's chunks whose partial is published, and the
-// partials start at word partials_word, four per (group, chunk) as above.
-// A workgroup takes its (group, chunk) from the ticket it draws, so that a
-// chunk's workgroup only ever waits for workgroups that have started: all
-// chunks of a group are running before any of the next group's. It loads
-// its chunk into registers, publishes its partial, counts itself in, and
-// polls the count until every chunk of its group is in (at most spin_limit
-// polls); then it combines the group's partials and normalises its chunk
-// from registers. A workgroup that gives up computes its group's statistics
-// itself, from the input (the same partials, combined the same way), so a
-// device that cannot keep a group's workgroups resident together is slow,
-// never hung. The counters must be zero first: kMvnClear zeroes scratch
-// words [0, group_count) (c0.x: words; c0.y: groups in x; workgroups of
-// kMvnClearThreads).
+// group g's count, the partials start at word partials_word (four per
+// (group, chunk) as above), and the group statistics follow them (four per
+// group). A workgroup takes its task from the ticket it draws, so tasks
+// start in this order: the statistics tasks of the first `lag` groups,
+// then for each later group g its statistics tasks followed by the
+// normalisation tasks of group g - lag, then the last `lag` groups'
+// normalisation tasks. A statistics task publishes its chunk's partial and
+// counts itself in; the last one in combines the group's partials,
+// publishes the group's statistic and adds `chunks` to the count. A
+// normalisation task polls the count (at most spin_limit polls) until
+// that is done, normally long before, then reloads its chunk, read `lag`
+// groups earlier and so normally still in the GPU's cache, and normalises
+// it: DRAM sees the input once when `lag` groups fit the cache. A task
+// that gives up waiting computes its group's statistics itself, from the
+// input (the same partials, combined the same way), so a device that runs
+// few workgroups at once is slow, never hung. The counters must be zero
+// first: kMvnClear zeroes scratch words [0, group_count) (c0.x: words;
+// c0.y: groups in x; workgroups of kMvnClearThreads).
 struct MvnArgs {
   uint32_t group_count = 0;  // c0.x: reduction groups of this dispatch
   uint32_t groups_x = 0;     // c0.y: dispatch groups in x
@@ -147,7 +152,8 @@ struct MvnArgs {
   uint32_t spin_limit = 0;     // c3.y: kMvnCoop: polls of a group's counter before
                                // the workgroup computes the group's statistics alone
   uint32_t partials_word = 0;  // c3.z: kMvnCoop: where partials start in scratch
-  uint32_t reserved = 0;       // c3.w
+  uint32_t lag = 0;            // c3.w: kMvnCoop: groups between a group's statistics
+                               // and its normalisation (1..group_count)
   uint32_t sizes[kMaxRank] = {};          // c4, c5
   uint32_t in_strides[kMaxRank] = {};     // c6, c7
   uint32_t out_strides[kMaxRank] = {};    // c8, c9

@@ -426,136 +426,226 @@ class MvnEmitter {
     b_.Mov(p.s, F(1.0f));
   }
 
-  // One workgroup per (group, chunk), in ticket order; the protocol is in
-  // kernel_abi.h (kMvnCoop). Group-shared g1: word 0 the ticket, word 1
-  // whether the group's partials are all in, then (when the workgroup gives
-  // up waiting) one statistic per chunk.
-  absl::StatusOr<KernelInfo> Coop() {
-    DeclareNormalise();
-    b_.DclGroupSharedRaw(1, kMvnStatBytes * (1 + kMvnCoopMaxChunks));
-    const Operand uav = Operand::Uav(1).x(), g1 = Operand::GroupShared(1);
-    tid_ = Operand::ThreadIdInGroupFlattened();
-    Operand leader = T(), tmp = T();
-    b_.IEq(leader, tid_, U(0));
-    // 1. Ticket -> (group, chunk).
-    b_.IfNz(leader);
-    b_.ImmAtomicIAdd(tmp, uav, UavBase(1), U(1));
-    b_.StoreRaw(g1.x(), U(0), tmp);
-    b_.EndIf();
-    b_.SyncGroup();
-    w_ = T();
-    valid_ = T();
-    g_ = T();
-    c_ = T();
-    b_.LdRaw(w_, U(0), g1);
-    Operand total = T(), wc = T();
-    b_.IMul(total, CB0(0).x(), CB0(0).w());
-    b_.ULt(valid_, w_, total);
-    b_.Movc(wc, valid_, w_, U(0));
-    b_.UDiv(g_, c_, wc, CB0(0).w());
-    // 2. Load the chunk, its statistic.
-    const std::vector<Tensor> tensors = NormaliseTensors();
-    std::vector<Operand> base = OuterOffsets(tensors);
-    Operand ref = Reference(base[0]);
-    std::vector<Elem> el = LoadElements(tensors, base);
-    MvnStat st = LoadedStat(el, ref);
-    // 3. Publish it (atomics: they bypass the caches other workgroups miss).
-    Operand publish = T(), addr = T(), counter = T();
-    b_.And(publish, leader, valid_);
-    b_.IMad(addr, g_, CB0(0).w(), c_);
-    b_.IMad(addr, addr, U(4), CB0(3).z());  // MvnArgs::partials_word
-    b_.IAdd(addr, addr, UavBase(1));
-    b_.IAdd(counter, g_, U(1));
-    b_.IAdd(counter, counter, UavBase(1));
-    const Operand words[4] = {st.n, st.m, st.M, st.s};
-    b_.IfNz(publish);
-    for (uint32_t k = 0; k < 4; ++k) {
-      Operand a = T();
-      b_.IAdd(a, addr, U(k));
-      b_.ImmAtomicExch(tmp, uav, a, words[k]);
-    }
-    b_.EndIf();
-    b_.SyncDevice();  // the partial is visible before the count says so
-    // 4. Count in; wait for the group's other chunks (the last one in does
-    // not wait).
-    Operand all_in = T(), polls = T(), stop = T();
-    b_.Not(all_in, valid_);  // a workgroup past the last chunk waits for nothing
-    b_.IfNz(publish);
-    b_.ImmAtomicIAdd(tmp, uav, counter, U(1));
-    b_.IAdd(tmp, tmp, U(1));
-    b_.UGe(all_in, tmp, CB0(0).w());
-    b_.Mov(polls, U(0));
-    b_.Loop();
-    b_.BreakcNz(all_in);
-    b_.UGe(stop, polls, CB0(3).y());  // MvnArgs::spin_limit
-    b_.BreakcNz(stop);
-    b_.IAdd(polls, polls, U(1));
-    b_.ImmAtomicOr(tmp, uav, counter, U(0));
-    b_.UGe(all_in, tmp, CB0(0).w());
-    b_.EndLoop();
-    b_.EndIf();
-    b_.IfNz(leader);
-    b_.StoreRaw(g1.x(), U(4), all_in);
-    b_.EndIf();
-    b_.SyncDevice();  // every partial counted is visible from here
-    b_.LdRaw(all_in, U(4), g1);
-    // 5. The group's statistic: thread t < chunks takes partial t.
-    MvnStat p = stats_.NewStat();
-    Operand mine = T(), paddr = T();
-    b_.ULt(mine, tid_, CB0(0).w());
-    SetEmpty(p);
-    const Operand pw[4] = {p.n, p.m, p.M, p.s};
-    b_.IfNz(all_in);  // uniform
-    b_.IfNz(mine);
-    b_.IMad(paddr, g_, CB0(0).w(), tid_);
-    b_.IMad(paddr, paddr, U(4), CB0(3).z());
-    b_.IAdd(paddr, paddr, UavBase(1));
-    for (uint32_t k = 0; k < 4; ++k) {
-      Operand a = T();
-      b_.IAdd(a, paddr, U(k));
-      b_.ImmAtomicOr(pw[k], uav, a, U(0));
-    }
-    b_.EndIf();
-    b_.Else();
-    // Gave up (or an invalid workgroup): every chunk's statistic from the
-    // input, as its own workgroup computed it, kept in g1; then this
-    // chunk's elements again (their registers need not live across this).
-    Operand own_chunk = c_, k = T(), more = T(), kaddr = T();
-    c_ = k;
-    b_.Mov(k, U(0));
-    b_.Loop();
-    b_.ULt(more, k, CB0(0).w());
-    b_.BreakcZ(more);
-    b_.SyncGroup();  // g0 is free again (the previous statistic was read)
-    MvnStat q = ChunkStat(base[0], ref);
-    b_.IfNz(leader);
+  // Reads group-shared statistic `slot` (16 bytes from byte 16 * slot of g1)
+  // into `p`.
+  void LoadSharedStat(const MvnStat& p, Operand byte_addr) {
+    Operand pv = b_.NewTemp();
+    b_.LdRaw(pv.Comps("xyzw"), byte_addr, Operand::GroupShared(1));
+    b_.Mov(p.n, pv.x());
+    b_.Mov(p.m, pv.y());
+    b_.Mov(p.M, pv.z());
+    b_.Mov(p.s, pv.w());
+  }
+  void StoreSharedStat(Operand byte_addr, const MvnStat& q) {
     Operand pk = b_.NewTemp();
     b_.Mov(pk.x(), q.n);
     b_.Mov(pk.y(), q.m);
     b_.Mov(pk.z(), q.M);
     b_.Mov(pk.w(), q.s);
-    b_.IMad(kaddr, k, U(kMvnStatBytes), U(kMvnStatBytes));
-    b_.StoreRaw(g1.Comps("xyzw"), kaddr, pk);
+    b_.StoreRaw(Operand::GroupShared(1).Comps("xyzw"), byte_addr, pk);
+  }
+  // Scratch word `first` + k of u1 for k < 4: atomically exchanged with
+  // (store) or read into (load) the statistic's words.
+  void PublishStat(Operand first, const MvnStat& q) {
+    const Operand w[4] = {q.n, q.m, q.M, q.s};
+    Operand old = T();
+    for (uint32_t k = 0; k < 4; ++k) {
+      Operand a = T();
+      b_.IAdd(a, first, U(k));
+      b_.ImmAtomicExch(old, Operand::Uav(1).x(), a, w[k]);
+    }
+  }
+  void ReadStat(const MvnStat& p, Operand first) {
+    const Operand w[4] = {p.n, p.m, p.M, p.s};
+    for (uint32_t k = 0; k < 4; ++k) {
+      Operand a = T();
+      b_.IAdd(a, first, U(k));
+      b_.ImmAtomicOr(w[k], Operand::Uav(1).x(), a, U(0));
+    }
+  }
+
+  // The cooperative schedule in one dispatch (protocol: kernel_abi.h,
+  // kMvnCoop). Tickets map to tasks in this order, with L = MvnArgs::lag
+  // rows: the statistics tasks of groups 0..L-1; then for each group r >= L
+  // those of group r followed by the normalisation tasks of group r - L;
+  // then the normalisation tasks of the last L groups. A statistics task
+  // loads its chunk, publishes its partial and counts itself in; the last
+  // one in combines the group's partials and publishes the group's
+  // statistic. A normalisation task waits for that (normally long done),
+  // then reloads its chunk, which L groups of traffic have not yet pushed
+  // out of the cache, and normalises it. Group-shared g1: word 0 the
+  // ticket, word 1 a flag, bytes 16-31 the group's statistic, then one
+  // statistic per chunk for a task that stops waiting.
+  absl::StatusOr<KernelInfo> Coop() {
+    DeclareNormalise();
+    b_.DclGroupSharedRaw(1, kMvnStatBytes * (2 + kMvnCoopMaxChunks));
+    const Operand uav = Operand::Uav(1).x(), g1 = Operand::GroupShared(1);
+    tid_ = Operand::ThreadIdInGroupFlattened();
+    Operand leader = T(), tmp = T();
+    b_.IEq(leader, tid_, U(0));
+    // 1. Ticket -> task (group g_, chunk c_, normalisation or statistics).
+    b_.IfNz(leader);
+    b_.ImmAtomicIAdd(tmp, uav, UavBase(1), U(1));
+    b_.StoreRaw(g1.x(), U(0), tmp);
     b_.EndIf();
-    b_.IAdd(k, k, U(1));
-    b_.EndLoop();
-    c_ = own_chunk;
     b_.SyncGroup();
-    b_.IfNz(mine);
-    Operand pv = b_.NewTemp();
-    b_.IMad(kaddr, tid_, U(kMvnStatBytes), U(kMvnStatBytes));
-    b_.LdRaw(pv.Comps("xyzw"), kaddr, g1);
-    b_.Mov(p.n, pv.x());
-    b_.Mov(p.m, pv.y());
-    b_.Mov(p.M, pv.z());
-    b_.Mov(p.s, pv.w());
+    Operand t = T();
+    b_.LdRaw(t, U(0), g1);
+    const Operand chunks = CB0(0).w(), groups = CB0(0).x(), lag = CB0(3).w();
+    Operand two_c = T(), lc = T(), total = T(), rest = T(), mid = T(), tp = T(), t3 = T();
+    b_.IAdd(two_c, chunks, chunks);
+    b_.IMul(lc, lag, chunks);
+    b_.IMul(total, groups, two_c);  // tasks
+    b_.INeg(rest, lag);
+    b_.IAdd(rest, rest, groups);    // groups - L
+    b_.IMul(mid, rest, two_c);      // tasks of the interleaved part
+    b_.INeg(tp, lc);
+    b_.IAdd(tp, tp, t);             // t - L*C
+    b_.INeg(t3, mid);
+    b_.IAdd(t3, t3, tp);            // t - L*C - mid
+    Operand q1 = T(), r1 = T(), q2 = T(), r2 = T(), q3 = T(), r3 = T();
+    b_.UDiv(q1, r1, t, chunks);
+    b_.UDiv(q2, r2, tp, two_c);
+    b_.UDiv(q3, r3, t3, chunks);
+    Operand in1 = T(), in2 = T(), apply2 = T(), row2 = T(), chunk2 = T(), row3 = T();
+    b_.ULt(in1, t, lc);
+    b_.ULt(in2, tp, mid);
+    b_.UGe(apply2, r2, chunks);
+    b_.IAdd(row2, q2, lag);
+    b_.Movc(row2, apply2, q2, row2);
+    b_.INeg(chunk2, chunks);
+    b_.IAdd(chunk2, chunk2, r2);
+    b_.Movc(chunk2, apply2, chunk2, r2);
+    b_.IAdd(row3, q3, rest);
+    w_ = t;
+    valid_ = T();
+    g_ = T();
+    c_ = T();
+    Operand apply = T();
+    b_.Movc(g_, in2, row2, row3);
+    b_.Movc(g_, in1, q1, g_);
+    b_.Movc(c_, in2, chunk2, r3);
+    b_.Movc(c_, in1, r1, c_);
+    b_.Movc(apply, in2, apply2, U(0xffffffffu));
+    b_.Movc(apply, in1, U(0), apply);
+    b_.ULt(valid_, t, total);
+    b_.Movc(g_, valid_, g_, U(0));
+    b_.Movc(c_, valid_, c_, U(0));
+    const std::vector<Tensor> tensors = NormaliseTensors();
+    std::vector<Operand> base = OuterOffsets(tensors);
+    Operand ref = Reference(base[0]);
+    Operand counter = T(), final_stat = T(), flag = T();
+    b_.IAdd(counter, g_, U(1));
+    b_.IAdd(counter, counter, UavBase(1));
+    // The group statistics follow the partials: partials_word + 4 * G * C.
+    b_.IMul(final_stat, groups, chunks);
+    b_.IMad(final_stat, final_stat, U(4), CB0(3).z());
+    b_.IMad(final_stat, g_, U(4), final_stat);
+    b_.IAdd(final_stat, final_stat, UavBase(1));
+    b_.IfNz(valid_);  // uniform, as is every branch below
+    b_.IfZ(apply);
+    {
+      // 2. Statistics task.
+      MvnStat st = ChunkStat(base[0], ref);
+      Operand addr = T();
+      b_.IMad(addr, g_, chunks, c_);
+      b_.IMad(addr, addr, U(4), CB0(3).z());  // MvnArgs::partials_word
+      b_.IAdd(addr, addr, UavBase(1));
+      b_.IfNz(leader);
+      PublishStat(addr, st);
+      b_.EndIf();
+      b_.SyncDevice();  // the partial is visible before the count says so
+      b_.IfNz(leader);
+      b_.ImmAtomicIAdd(tmp, uav, counter, U(1));
+      b_.IAdd(tmp, tmp, U(1));
+      b_.IEq(flag, tmp, chunks);  // the last one in
+      b_.StoreRaw(g1.x(), U(4), flag);
+      b_.EndIf();
+      b_.SyncDevice();  // every partial counted is visible from here
+      b_.LdRaw(flag, U(4), g1);
+      b_.IfNz(flag);
+      MvnStat p = stats_.NewStat();
+      Operand mine = T(), paddr = T();
+      SetEmpty(p);
+      b_.ULt(mine, tid_, chunks);
+      b_.IfNz(mine);
+      b_.IMad(paddr, g_, chunks, tid_);
+      b_.IMad(paddr, paddr, U(4), CB0(3).z());
+      b_.IAdd(paddr, paddr, UavBase(1));
+      ReadStat(p, paddr);
+      b_.EndIf();
+      b_.SyncGroup();  // g0's last statistic is read before it is reused
+      stats_.GroupReduce(p, tid_, threads_, chunks);
+      b_.IfNz(leader);
+      PublishStat(final_stat, p);
+      b_.EndIf();
+      b_.SyncDevice();  // the statistic is visible before the count says so
+      b_.IfNz(leader);
+      b_.AtomicIAdd(uav, counter, chunks);  // 2C: the group's statistic is in
+      b_.EndIf();
+      b_.EndIf();
+    }
+    b_.Else();
+    {
+      // 3. Normalisation task: wait for the group's statistic.
+      Operand polls = T(), stop = T();
+      b_.IfNz(leader);
+      b_.Mov(polls, U(0));
+      b_.Loop();
+      b_.ImmAtomicOr(tmp, uav, counter, U(0));
+      b_.UGe(flag, tmp, two_c);
+      b_.BreakcNz(flag);
+      b_.UGe(stop, polls, CB0(3).y());  // MvnArgs::spin_limit
+      b_.BreakcNz(stop);
+      b_.IAdd(polls, polls, U(1));
+      b_.EndLoop();
+      b_.StoreRaw(g1.x(), U(4), flag);
+      b_.EndIf();
+      b_.SyncDevice();  // the statistic counted in is visible from here
+      b_.LdRaw(flag, U(4), g1);
+      MvnStat p = stats_.NewStat();
+      b_.IfNz(flag);
+      b_.IfNz(leader);
+      MvnStat f = stats_.NewStat();
+      ReadStat(f, final_stat);
+      StoreSharedStat(U(16), f);
+      b_.EndIf();
+      b_.SyncGroup();
+      LoadSharedStat(p, U(16));
+      b_.Else();
+      // Gave up waiting: every chunk's statistic from the input, as its own
+      // task computed it, combined the same way.
+      Operand own_chunk = c_, k = T(), more = T(), kaddr = T(), mine = T();
+      c_ = k;
+      b_.Mov(k, U(0));
+      b_.Loop();
+      b_.ULt(more, k, chunks);
+      b_.BreakcZ(more);
+      b_.SyncGroup();  // g0 is free again (the previous statistic was read)
+      MvnStat q = ChunkStat(base[0], ref);
+      b_.IfNz(leader);
+      b_.IMad(kaddr, k, U(kMvnStatBytes), U(2 * kMvnStatBytes));
+      StoreSharedStat(kaddr, q);
+      b_.EndIf();
+      b_.IAdd(k, k, U(1));
+      b_.EndLoop();
+      c_ = own_chunk;
+      b_.SyncGroup();
+      SetEmpty(p);
+      b_.ULt(mine, tid_, chunks);
+      b_.IfNz(mine);
+      b_.IMad(kaddr, tid_, U(kMvnStatBytes), U(2 * kMvnStatBytes));
+      LoadSharedStat(p, kaddr);
+      b_.EndIf();
+      b_.SyncGroup();  // g0's last statistic is read before it is reused
+      stats_.GroupReduce(p, tid_, threads_, chunks);
+      b_.EndIf();
+      // 4. Reload the chunk (from the cache) and normalise it.
+      std::vector<Elem> el = LoadElements(tensors, base);
+      Normalise(p, ref, el);
+    }
     b_.EndIf();
-    LoadInto(el, tensors, base);
     b_.EndIf();
-    b_.SyncGroup();  // g0's last statistic is read before it is reused
-    stats_.GroupReduce(p, tid_, threads_, CB0(0).w());
-    // 6. Normalise the chunk from registers.
-    Normalise(p, ref, el);
     return Finish(b_, threads_);
   }
 

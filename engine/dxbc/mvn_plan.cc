@@ -146,16 +146,18 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   // kMvnCoop's scratch: the ticket and one counter per group, then the
   // partials (kernel_abi.h).
   const uint64_t counters = groups + 1, partials_word = (counters + 3) / 4 * 4;
-  const View coop_scratch{
-      BufferSlot::kScratch, ViewFormat::kR32Uint, 0,
-      static_cast<uint32_t>(std::min<uint64_t>(partials_word + work_groups * 4, o.max_view_texels))};
+  const uint64_t coop_words = partials_word + (work_groups + groups) * 4;
+  const View coop_scratch{BufferSlot::kScratch, ViewFormat::kR32Uint, 0,
+                          static_cast<uint32_t>(std::min<uint64_t>(coop_words, o.max_view_texels))};
   // One dispatch of `stage` over groups [first, first + count).
   auto make = [&](KernelStage stage, uint64_t first, uint64_t count) -> absl::StatusOr<Dispatch> {
     Dispatch d;
     d.key = stage == KernelStage::kMvnPartial ? key : apply;
     d.key.stage = stage;
     if (stage == KernelStage::kMvnRow) d.key.variant |= schedule.row_bits;
-    const uint64_t per_group = stage == KernelStage::kMvnRow ? 1 : chunks;
+    const uint64_t per_group = stage == KernelStage::kMvnRow    ? 1
+                               : stage == KernelStage::kMvnCoop ? 2 * chunks  // two tasks
+                                                                : chunks;
     absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(count * per_group, o.max_groups);
     if (!grid.ok()) return grid.status();
     MvnArgs da = a;
@@ -166,6 +168,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     if (stage == KernelStage::kMvnCoop) {
       da.spin_limit = o.mvn_coop_spin_limit;
       da.partials_word = static_cast<uint32_t>(partials_word);
+      da.lag = static_cast<uint32_t>(schedule.block_groups);
     }
     d.args = EncodeArgs(da);
     d.groups = *grid;
@@ -192,10 +195,10 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     return plan;
   }
   if (schedule.kind == MvnSchedule::kCoop) {
-    if (partials_word + work_groups * 4 > o.max_view_texels) {
+    if (coop_words > o.max_view_texels) {
       return absl::UnimplementedError("MVN partials exceed one scratch view");
     }
-    plan.scratch_bytes = (partials_word + work_groups * 4) * 4;
+    plan.scratch_bytes = coop_words * 4;
     absl::StatusOr<std::array<uint32_t, 3>> grid =
         GridFor((counters + kMvnClearThreads - 1) / kMvnClearThreads, o.max_groups);
     if (!grid.ok()) return grid.status();
@@ -246,17 +249,19 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
     return s;
   }
   const uint64_t chunks = (n + kMvnChunk - 1) / kMvnChunk;
+  const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;
+  const uint64_t group_bytes = n * element_bytes;
   if (chunks >= 2 && chunks <= std::min(o.mvn_coop_max_chunks, kMvnCoopMaxChunks)) {
+    // The lag: groups read between a chunk's statistics and its reread,
+    // with their outputs, in half the cache.
     s.kind = MvnSchedule::kCoop;
-    s.block_groups = groups;
+    s.block_groups = std::clamp<uint64_t>(cache / 4 / group_bytes, 1, groups);
     return s;
   }
   s.kind = MvnSchedule::kTwoPass;
   s.block_groups = groups;
   if (!o.mvn_blocked && o.mvn_block_bytes == 0) return s;
-  const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;
   const uint64_t budget = o.mvn_block_bytes != 0 ? o.mvn_block_bytes : cache / 4;
-  const uint64_t group_bytes = n * element_bytes;
   if (group_bytes > budget) return s;  // a single group overflows the cache
   const uint64_t fit = budget / group_bytes;
   if (fit >= groups) return s;  // the whole tensor is one block

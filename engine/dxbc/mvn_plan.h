@@ -10,9 +10,10 @@
 //  * two-pass: the same two dispatches over all groups at once, when one
 //    group alone exceeds the block budget or the tensor fits one block;
 //  * cooperative (PlannerOptions::mvn_coop_max_chunks): a clear of the
-//    counters, then one kMvnCoop dispatch of a workgroup per chunk whose
-//    workgroups exchange partials, so that every chunk is read from memory
-//    once; it takes precedence over the two above where enabled.
+//    counters, then one kMvnCoop dispatch whose workgroups take the
+//    statistics of each chunk, then, a cache's worth of groups later, its
+//    normalisation (kernel_abi.h), so that DRAM sees the input once; it
+//    takes precedence over the two above where enabled.
 // Pure; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
@@ -29,7 +30,9 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 struct MvnSchedule {
   enum Kind { kRow, kBlocked, kTwoPass, kCoop };
   Kind kind = kRow;
-  uint64_t block_groups = 0;  // groups per dispatch pair (kBlocked, kTwoPass)
+  // Groups per dispatch pair (kBlocked, kTwoPass); kCoop: the lag, groups
+  // between a group's statistics and its normalisation (MvnArgs::lag).
+  uint64_t block_groups = 0;
   // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
   // kMvnVariantSmallRow, kMvnVariantWideRow).
   uint8_t row_bits = 0;

@@ -556,11 +556,21 @@ TEST(MvnPlannerTest, CooperativeWhereEnabledAndTheChunksFit) {
   EXPECT_EQ(a.group_count, 512u);
   EXPECT_EQ(a.spin_limit, 777u);
   EXPECT_EQ(a.partials_word, 516u);  // 513 counter words, rounded up to 4
-  EXPECT_EQ(uint64_t{coop.groups[0]} * coop.groups[1], 512u * 64);
+  EXPECT_EQ(a.lag, 8u);  // rows of 1 MiB in a quarter of the assumed 32 MiB cache
+  EXPECT_EQ(uint64_t{coop.groups[0]} * coop.groups[1], 512u * 64 * 2);  // two tasks a chunk
   EXPECT_EQ(coop.uav[1].buffer, BufferSlot::kScratch);
   EXPECT_EQ(coop.uav[1].format, ViewFormat::kR32Uint);
-  EXPECT_EQ(coop.uav[1].num_elements, 516u + 512 * 64 * 4);
-  EXPECT_EQ(plan->scratch_bytes, (516u + 512 * 64 * 4) * 4);
+  // Counters, partials, then one statistic per group.
+  EXPECT_EQ(coop.uav[1].num_elements, 516u + (512 * 64 + 512) * 4);
+  EXPECT_EQ(plan->scratch_bytes, (516u + (512 * 64 + 512) * 4) * 4);
+  o.cache_bytes = 1ull << 30;  // the lag never exceeds the groups
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(DecodeMvnArgs(plan->dispatches[1]).lag, 256u);
+  o.cache_bytes = 1ull << 20;  // nor goes below 1
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(DecodeMvnArgs(plan->dispatches[1]).lag, 1u);
   const std::vector<KernelKey> all = AllKernelKeys();
   for (const Dispatch& d : plan->dispatches) {
     EXPECT_NE(std::find(all.begin(), all.end(), d.key), all.end()) << d.key.DebugString();

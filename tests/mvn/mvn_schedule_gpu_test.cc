@@ -186,8 +186,16 @@ gpu::PlannerOptions Coop(uint32_t spin_limit = 4096, uint32_t max_chunks = gpu::
 }
 
 TEST_F(MvnScheduleTest, CoopOddSizesFloat32) {
-  // 7 groups of 40,000 (10 chunks, the last one partial).
-  Run(Mvn1(DataType::kFloat32, {7, 40000}, {1}), Coop(), MvnSchedule::kCoop, 41);
+  // 7 groups of 40,000 (10 chunks, the last one partial), each group's
+  // statistics right before its normalisation (the lag is the number of
+  // groups that fit a quarter of the cache: all 7 by default), 2 groups
+  // before it, and 1.
+  gpu::PlannerOptions o = Coop();
+  Run(Mvn1(DataType::kFloat32, {7, 40000}, {1}), o, MvnSchedule::kCoop, 41);
+  o.cache_bytes = 4 * 2 * 40000 * 4;
+  Run(Mvn1(DataType::kFloat32, {7, 40000}, {1}), o, MvnSchedule::kCoop, 51);
+  o.cache_bytes = 1;
+  Run(Mvn1(DataType::kFloat32, {7, 40000}, {1}), o, MvnSchedule::kCoop, 52);
   Run(Mvn1(DataType::kFloat32, {3, gpu::kMvnChunk + 1}, {1}), Coop(), MvnSchedule::kCoop, 42);
   // Two chunks: the software adapter's two threads can run them together.
   Run(Mvn1(DataType::kFloat32, {4, 2 * gpu::kMvnChunk}, {1}), Coop(), MvnSchedule::kCoop, 43);
@@ -215,7 +223,7 @@ TEST_F(MvnScheduleTest, CoopStridedGroupsAndTwoDimensionalGrid) {
       MakeTensorDesc(DataType::kFloat32, {3, 4, 12000}, std::vector<uint64_t>{48100, 12020, 1});
   gpu::PlannerOptions o = Coop();
   Run(op, o, MvnSchedule::kCoop, 48);
-  o.max_groups = 7;  // a 7 x 6 grid: 6 idle workgroups
+  o.max_groups = 10;  // 72 tasks: a 10 x 8 grid, 8 workgroups idle
   Run(op, o, MvnSchedule::kCoop, 49);
   // Above the chunk limit: the two passes.
   Run(op, Coop(4096, 8), MvnSchedule::kTwoPass, 50);
