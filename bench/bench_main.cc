@@ -14,7 +14,7 @@
 //              [--engine_in_flight=64] [--engine_threads=4]
 //              [--engine_max_batch=256[,1]] [--data_type=float32|float16]
 //              [--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row]
-//              [--mvn_wide_row] [--mvn_blocked] [--plan_only] [--mvn_no_coop]
+//              [--mvn_wide_row] [--mvn_blocked] [--plan_only]
 //              [--mvn_coop_max_chunks=N] [--mvn_coop_spin_limit=N]
 //
 // The engine run pushes small CELU requests through GpuEngine end to end
@@ -30,11 +30,11 @@
 // up to 32,768 elements take the row schedule (off by default); --mvn_no_row
 // keeps MVN off the row schedule (to compare with the two dispatches); --show_plan
 // prints the MVN schedule chosen (row, blocked, two-pass or cooperative);
-// --plan_only prints the plans without a device and measures nothing. On a
-// hardware GPU the cooperative MVN schedule is on for groups of up to
-// d3d12::PlannerOptionsFor's chunk count (--mvn_coop_max_chunks=N sets it,
-// also for --plan_only; --mvn_no_coop turns it off; --mvn_coop_spin_limit
-// sets the polls before a workgroup stops waiting).
+// --plan_only prints the plans without a device and measures nothing.
+// --mvn_coop_max_chunks=N turns on the cooperative MVN schedule (off by
+// default: slower than the two passes on the H100) for groups of up to N
+// 4,096-element chunks; --mvn_coop_spin_limit sets the polls before one of
+// its normalisation tasks stops waiting.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -80,9 +80,6 @@ struct Flags {
   bool overlap = false;        // no UAV barrier between executions
   bool dispatch_cost = true;   // measure per-dispatch and submit cost
   bool list_adapters = false;  // print the adapters and exit
-  // The cooperative MVN schedule stays off even on a GPU (the planner's
-  // other schedules, for comparison).
-  bool mvn_no_coop = false;
   bool show_plan = false;      // print each plan's dispatches
   bool plan_only = false;      // print the plans, measure nothing (no device)
   // Requests pushed through GpuEngine end to end (0: skip): small CELUs of
@@ -122,7 +119,6 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (i + 1 < argc && a != "--overlap" && a != "--no_dispatch_cost" &&
                a != "--list_adapters" && a != "--show_plan" && a != "--plan_only" &&
                a != "--mvn_no_row" && a != "--mvn_wide_row" && a != "--mvn_blocked" &&
-               a != "--mvn_no_coop" &&
                a != "--help") {
       value = argv[++i];
     }
@@ -188,8 +184,6 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->planner.mvn_wide_row = true;
     } else if (key == "--mvn_blocked") {
       f->planner.mvn_blocked = true;
-    } else if (key == "--mvn_no_coop") {
-      f->mvn_no_coop = true;
     } else if (key == "--mvn_coop_max_chunks") {
       uint32_t v = 0;
       if (!absl::SimpleAtoi(value, &v) || v == 0) return false;
@@ -210,7 +204,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
                    "[--engine_elements=1K] [--engine_in_flight=64] [--engine_threads=4] "
                    "[--engine_max_batch=256[,1]] [--data_type=float32|float16] "
                    "[--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row] [--mvn_wide_row] "
-                   "[--mvn_blocked] [--mvn_no_coop] [--mvn_coop_max_chunks=N] "
+                   "[--mvn_blocked] [--mvn_coop_max_chunks=N] "
                    "[--mvn_coop_spin_limit=N]\n");
       return false;
     }
@@ -461,9 +455,10 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
     std::string how = absl::StrCat("row: one workgroup of ", threads,
                                    " threads per row, read once, no scratch");
     if (s.kind == gpu::MvnSchedule::kCoop) {
-      how = absl::StrCat("cooperative: one workgroup per ", gpu::kMvnChunk,
-                         "-element chunk, read once, partials exchanged in one dispatch "
-                         "(after a counter clear), spin limit ", f.planner.mvn_coop_spin_limit);
+      how = absl::StrCat("cooperative: one dispatch (after a counter clear) of a statistics "
+                         "and a normalisation task per ", gpu::kMvnChunk,
+                         "-element chunk, normalisation ", s.block_groups,
+                         " rows after statistics, spin limit ", f.planner.mvn_coop_spin_limit);
     } else if (s.kind != gpu::MvnSchedule::kRow) {
       how = absl::StrCat(s.kind == gpu::MvnSchedule::kBlocked ? "blocked" : "two-pass", ": ",
                          s.block_groups, " rows per (statistics, normalise) dispatch pair");
@@ -807,7 +802,6 @@ int Main(int argc, char** argv) {
     return 1;
   }
   const AdapterInfo& a = bench.device().adapter();
-  if (!flags.mvn_no_coop) flags.planner = PlannerOptionsFor(a, flags.planner);
   std::printf("adapter #%d: %s (%s), %llu MiB, %s\n", a.index, a.name.c_str(),
               a.kind.c_str(), static_cast<unsigned long long>(a.memory_bytes >> 20),
               bench.device().device_info().backend.c_str());

@@ -39,19 +39,21 @@ absl::StatusOr<int> FindAdapter(const std::vector<d3d12::AdapterInfo>& adapters,
 // The adapters to run engines on: --adapter (one), --adapters (a list), or
 // by default every discrete GPU for gpu/auto, else the one `kind` picks.
 absl::StatusOr<std::vector<int>> SelectAdapters(
-    const ServerOptions& options, d3d12::DeviceOptions::Kind kind,
-    const std::vector<d3d12::AdapterInfo>& adapters) {
+    const ServerOptions& options, d3d12::DeviceOptions::Kind kind) {
+  absl::StatusOr<std::vector<d3d12::AdapterInfo>> adapters =
+      d3d12::Device::ListAdapters();
+  if (!adapters.ok()) return adapters.status();
   if (!options.adapter.empty()) {
-    absl::StatusOr<int> index = FindAdapter(adapters, options.adapter);
+    absl::StatusOr<int> index = FindAdapter(*adapters, options.adapter);
     if (!index.ok()) return index.status();
     return std::vector<int>{*index};
   }
   if (!options.adapters.empty()) {
-    return d3d12::ParseAdapterList(adapters, options.adapters);
+    return d3d12::ParseAdapterList(*adapters, options.adapters);
   }
   d3d12::DeviceOptions device;
   device.kind = kind;
-  return d3d12::ChooseAdapters(adapters, device);
+  return d3d12::ChooseAdapters(*adapters, device);
 }
 #endif
 
@@ -67,10 +69,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
   absl::StatusOr<d3d12::DeviceOptions::Kind> kind =
       d3d12::ParseDeviceKind(options.device);
   if (!kind.ok()) return kind.status();
-  absl::StatusOr<std::vector<d3d12::AdapterInfo>> adapters =
-      d3d12::Device::ListAdapters();
-  if (!adapters.ok()) return adapters.status();
-  absl::StatusOr<std::vector<int>> selected = SelectAdapters(options, *kind, *adapters);
+  absl::StatusOr<std::vector<int>> selected = SelectAdapters(options, *kind);
   if (!selected.ok()) return selected.status();
   std::vector<std::unique_ptr<Engine>> engines;
   std::vector<std::string> labels;
@@ -90,7 +89,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     gpu.memory_cap_bytes = options.gpu_memory_cap_bytes;
     dmls::gpu::PlannerOptions planner;
     planner.cache_bytes = options.gpu_cache_mib << 20;
-    gpu.planner = d3d12::DxbcPlanner(d3d12::PlannerOptionsFor((*adapters)[index], planner));
+    gpu.planner = d3d12::DxbcPlanner(planner);
     gpu.scheduler = EngineSchedulerOptions(options);
     if (hooks.scheduler_observer) {
       // The index the engine gets among the live ones (its device label).

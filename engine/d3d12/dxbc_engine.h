@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/d3d12/device.h"
 #include "engine/d3d12/gpu_engine.h"
 #include "engine/dxbc/planner.h"
 
@@ -20,20 +19,9 @@ Planner DxbcPlanner();
 // The same with planner options (the adapter's cache size, limits).
 Planner DxbcPlanner(const gpu::PlannerOptions& options);
 
-// `options` tuned to `adapter`: on a hardware GPU, the cooperative MVN
-// schedule (PlannerOptions::mvn_coop_max_chunks: kCoopChunksDiscrete on a
-// discrete GPU, kCoopChunksIntegrated on another hardware one, whose few
-// cores may not hold a large group's workgroups at once; off on the
-// software adapter). A nonzero mvn_coop_max_chunks in `options` is kept.
-inline constexpr uint32_t kCoopChunksDiscrete = 128;
-inline constexpr uint32_t kCoopChunksIntegrated = 16;
-gpu::PlannerOptions PlannerOptionsFor(const AdapterInfo& adapter, gpu::PlannerOptions options);
-
 // GpuEngine::Create with `options.kernel_source` / `options.planner` filled
-// in from engine/dxbc where they are empty (the planner with
-// PlannerOptionsFor the adapter `options.device` selects). Fails
-// (UNAVAILABLE, NOT_FOUND) with a readable message when no adapter can be
-// created.
+// in from engine/dxbc where they are empty. Fails (UNAVAILABLE, NOT_FOUND)
+// with a readable message when no adapter can be created.
 absl::StatusOr<std::unique_ptr<GpuEngine>> CreateGpuEngine(
     GpuEngineOptions options);
 

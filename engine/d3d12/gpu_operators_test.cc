@@ -25,22 +25,6 @@
 namespace dmls::d3d12 {
 namespace {
 
-TEST(PlannerOptionsForTest, CooperativeMvnOnHardwareGpusOnly) {
-  AdapterInfo a;
-  a.kind = "software";
-  EXPECT_EQ(PlannerOptionsFor(a, {}).mvn_coop_max_chunks, 0u);
-  a.kind = "gpu";
-  EXPECT_EQ(PlannerOptionsFor(a, {}).mvn_coop_max_chunks, kCoopChunksIntegrated);
-  a.discrete = true;
-  EXPECT_EQ(PlannerOptionsFor(a, {}).mvn_coop_max_chunks, kCoopChunksDiscrete);
-  gpu::PlannerOptions set;
-  set.mvn_coop_max_chunks = 3;  // a caller's choice stays
-  set.cache_bytes = 7;
-  const gpu::PlannerOptions got = PlannerOptionsFor(a, set);
-  EXPECT_EQ(got.mvn_coop_max_chunks, 3u);
-  EXPECT_EQ(got.cache_bytes, 7u);
-}
-
 std::string FloatBytes(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
 }

@@ -3,9 +3,9 @@
 // kMvnApply combines a group's partials with Chan's formula and normalises
 // its chunk (Scale/Bias broadcast, fused activation); kMvnRow does both for
 // a group of at most kMvnChunk elements in one workgroup, reading it once;
-// kMvnCoop does both for larger groups in one dispatch, each chunk's
-// workgroup reading it once and exchanging partials with the group's other
-// chunks (after kMvnClear has zeroed the counters).
+// kMvnCoop does both for larger groups in one dispatch, a statistics and a
+// normalisation workgroup per chunk exchanging partials through scratch
+// (after kMvnClear has zeroed the counters; kernel_abi.h).
 // Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
 // functions; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_

@@ -45,13 +45,14 @@ struct PlannerOptions {
   // every block size tried (512 x 262,143 FLOAT32: 1,153-1,613 GB/s against
   // 1,791; docs/PERFORMANCE.md).
   bool mvn_blocked = false;
-  // The cooperative schedule (kMvnCoop: one dispatch, every chunk read
-  // once) for groups of up to this many kMvnChunk chunks (at most
-  // kMvnCoopMaxChunks); 0 = off. Its workgroups wait for the other chunks
-  // of their group, so it pays only where a group's workgroups run at once:
-  // a GPU, not the software adapter, whose few CPU threads would make them
-  // wait out mvn_coop_spin_limit (DefaultPlannerOptions in dxbc_engine.h
-  // sets it per adapter).
+  // The cooperative schedule (kMvnCoop: one dispatch; statistics tasks,
+  // then a cache's worth of groups later the normalisation tasks, so that
+  // DRAM sees the input once) for groups of 2 to this many kMvnChunk chunks
+  // (at most kMvnCoopMaxChunks); 0 = off, the default: on the H100 it ran
+  // 512 x 262,143 FLOAT32 at 1,483-1,646 GB/s against the two passes'
+  // 1,766 (docs/PERFORMANCE.md). Its tasks wait for each other, so on the
+  // software adapter, which runs as many workgroups at once as it has CPU
+  // threads, most of them stop waiting and take the slow fallback.
   uint32_t mvn_coop_max_chunks = 0;
   // kMvnCoop: polls of a group's counter before a workgroup stops waiting
   // and computes its group's statistics alone (kernel_abi.h). A poll is an

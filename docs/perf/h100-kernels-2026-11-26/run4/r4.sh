@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The lagged cooperative MVN1 schedule (statistics tasks, then a cache's
+# worth of groups later the normalisation tasks, one dispatch) beside
+# PyTorch's layer_norm and the two passes (--mvn_no_coop), two rounds; the
+# lag from --cache_mib=50 (H100 L2) and the assumed 32 MiB; then GPU tests.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+source bench/gpu_env.sh
+b=.gpu/build; B=$b/bench/dmls_bench
+ours() { LD_LIBRARY_PATH=$rt "$@"; }
+shapes="512x262143 4096x32768 16384x8192"
+run() { local tag=$1; shift; ours $B --device=gpu --data_type=$t --ops=mvn1 --sizes=$((r * c)) --mvn_rows=$r --no_dispatch_cost --engine_requests=0 "$@" 2>&1 | grep -E "^  mvn1|mvn schedule" | sed "s/^/$round $t $s $tag /"; }
+{
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for round in 1 2; do for t in float32 float16; do for s in $shapes; do r=${s%x*}; c=${s#*x}
+  python3 bench/torch_anchors.py --dtype=$t --rows=$r --cols=$c --elements=$((r * c)) --iters=100 2>&1 | grep -E "^layer_norm" | sed "s/^/$round $t $s /"
+  run nocoop --mvn_no_coop
+  run coop50 --cache_mib=50 $([ $round = 1 ] && echo --show_plan)
+  run coop32
+done; done; done
+} 2>&1 | tee $OUT/bench.log
+export DMLS_KERNELS_TEST_ADAPTER=gpu
+{
+ours timeout 120 $b/tests/mvn/mvn_schedule_gpu_test 2>&1 | grep -E "^\[  FAILED|PASSED|Failure|Actual" | sort -u | tail -12
+ours timeout 120 $b/tests/mvn/mvn_numerics_gpu_test 2>&1 | grep -E "^\[  FAILED|PASSED|Failure|Actual" | sort -u | tail -12
+DMLS_CONFORMANCE_DATA_DIR=tests/data ours timeout 200 $b/tests/conformance/conformance_gpu_test 2>&1 | grep -E "cases passed|FAIL|PASSED" | tail -12
+} 2>&1 | tee $OUT/tests.log
