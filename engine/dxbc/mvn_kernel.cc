@@ -279,44 +279,26 @@ class MvnEmitter {
   std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
                                  const std::vector<Operand>& base) {
     std::vector<Elem> el(elems_);
-    for (Elem& e : el) {
-      e.ok = T();
-      e.y = T();
-      e.out_off = T();
-      if (key_.has_scale) e.s = T();
-      if (key_.has_bias) e.bias = T();
-    }
-    LoadInto(el, tensors, base);
-    return el;
-  }
-
-  // LoadElements into the temps of `el` (kMvnCoop reloads its chunk).
-  void LoadInto(std::vector<Elem>& el, const std::vector<Tensor>& tensors,
-                const std::vector<Operand>& base) {
     for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       Operand nj = T();
+      e.ok = T();
+      e.y = T();
       ElementIndex(j, nj, e.ok);
       std::vector<Operand> off = InnerOffsets(nj, tensors, base);
-      b_.Mov(e.out_off, off[1]);  // an existing temp: LoadInto may run in a branch
+      e.out_off = off[1];
       Load(e.y, 0, off[0]);
       size_t next = 2;
-      if (key_.has_scale) Load(e.s, 1, off[next++]);
-      if (key_.has_bias) Load(e.bias, 2, off[next++]);
+      if (key_.has_scale) {
+        e.s = T();
+        Load(e.s, 1, off[next++]);
+      }
+      if (key_.has_bias) {
+        e.bias = T();
+        Load(e.bias, 2, off[next++]);
+      }
     }
-  }
-
-  // The statistic of this workgroup's loaded elements (every thread holds
-  // it).
-  MvnStat LoadedStat(const std::vector<Elem>& el, Operand ref) {
-    std::vector<Operand> x, ok;
-    for (const Elem& e : el) {
-      x.push_back(e.y);
-      ok.push_back(e.ok);
-    }
-    MvnStat st = stats_.Local(x, ok, ref);
-    stats_.GroupReduce(st, tid_, threads_);
-    return st;
+    return el;
   }
 
   // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
@@ -383,16 +365,21 @@ class MvnEmitter {
     return tensors;
   }
 
+  // An empty statistic: Combine's identity (its scale is never used).
+  void SetEmpty(const MvnStat& p) {
+    b_.Mov(p.n, F(0.0f));
+    b_.Mov(p.m, F(0.0f));
+    b_.Mov(p.M, F(0.0f));
+    b_.Mov(p.s, F(1.0f));
+  }
+
   absl::StatusOr<KernelInfo> Apply() {
     DeclareNormalise();
     GroupCoordinates();
     // 1. Combine the group's chunk partials (thread t takes t, t+256, ...).
     MvnStat st = stats_.NewStat(), p = stats_.NewStat();
     Operand i = T(), stop = T(), addr = T();
-    b_.Mov(st.n, F(0.0f));
-    b_.Mov(st.m, F(0.0f));
-    b_.Mov(st.M, F(0.0f));
-    b_.Mov(st.s, F(1.0f));  // Combine ignores an empty side's scale
+    SetEmpty(st);
     b_.Mov(i, tid_);
     b_.Loop();
     b_.UGe(stop, i, CB0(0).w());
@@ -418,16 +405,7 @@ class MvnEmitter {
     return Finish(b_, threads_);
   }
 
-  // An empty statistic (Combine's identity).
-  void SetEmpty(const MvnStat& p) {
-    b_.Mov(p.n, F(0.0f));
-    b_.Mov(p.m, F(0.0f));
-    b_.Mov(p.M, F(0.0f));
-    b_.Mov(p.s, F(1.0f));
-  }
-
-  // Reads group-shared statistic `slot` (16 bytes from byte 16 * slot of g1)
-  // into `p`.
+  // The statistic at byte `byte_addr` of group-shared g1 into `p`, and back.
   void LoadSharedStat(const MvnStat& p, Operand byte_addr) {
     Operand pv = b_.NewTemp();
     b_.LdRaw(pv.Comps("xyzw"), byte_addr, Operand::GroupShared(1));
@@ -517,7 +495,6 @@ class MvnEmitter {
     b_.IAdd(chunk2, chunk2, r2);
     b_.Movc(chunk2, apply2, chunk2, r2);
     b_.IAdd(row3, q3, rest);
-    w_ = t;
     valid_ = T();
     g_ = T();
     c_ = T();
@@ -673,7 +650,13 @@ class MvnEmitter {
     std::vector<Operand> base = OuterOffsets(tensors);
     Operand ref = Reference(base[0]);
     std::vector<Elem> el = LoadElements(tensors, base);
-    MvnStat st = LoadedStat(el, ref);
+    std::vector<Operand> x, ok;
+    for (const Elem& e : el) {
+      x.push_back(e.y);
+      ok.push_back(e.ok);
+    }
+    MvnStat st = stats_.Local(x, ok, ref);
+    stats_.GroupReduce(st, tid_, threads_);
     Normalise(st, ref, el);
     return Finish(b_, threads_);
   }

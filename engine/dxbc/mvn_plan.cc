@@ -144,7 +144,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 
   const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
   // kMvnCoop's scratch: the ticket and one counter per group, then the
-  // partials (kernel_abi.h).
+  // partials, then the group statistics (kernel_abi.h).
   const uint64_t counters = groups + 1, partials_word = (counters + 3) / 4 * 4;
   const uint64_t coop_words = partials_word + (work_groups + groups) * 4;
   const View coop_scratch{BufferSlot::kScratch, ViewFormat::kR32Uint, 0,

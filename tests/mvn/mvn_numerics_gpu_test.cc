@@ -32,10 +32,10 @@ constexpr double kFltMax = std::numeric_limits<float>::max();
 // 1,024 take the 64-thread row kernel, up to 32,768 the 1,024-thread one;
 // longer ones the blocked plan (budget of one group), the two-pass one
 // (budget below one group) or the cooperative one (with waiting, and with
-// no waiting: the fallback of a workgroup that stops waiting).
+// one poll: the fallback of a normalisation task that stops waiting).
 // The cooperative schedule's poll limit in tests: the software adapter runs
-// only as many workgroups at once as it has CPU threads, so most of its
-// workgroups stop waiting; a small limit keeps that quick.
+// only as many workgroups at once as it has CPU threads, so its
+// normalisation tasks may stop waiting; a small limit keeps that quick.
 constexpr uint32_t kTestSpinLimit = 4096;
 struct Schedule {
   const char* name;
@@ -56,8 +56,8 @@ class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
     if (GetParam().block_bytes == 1) o.mvn_block_bytes = group_bytes;      // blocks of one
     if (GetParam().block_bytes == 2) o.mvn_block_bytes = group_bytes - 1;  // fallback
     if (GetParam().block_bytes >= 3) o.mvn_coop_max_chunks = gpu::kMvnCoopMaxChunks;
-    // Cooperative, every workgroup that is not its group's last computing
-    // the group's statistics alone.
+    // Cooperative, a normalisation task that does not find its group's
+    // statistic at its one poll computing it alone.
     if (GetParam().block_bytes == 4) o.mvn_coop_spin_limit = 0;
     if (GetParam().block_bytes == 3) o.mvn_coop_spin_limit = kTestSpinLimit;
     return o;

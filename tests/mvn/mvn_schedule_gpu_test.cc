@@ -170,12 +170,12 @@ TEST_F(MvnScheduleTest, WideRowsInRegisters) {
   Run(op, o, MvnSchedule::kRow, 33);
 }
 
-// ---- cooperative: one workgroup per chunk, partials exchanged ----
+// ---- cooperative: statistics and normalisation tasks in one dispatch ----
 
 // Cooperative options: on for up to `max_chunks` chunks, with the test's
 // poll limit (the software adapter keeps few workgroups running at once,
-// so that most of its workgroups stop waiting; `spin_limit` 0: all but the
-// last of each group). llvmpipe ends every loop of an invocation once they
+// so that its normalisation tasks may stop waiting; `spin_limit` 0: one
+// poll, then the fallback). llvmpipe ends every loop of an invocation once they
 // have run 65,535 iterations together, so a limit near that would cut the
 // fallback's loop short there.
 gpu::PlannerOptions Coop(uint32_t spin_limit = 4096, uint32_t max_chunks = gpu::kMvnCoopMaxChunks) {
