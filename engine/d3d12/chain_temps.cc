@@ -4,14 +4,18 @@
 
 namespace dmls::d3d12 {
 
+PoolBuffer* TakeFitting(FreeTemps& free, uint64_t bytes) {
+  auto it = free.lower_bound(bytes);
+  if (it == free.end() || it->first > 2 * bytes + (64 << 10)) return nullptr;
+  PoolBuffer* b = it->second;
+  free.erase(it);
+  return b;
+}
+
 absl::StatusOr<PoolBuffer*> ChainTemps::Get(uint64_t bytes, AcquireFn acquire) {
   bytes = std::max<uint64_t>(bytes, 1);
-  PoolBuffer* b = nullptr;
-  if (auto it = retired_.lower_bound(bytes);
-      it != retired_.end() && it->first <= TempFitLimit(bytes)) {
-    b = it->second;
-    retired_.erase(it);
-  } else {
+  PoolBuffer* b = TakeFitting(retired_, bytes);
+  if (b == nullptr) {
     absl::StatusOr<PoolBuffer*> got = acquire(bytes);
     if (!got.ok()) return got.status();
     b = *got;

@@ -21,16 +21,19 @@
 
 namespace dmls::d3d12 {
 
-// The largest free buffer that may serve a request of `bytes`: it wastes
-// at most about half of itself.
-inline uint64_t TempFitLimit(uint64_t bytes) { return 2 * bytes + (64 << 10); }
+// Free buffers by size.
+using FreeTemps = std::multimap<uint64_t, PoolBuffer*>;
+
+// Takes out of `free` the smallest buffer that serves a request of `bytes`
+// without wasting more than about half of itself; null when none does.
+PoolBuffer* TakeFitting(FreeTemps& free, uint64_t bytes);
 
 class ChainTemps {
  public:
   using AcquireFn = absl::FunctionRef<absl::StatusOr<PoolBuffer*>(uint64_t bytes)>;
 
   // A buffer of at least `bytes` (at least 1): the smallest retired one
-  // that fits (TempFitLimit), else a new one from `acquire`.
+  // that fits (TakeFitting), else a new one from `acquire`.
   absl::StatusOr<PoolBuffer*> Get(uint64_t bytes, AcquireFn acquire);
   // `b`'s contents are needed no more; a no-op for null and for buffers
   // that are not live temporaries of this chain (resident tensors).
@@ -40,7 +43,7 @@ class ChainTemps {
 
  private:
   absl::flat_hash_set<PoolBuffer*> live_;
-  std::multimap<uint64_t, PoolBuffer*> retired_;  // by size
+  FreeTemps retired_;
   std::vector<PoolBuffer*> all_;
 };
 

@@ -7,7 +7,8 @@
 // DeviceOptions, and hand it to vkd3d_create_device. On Windows the same
 // choice is made over DXGI adapters (WARP is the software adapter).
 //
-// Ownership: Device owns the ID3D12Device and (Linux) the vkd3d instance.
+// Ownership: Device owns the ID3D12Device and (Linux) a reference to the
+// process's one vkd3d instance, which every Device shares.
 // Thread-safety: immutable after Create; ID3D12Device itself is free-threaded.
 #ifndef DMLSERVE_ENGINE_D3D12_DEVICE_H_
 #define DMLSERVE_ENGINE_D3D12_DEVICE_H_

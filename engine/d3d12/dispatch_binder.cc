@@ -31,14 +31,14 @@ static_assert(sizeof(gpu::ElementwiseArgs) <= gpu::kViewBasesOffset &&
                   sizeof(gpu::MvnArgs) <= gpu::kViewBasesOffset,
               "every args struct ends before the view bases (kernel_abi.h)");
 
-// Null views kept: an SRV and a UAV of each ViewFormat, kUnknown included.
+// Null views kept: an SRV and a UAV of each typed ViewFormat, with room to
+// spare (kUnknown shares R32_FLOAT's: NullFormat).
 constexpr uint32_t kNullViews = 16;
 
-DXGI_FORMAT NullFormat(gpu::ViewFormat f) {
+gpu::ViewFormat NullFormat(gpu::ViewFormat f) {
   // A null descriptor still needs a typed format; R32_FLOAT matches what
   // any unused slot of our kernels would declare when the plan says none.
-  return f == gpu::ViewFormat::kUnknown ? DXGI_FORMAT_R32_FLOAT
-                                        : static_cast<DXGI_FORMAT>(f);
+  return f == gpu::ViewFormat::kUnknown ? gpu::ViewFormat::kR32Float : f;
 }
 
 absl::Status CheckView(const gpu::View& v, const SlotBuffers& buffers,
@@ -219,7 +219,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
       D3D12_SHADER_RESOURCE_VIEW_DESC sd = {};
       sd.ViewDimension = D3D12_SRV_DIMENSION_BUFFER;
       sd.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
-      sd.Format = NullFormat(v.format);
+      sd.Format = static_cast<DXGI_FORMAT>(v.format);  // typed: CheckView
       sd.Buffer.FirstElement = v.first_element;
       sd.Buffer.NumElements = v.num_elements;
       device_->CreateShaderResourceView(buffers.resource[static_cast<size_t>(v.buffer)], &sd, h);
@@ -238,7 +238,7 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::Bind(
       ID3D12Resource* r = buffers.resource[static_cast<size_t>(v.buffer)];
       D3D12_UNORDERED_ACCESS_VIEW_DESC ud = {};
       ud.ViewDimension = D3D12_UAV_DIMENSION_BUFFER;
-      ud.Format = NullFormat(v.format);
+      ud.Format = static_cast<DXGI_FORMAT>(v.format);
       ud.Buffer.FirstElement = v.first_element;
       ud.Buffer.NumElements = v.num_elements;
       if (std::find(written.begin(), written.end(), r) == written.end()) {
@@ -477,7 +477,7 @@ void DispatchBinder::Record(ID3D12GraphicsCommandList* list,
 
 absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> DispatchBinder::NullView(gpu::ViewFormat format,
                                                                   bool uav) {
-  return null_views_->GetNull(static_cast<gpu::ViewFormat>(NullFormat(format)), uav);
+  return null_views_->GetNull(NullFormat(format), uav);
 }
 
 uint64_t DispatchBinder::views_created() const {

@@ -128,7 +128,8 @@ class DispatchBinder {
   absl::StatusOr<std::vector<BoundDispatch>> BindArena(
       const gpu::DispatchPlan& plan, const ArenaTables& tables);
 
-  // Typed views created so far (Bind: 5 per dispatch; arenas: 10 each).
+  // Typed views created so far (Bind: one per used slot of each dispatch,
+  // a null SRV or UAV once per format; arenas: 10 each).
   uint64_t views_created() const;
 
   // Sets the descriptor heap and root signature; once per command list,

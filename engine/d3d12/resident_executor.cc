@@ -658,11 +658,7 @@ void ResidentExecutor::CompletionLoop() {
 absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
   {
     std::lock_guard<std::mutex> lock(temps_mu_);
-    // The smallest free one that fits without wasting more than half.
-    auto it = free_temps_.lower_bound(bytes);
-    if (it != free_temps_.end() && it->first <= TempFitLimit(bytes)) {
-      PoolBuffer* b = it->second;
-      free_temps_.erase(it);
+    if (PoolBuffer* b = TakeFitting(free_temps_, bytes)) {
       free_temp_bytes_ -= b->size;
       return b;
     }
