@@ -94,9 +94,10 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   std::string host = listen.substr(0, listen.rfind(':'));
   server->address_ = absl::StrCat(host, ":", server->port_);
 
-  server->SetServing(engine->Healthy());
+  const bool serving = engine->Healthy();
+  server->SetServing(serving);
   DmlServer* raw = server.get();
-  server->health_thread_ = std::thread([raw] { raw->WatchHealth(); });
+  server->health_thread_ = std::thread([raw, serving] { raw->WatchHealth(serving); });
   return server;
 }
 
@@ -113,8 +114,7 @@ void DmlServer::SetServing(bool serving) {
   }
 }
 
-void DmlServer::WatchHealth() {
-  bool serving = engine_->Healthy();
+void DmlServer::WatchHealth(bool serving) {
   absl::Time next_trim = absl::Now() + kMemoryTrimInterval;
   absl::MutexLock lock(&health_mu_);
   while (!stop_watching_) {

@@ -105,8 +105,10 @@ class DmlServer {
   DmlServer() = default;
   // Sets both health statuses (service and "").
   void SetServing(bool serving);
-  // The watcher thread: follows engine_->Healthy() until Shutdown.
-  void WatchHealth();
+  // The watcher thread: follows engine_->Healthy() until Shutdown, from
+  // `serving`, the status Start published (read on the watcher's thread
+  // instead, a change before the thread ran would never be published).
+  void WatchHealth(bool serving);
 
   Engine* engine_ = nullptr;
   std::shared_ptr<spdlog::logger> logger_;

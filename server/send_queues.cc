@@ -5,9 +5,9 @@
 #ifdef __linux__
 #include <dirent.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -22,16 +22,12 @@ namespace {
 
 // The bytes `fd` has not sent yet when it is a TCP socket, else 0.
 uint64_t UnsentBytes(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return 0;
-  int value = 0;
-  socklen_t size = sizeof(value);
-  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &size) != 0 || value != SOCK_STREAM) {
-    return 0;
-  }
-  size = sizeof(value);
-  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &value, &size) != 0 ||
-      (value != AF_INET && value != AF_INET6)) {
+  // One call tells a TCP socket (IPv4 or IPv6) from everything else: a
+  // descriptor that is no socket fails with ENOTSOCK.
+  int protocol = 0;
+  socklen_t size = sizeof(protocol);
+  if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &size) != 0 ||
+      protocol != IPPROTO_TCP) {
     return 0;
   }
   int queued = 0;

@@ -199,12 +199,7 @@ class ExecuteStreamReactor final
   }
 
   void OnReadDone(bool ok) override {
-    bool stopped;
-    {
-      absl::MutexLock lock(&mu_);
-      stopped = read_done_;  // Stop came while this read was outstanding
-    }
-    if (!ok || stopped) {  // half-close, the call broke, or the server stops
+    if (!ok) {  // half-close, or the call broke
       Actions actions;
       {
         absl::MutexLock lock(&mu_);
@@ -218,33 +213,37 @@ class ExecuteStreamReactor final
     v1::ExecuteRequest request;
     absl::Status parsed = ParseRequest(read_buffer_, &request);
     read_buffer_.Clear();
-    if (!parsed.ok()) {
-      // Read no more; answer what was read, then end with the error.
-      logger_->debug("ExecuteStream: {}", std::string(parsed.message()));
-      Actions actions;
-      {
-        absl::MutexLock lock(&mu_);
-        reading_ = false;
-        read_done_ = true;
-        end_status_ = ToGrpcStatus(parsed);
-        actions = NextLocked();
-      }
-      Run(actions);
-      return;
-    }
     // The response this request will make, counted against the stream's
     // byte bound from now until it is written.
-    const uint64_t expected = ExpectedResponseBytes(request);
-    bool read_more = false;
+    const uint64_t expected = parsed.ok() ? ExpectedResponseBytes(request) : 0;
+    Actions actions;
+    bool execute = false;
+    bool stopped = false;
     {
       absl::MutexLock lock(&mu_);
       reading_ = false;
-      ++window_used_;
-      expected_bytes_ += expected;
-      ++refs_;  // held by the outcome callback
-      if (!finished_ && !read_done_ && MayReadLocked()) read_more = reading_ = true;
+      if (read_done_) {
+        // Stop came while this read was outstanding: what it read is
+        // dropped.
+        stopped = true;
+      } else if (!parsed.ok()) {
+        // Read no more; answer what was read, then end with the error.
+        read_done_ = true;
+        end_status_ = ToGrpcStatus(parsed);
+      } else {
+        ++window_used_;
+        expected_bytes_ += expected;
+        ++refs_;  // held by the outcome callback
+        execute = true;
+      }
+      // The next read, or the Finish once every request read is answered.
+      actions = NextLocked();
     }
-    if (read_more) StartRead(&read_buffer_);
+    if (!parsed.ok() && !stopped) {
+      logger_->debug("ExecuteStream: {}", std::string(parsed.message()));
+    }
+    Run(actions);
+    if (!execute) return;
     processor_.Execute(
         request, CallContext{deadline_, cancelled_, principal_, output_ratio_,
                              MetricsMethod::kExecuteStream},

@@ -149,8 +149,9 @@ TEST_F(ServiceTest, HealthIsServing) {
 TEST_F(ServiceTest, HealthFollowsTheEngine) {
   StartServer();
   // Both statuses reach `want` within a few watcher periods (100 ms); the
-  // deadline is generous because a loaded CI machine once starved the
-  // watcher for over 2 s.
+  // deadline is generous for a loaded machine. (A CI run that once missed
+  // 2 s had its watcher thread start after set_healthy(false), when it
+  // still took its first status from the engine: DmlServer::WatchHealth.)
   auto wait_for = [&](int want) {
     int serving = -1, service_serving = -1;
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
