@@ -123,6 +123,33 @@ class MathEmitter {
   // v = f(v) for one of the 17 activations (float32).
   void Activation(OperatorType op, Operand v, const ActivationParams& p);
 
+  // An affine pre-activation y = d*r*s + b (s, b optional; MVN's
+  // normalised value times Scale plus Bias) whose float32 evaluation
+  // overflowed although the activation may bring it back into range
+  // (OPERATORS.md §7.4: PARAMETRIC_SOFTPLUS with Alpha = Beta = 0.5 of
+  // y = 3.7e38 is 9.2e37, not inf; random/1271), or although the sum is in
+  // range (d*r*s beyond FLT_MAX, b = -FLT_MAX). beyond_range_emit.cc.
+  struct AffineTerms {
+    Operand d, r;
+    const Operand* s = nullptr;
+    const Operand* b = nullptr;
+  };
+  // Activation(op, in.v, in.params), then v = result where done, is act(y).
+  // Callers set v to the overflowed value, params to op's own and, where
+  // BeyondRangeResult(op), done to 0 beforehand; AffineBeyondRange
+  // rewrites them where every term is finite (elsewhere the IEEE result of
+  // the overflowed value stands). BeyondRangeParam(op) names the one
+  // parameter (0: p0, 1: p1, -1: none) it may replace: callers give it a
+  // temp of its own.
+  struct BeyondRangeIo {
+    Operand v;
+    ActivationParams params;
+    Operand done, result;
+  };
+  void AffineBeyondRange(OperatorType op, const AffineTerms& t, BeyondRangeIo& io);
+  static int BeyondRangeParam(OperatorType op);
+  static bool BeyondRangeResult(OperatorType op);
+
  private:
   void MinMaxNum(Operand d, Operand a, Operand b, bool max);
   // exp(x + x_lo) * 2^k; x_lo (a small correction of x) may be null.
@@ -145,6 +172,20 @@ class MathEmitter {
   // d = a*b with a denormal factor taken exactly ((a*2^32)*b*2^-32), so
   // a driver flushing it cannot turn a normal product into 0.
   void ScaledProduct(Operand d, Operand a, Operand b);
+  // f = m * 2^e for a finite f (e an integer, |m| in [1, 2) with f's
+  // sign; denormals exact); f = +-0 gives m = 0, e = -512.
+  void Frexp(Operand m, Operand e, Operand f);
+  // d = f * 2^n for a finite f and an integer n, rounded once: +-inf
+  // where it overflows, 0 (or a denormal) where it underflows.
+  void Ldexp(Operand d, Operand f, Operand n);
+  // y = t.d*t.r*t.s + t.b as m * 2^e (m as Frexp's, e an integer; any
+  // magnitude) for finite terms.
+  void SplitAffine(Operand m, Operand e, const AffineTerms& t);
+  // AffineBeyondRange's own results for |y| >= 2^128, y = m * 2^e.
+  void CeluBeyondRange(Operand m, Operand e, Operand alpha, BeyondRangeIo& io);
+  void SoftplusBeyondRange(Operand m, Operand e, Operand steepness, BeyondRangeIo& io);
+  void ShrinkBeyondRange(Operand m, Operand e, Operand bias, Operand threshold,
+                         BeyondRangeIo& io);
   ShaderBuilder& b_;
   std::string comps_;
   Operand zero_;

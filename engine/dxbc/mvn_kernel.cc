@@ -340,10 +340,7 @@ class MvnEmitter {
     for (Elem& e : el) {
       stats_.Shifted(e.y, e.y, inv, rs);
       b_.Add(e.y, e.y, st.m.Neg());
-      b_.Mul(e.y, e.y, rstd);
-      if (key_.has_scale) b_.Mul(e.y, e.y, e.s);
-      if (key_.has_bias) b_.Add(e.y, e.y, e.bias);
-      if (key_.fused != OperatorType::kInvalid) math.Activation(key_.fused, e.y, params);
+      Affine(math, e, rstd, params);
       b_.And(e.ok, e.ok, valid_);
     }
     for (size_t j = 0; j < el.size(); ++j) {
@@ -356,6 +353,48 @@ class MvnEmitter {
       Store(el[j].y, el[j].out_off);
       b_.EndIf();
     }
+  }
+
+  // e.y = act(d * rstd * Scale + Bias) for d = e.y. FLOAT32: where that
+  // product or sum overflows, MathEmitter::AffineBeyondRange (a branch,
+  // taken by such elements only). FLOAT16 cannot overflow there (|d*rstd|
+  // stays below 2^92, Scale and Bias below 2^16).
+  void Affine(MathEmitter& math, Elem& e, Operand rstd, const ActivationParams& params) {
+    const OperatorType op = key_.fused;
+    Operand pre = T();
+    b_.Mul(pre, e.y, rstd);
+    if (key_.has_scale) b_.Mul(pre, pre, e.s);
+    if (key_.has_bias) b_.Add(pre, pre, e.bias);
+    MathEmitter::BeyondRangeIo io{pre, params, Operand(), Operand()};
+    const bool beyond = key_.data_type == DataType::kFloat32;
+    const bool result = beyond && MathEmitter::BeyondRangeResult(op);
+    if (beyond) {
+      const int param = MathEmitter::BeyondRangeParam(op);
+      if (param >= 0) {
+        Operand& c = param == 0 ? io.params.p0 : io.params.p1;
+        Operand own = T();
+        b_.Mov(own, c);
+        c = own;
+      }
+      if (result) {
+        io.done = T();
+        io.result = T();
+        b_.Mov(io.done, U(0));
+      }
+      Operand finite = T();
+      math.IsFinite(finite, pre);
+      b_.IfZ(finite);
+      MathEmitter::AffineTerms terms{e.y, rstd};
+      if (key_.has_scale) terms.s = &e.s;
+      if (key_.has_bias) terms.b = &e.bias;
+      const uint32_t mark = b_.TempMark();
+      math.AffineBeyondRange(op, terms, io);
+      b_.RewindTemps(mark);  // its temps are dead: the next element reuses them
+      b_.EndIf();
+    }
+    if (op != OperatorType::kInvalid) math.Activation(op, pre, io.params);
+    if (result) b_.Movc(pre, io.done, io.result, pre);
+    e.y = pre;
   }
 
   std::vector<Tensor> NormaliseTensors() const {

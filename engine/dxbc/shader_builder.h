@@ -34,6 +34,12 @@ class ShaderBuilder {
 
   // A fresh temp register (never reused; drivers allocate registers anyway).
   Operand NewTemp();
+  // Except after RewindTemps(mark): NewTemp then hands out again the temps
+  // allocated since TempMark() returned `mark`. For a block emitted many
+  // times (once per element) whose temps are all dead after it, its results
+  // living in older temps; it keeps such kernels under DXBC's 4,096 temps.
+  uint32_t TempMark() const { return next_temp_; }
+  void RewindTemps(uint32_t mark) { next_temp_ = mark; }
 
   // ---- generic emission ----
   // dsts are encoded with masks, srcs with swizzles. `extra` ORs opcode-token

@@ -11,6 +11,7 @@
 //    NormalizeVariance TRUE an infinity makes the group NaN.
 // Expected values are written out where they are exact, and every case is
 // also compared with the CPU engine (binary64).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -254,6 +255,81 @@ TEST_P(MvnNumericsTest, HugeEpsilonWithSmallValues) {
   const double want = 0.1 / std::sqrt(0.01 + kFltMax);
   for (uint64_t i = 0; i < n; ++i) {
     ASSERT_NEAR(out[0][i] / want, i < half ? 1.0 : -1.0, 1e-5) << i;
+  }
+}
+
+// Pre-activations (x - mean)*Scale + Bias beyond FLT_MAX for finite
+// terms: the fused activation's value, not that of a spurious inf
+// (OPERATORS.md §7.4; the randomized corpus's random/1271 was
+// PARAMETRIC_SOFTPLUS with Alpha = Beta = 0.5 of 3.7e38: 9.2e37, not inf).
+// Row 0 is +-3e38 about a mean of 0, so that y = +-3.6e38 with Scale 1.2;
+// row 1 is small values (y in range: the fast path). Each case is compared
+// with the CPU engine (binary64); the values written out are those of
+// the formulas.
+struct BeyondRangeCase {
+  const char* name;
+  OperatorType act;
+  float p0, p1;
+  float bias;
+  double want_pos, want_neg;  // row 0's results for y = +3.6e38 and -3.6e38
+};
+
+TEST_P(MvnNumericsTest, PreActivationBeyondFloat32) {
+  const double y = 3.6e38;
+  const BeyondRangeCase cases[] = {
+      {"parametric_softplus", OperatorType::kActivationParametricSoftplus, 0.5f, 0.5f, 0,
+       0.25 * y, 0},
+      {"linear", OperatorType::kActivationLinear, 0.25f, 1.0f, 0, 0.25 * y + 1, -0.25 * y + 1},
+      {"leaky_relu", OperatorType::kActivationLeakyRelu, 0.01f, 0, 0, kInf, -0.01 * y},
+      {"scaled_elu", OperatorType::kActivationScaledElu, 1.0f, 0.1f, 0, 0.1 * y, -0.1},
+      {"scaled_tanh", OperatorType::kActivationScaledTanh, 2.0f, 1e-38f, 0,
+       2 * std::tanh(1e-38 * y), -2 * std::tanh(1e-38 * y)},
+      {"hard_sigmoid", OperatorType::kActivationHardSigmoid, 1.2e-38f, 0.5f, 0, 1, 0},
+      {"celu", OperatorType::kActivationCelu, 1e38f, 0, 0, kInf,
+       1e38 * std::expm1(-y / 1e38)},
+      {"softplus", OperatorType::kActivationSoftplus, 1e-38f, 0, 0, kInf,
+       std::log1p(std::exp(-1e-38 * y)) / 1e-38},
+      {"shrink", OperatorType::kActivationShrink, 3e38f, 1.0f, 0, y - 3e38, -y + 3e38},
+      {"gelu", OperatorType::kActivationGelu, 0, 0, 0, kInf, 0},
+      // The sum brings the product back: 3.6e38 - 2e38.
+      {"identity_bias", OperatorType::kActivationIdentity, 0, 0, -2e38f, y - 2e38, -kInf},
+      {"none_bias", OperatorType::kInvalid, 0, 0, 2e38f, kInf, -y + 2e38},
+  };
+  const uint64_t n = GroupLength(), half = n / 2;
+  std::vector<double> x(2 * n);
+  for (uint64_t i = 0; i < n; ++i) x[i] = i < half ? 3e38 : -3e38;
+  const std::vector<double> small = RandomValues(n, 5, 2.0);
+  std::copy(small.begin(), small.end(), x.begin() + n);
+  for (const BeyondRangeCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    OperatorDesc op = Mvn1(DataType::kFloat32, {2, n}, {1}, false);
+    op.scale = MakeTensorDesc(DataType::kFloat32, {1, n});
+    op.bias = MakeTensorDesc(DataType::kFloat32, {1, n});
+    if (c.act != OperatorType::kInvalid) {
+      FusedActivationDesc f;
+      f.type = static_cast<uint32_t>(c.act);
+      f.params = {c.p0, c.p1};
+      op.fused_activation = f;
+    }
+    ExecuteRequest r;
+    r.op = op;
+    r.input = Payload(*op.input, x);
+    r.scale = Payload(*op.scale, {1.2});
+    r.bias = Payload(*op.bias, {c.bias});
+    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(Options(n * 4));
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    EXPECT_TRUE(MatchesCpu(**engine, r)) << GetParam().name;
+    absl::StatusOr<std::vector<double>> got = RunGpu(**engine, r);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (uint64_t i = 0; i < n; ++i) {
+      const double want = i < half ? c.want_pos : c.want_neg;
+      if (std::isinf(want)) {
+        ASSERT_EQ((*got)[i], want) << i;
+      } else {
+        ASSERT_NEAR((*got)[i], want, std::abs(want) * 1e-5 + 1e-30) << i;
+      }
+      ASSERT_TRUE(std::isfinite((*got)[n + i])) << i;
+    }
   }
 }
 
