@@ -7,19 +7,15 @@
 // DMLS_CONFORMANCE_DATA_DIR overrides the corpus directory for binaries
 // copied to another machine, and DMLS_CONFORMANCE_FILTER runs only the
 // cases whose id contains it (DMLS_CONFORMANCE_NO_FTZ=1 refuses the §7.5
-// flushed-input alternative). The known MVN kernel failures
-// (conformance_random_mvn.pb) are run and reported apart.
+// flushed-input alternative).
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <limits>
 #include <memory>
-#include <set>
 #include <string>
 
 #include "engine/core/execute_sync.h"
 #include "engine/d3d12/test_adapter.h"
-#include "absl/strings/match.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/tensor_access.h"
 #include "engine/d3d12/dxbc_engine.h"
@@ -56,10 +52,9 @@ conformance::CorpusReport RunOnTestAdapter(const conformance::CaseSet& corpus) {
   return conformance::RunCorpus(**engine, corpus, options);
 }
 
-// Every corpus file but the known MVN failures (see below).
+// Every corpus file.
 TEST(KernelsGpuTest, CorpusPassesOnSoftwareAdapter) {
-  absl::StatusOr<conformance::CaseSet> corpus =
-      conformance::LoadCorpusDir(CorpusDir(), {conformance::kKnownMvnFailuresFile});
+  absl::StatusOr<conformance::CaseSet> corpus = conformance::LoadCorpusDir(CorpusDir());
   ASSERT_TRUE(corpus.ok()) << corpus.status();
   ASSERT_GT(corpus->cases_size(), 0);
   const conformance::CorpusReport report = RunOnTestAdapter(*corpus);
@@ -68,29 +63,6 @@ TEST(KernelsGpuTest, CorpusPassesOnSoftwareAdapter) {
   }
   // Every failing id (up to 500): a GPU run's log is the list to act on.
   EXPECT_EQ(report.passed, report.total) << report.Summary(500);
-}
-
-// Randomized cases that fail on this engine because of open MVN kernel bugs
-// (FLOAT32 statistics that overflow, ±Inf with NormalizeVariance FALSE; see
-// tests/data/README.md). Run and reported, never failed on, so that the
-// list can be emptied once the kernels are fixed: "now passing" names the
-// cases to move back into conformance_random.pb.
-TEST(KernelsGpuTest, KnownMvnFailuresAreReported) {
-  absl::StatusOr<conformance::CaseSet> known =
-      conformance::LoadCaseSet(CorpusDir() + "/" + conformance::kKnownMvnFailuresFile);
-  if (absl::IsNotFound(known.status())) GTEST_SKIP() << known.status();
-  ASSERT_TRUE(known.ok()) << known.status();
-  const conformance::CorpusReport report = RunOnTestAdapter(*known);
-  std::cout << "known MVN failures: " << report.total - report.passed << " of " << report.total
-            << " still fail; now passing:";
-  std::set<std::string> failing;
-  for (const conformance::CaseFailure& f : report.failures) failing.insert(f.id);
-  const char* filter = std::getenv("DMLS_CONFORMANCE_FILTER");
-  for (const conformance::Case& c : known->cases()) {
-    if (filter && !absl::StrContains(c.id(), filter)) continue;
-    if (!failing.count(c.id())) std::cout << "\n  " << c.id();
-  }
-  std::cout << "\n" << report.Summary(500) << "\n";
 }
 
 // Regressions found by tests/robustness (mutated corpus requests): valid

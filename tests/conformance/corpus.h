@@ -61,11 +61,6 @@ absl::StatusOr<CaseSet> LoadCaseSet(const std::string& path);
 absl::StatusOr<CaseSet> LoadCorpusDir(
     const std::string& dir, const std::vector<std::string>& skip_prefixes = {});
 
-// The corpus file of cases that fail on the Direct3D 12 engine because of
-// open MVN kernel bugs (tests/data/README.md): the GPU corpus tests run it
-// apart and report it instead of failing on it.
-inline constexpr char kKnownMvnFailuresFile[] = "conformance_random_mvn.pb";
-
 // The engine request of a case (the proto request mapped to engine types).
 ExecuteRequest RequestFromCase(const Case& c);
 

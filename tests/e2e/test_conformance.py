@@ -13,7 +13,7 @@ import numpy as np
 import case_pb2
 import dmlserve_client as dc
 import reference as ref
-from e2e_server import DEVICE, ServerTestCase
+from e2e_server import ServerTestCase
 
 DATA_DIR = os.environ.get("DMLS_CONFORMANCE_DATA", os.path.join(
     os.path.dirname(__file__), "..", "data"))
@@ -26,17 +26,9 @@ _DTYPES = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT8": np.int8,
 BATCH = 64  # requests per stream: bounded memory, many in flight
 
 
-# Known failures of the Direct3D 12 MVN kernels (tests/data/README.md):
-# conformance_gpu_test reports them apart; only the CPU engine runs them here.
-KNOWN_D3D12_FAILURES = "conformance_random_mvn.pb"
-
-
 def load_cases():
     cases = []
     for path in sorted(glob.glob(os.path.join(DATA_DIR, "conformance_*.pb"))):
-        if os.path.basename(path) == KNOWN_D3D12_FAILURES and \
-                DEVICE != "cpu":
-            continue
         with open(path, "rb") as f:
             cases.extend(case_pb2.CaseSet.FromString(f.read()).cases)
     return cases

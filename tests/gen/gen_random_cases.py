@@ -29,10 +29,7 @@ raise Invalid, it is stored as the case's expected_ftz alternative.
 
 Usage (Debian's Python, which has numpy and protobuf; needs protoc):
   /usr/bin/python3 tests/gen/gen_random_cases.py --oracle /work/shared/oracle.py
-Deterministic for a given --seed and --count. --mvn-known (default
-tests/gen/random_mvn_known_failures.txt) lists the case ids that fail on the
-Direct3D 12 engine because of open MVN kernel bugs: they go to
-conformance_random_mvn.pb instead (see tests/data/README.md).
+Deterministic for a given --seed and --count.
 """
 
 import argparse
@@ -580,19 +577,8 @@ def main():
                                                       "data"))
     ap.add_argument("--seed", type=int, default=20261125)
     ap.add_argument("--count", type=int, default=3000)
-    ap.add_argument("--mvn-known", default=os.path.join(
-                        os.path.dirname(os.path.abspath(__file__)),
-                        "random_mvn_known_failures.txt"),
-                    help="file of case ids (one a line, '#' comments) to "
-                         "write to conformance_random_mvn.pb instead; '' for "
-                         "none")
     args = ap.parse_args()
     oracle = gc.load_oracle(args.oracle)
-    known = set()
-    if args.mvn_known:
-        with open(args.mvn_known) as f:
-            known = {ln.split()[0] for ln in f
-                     if ln.strip() and not ln.startswith("#")}
     with tempfile.TemporaryDirectory() as tmp:
         case_pb2 = gc.compile_protos(tmp)
         g = RandGen(oracle, case_pb2, args.seed)
@@ -609,15 +595,6 @@ def main():
                 gen_mvn_case(g, idx, opname, fusable)
             else:
                 gen_elementwise_case(g, idx, opname)
-        cases = g.sets["random"]
-        if known:
-            ids = {c.id for c in cases}
-            missing = known - ids
-            if missing:
-                raise SystemExit(f"--mvn-known ids not generated: "
-                                 f"{sorted(missing)[:5]}")
-            g.sets["random_mvn"] = [c for c in cases if c.id in known]
-            g.sets["random"] = [c for c in cases if c.id not in known]
         os.makedirs(args.out_dir, exist_ok=True)
         g.write(args.out_dir)
         print(f"{g.n_ftz} cases carry an expected_ftz alternative; "
