@@ -355,20 +355,33 @@ class MvnEmitter {
     }
   }
 
-  // e.y = act(d * rstd * Scale + Bias) for d = e.y. FLOAT32: where that
-  // product or sum overflows, MathEmitter::AffineBeyondRange (a branch,
-  // taken by such elements only). FLOAT16 cannot overflow there (|d*rstd|
-  // stays below 2^92, Scale and Bias below 2^16).
+  // e.y = act(d * rstd * Scale + Bias) for d = e.y. FLOAT32 takes a
+  // branch, for the elements that need it only, where
+  //  * the sum cancelled more than a bit of the product (|p| > 2|y|):
+  //    the product's rounding error is then more than an ulp of y (Bias
+  //    -6.6e13 within 1.3 of the product: the oracle's single rounding
+  //    gave -1.3, the float32 sum 0; found by a randomized run), so the
+  //    sum is redone with the product exact (ExactMad);
+  //  * the product or sum overflows: MathEmitter::AffineBeyondRange.
+  // FLOAT16 needs neither: d*rstd stays below 2^92 and Scale and Bias
+  // below 2^16, and the product of two binary16 values is exact in float32.
   void Affine(MathEmitter& math, Elem& e, Operand rstd, const ActivationParams& params) {
     const OperatorType op = key_.fused;
-    Operand pre = T();
-    b_.Mul(pre, e.y, rstd);
-    if (key_.has_scale) b_.Mul(pre, pre, e.s);
-    if (key_.has_bias) b_.Add(pre, pre, e.bias);
+    Operand q = T(), p = q, pre = q;
+    b_.Mul(q, e.y, rstd);
+    if (key_.has_scale) {
+      p = T();
+      b_.Mul(p, q, e.s);
+      pre = p;
+    }
+    if (key_.has_bias) {
+      pre = T();
+      b_.Add(pre, p, e.bias);
+    }
     MathEmitter::BeyondRangeIo io{pre, params, Operand(), Operand()};
-    const bool beyond = key_.data_type == DataType::kFloat32;
-    const bool result = beyond && MathEmitter::BeyondRangeResult(op);
-    if (beyond) {
+    const bool fp32 = key_.data_type == DataType::kFloat32;
+    const bool result = fp32 && MathEmitter::BeyondRangeResult(op);
+    if (fp32) {
       const int param = MathEmitter::BeyondRangeParam(op);
       if (param >= 0) {
         Operand& c = param == 0 ? io.params.p0 : io.params.p1;
@@ -381,14 +394,32 @@ class MvnEmitter {
         io.result = T();
         b_.Mov(io.done, U(0));
       }
+      const bool cancels = key_.has_scale && key_.has_bias;
+      Operand slow = T();
+      math.IsFinite(slow, pre);
+      b_.Not(slow, slow);
+      if (cancels) {
+        Operand half = T();
+        b_.Mul(half, p.Abs(), F(0.5f));
+        b_.Lt(half, pre.Abs(), half);
+        b_.Or(slow, slow, half);
+      }
+      b_.IfNz(slow);
+      const uint32_t mark = b_.TempMark();
+      if (cancels) {
+        Operand exact = T(), ok = T();
+        math.ExactMad(exact, q, e.s, e.bias);
+        math.IsFinite(ok, exact);
+        b_.Movc(pre, ok, exact, pre);
+      }
       Operand finite = T();
       math.IsFinite(finite, pre);
       b_.IfZ(finite);
       MathEmitter::AffineTerms terms{e.y, rstd};
       if (key_.has_scale) terms.s = &e.s;
       if (key_.has_bias) terms.b = &e.bias;
-      const uint32_t mark = b_.TempMark();
       math.AffineBeyondRange(op, terms, io);
+      b_.EndIf();
       b_.RewindTemps(mark);  // its temps are dead: the next element reuses them
       b_.EndIf();
     }

@@ -333,6 +333,47 @@ TEST_P(MvnNumericsTest, PreActivationBeyondFloat32) {
   }
 }
 
+// A Bias that cancels all but a fraction of (x - mean)*Scale: the result is
+// that fraction (the oracle rounds once), not the float32 product's
+// rounding error (a randomized run found 0 for 0.41 and -0.49 for -6.6e13).
+// x - mean = +-3e7 exactly, Scale = 1.1f, Bias = -float(3e7 * 1.1f).
+TEST_P(MvnNumericsTest, BiasCancellingTheProduct) {
+  const uint64_t n = GroupLength(), half = n / 2;
+  const float scale = 1.1f;
+  const float bias = -static_cast<float>(3e7 * static_cast<double>(scale));
+  const double want_pos = 3e7 * static_cast<double>(scale) + bias;
+  const double want_neg = -3e7 * static_cast<double>(scale) + bias;
+  ASSERT_GT(std::abs(want_pos), 0.25);  // not what float32 alone gives
+  for (OperatorType act : {OperatorType::kInvalid, OperatorType::kActivationSigmoid}) {
+    SCOPED_TRACE(act == OperatorType::kInvalid ? "none" : "sigmoid");
+    OperatorDesc op = Mvn1(DataType::kFloat32, {1, n}, {1}, false);
+    op.scale = MakeTensorDesc(DataType::kFloat32, {1, n});
+    op.bias = MakeTensorDesc(DataType::kFloat32, {1, n});
+    if (act != OperatorType::kInvalid) {
+      FusedActivationDesc f;
+      f.type = static_cast<uint32_t>(act);
+      op.fused_activation = f;
+    }
+    std::vector<double> x(n);
+    for (uint64_t i = 0; i < n; ++i) x[i] = i < half ? 3e7 : -3e7;
+    ExecuteRequest r;
+    r.op = op;
+    r.input = Payload(*op.input, x);
+    r.scale = Payload(*op.scale, {scale});
+    r.bias = Payload(*op.bias, {bias});
+    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(Options(n * 4));
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    EXPECT_TRUE(MatchesCpu(**engine, r)) << GetParam().name;
+    absl::StatusOr<std::vector<double>> got = RunGpu(**engine, r);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (uint64_t i = 0; i < n; ++i) {
+      double want = i < half ? want_pos : want_neg;
+      if (act != OperatorType::kInvalid) want = 1 / (1 + std::exp(-want));
+      ASSERT_NEAR((*got)[i], want, std::abs(want) * 1e-5) << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, MvnNumericsTest, ::testing::ValuesIn(kSchedules),
                          [](const ::testing::TestParamInfo<Schedule>& p) {
                            return std::string(p.param.name);
