@@ -96,6 +96,36 @@ class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
     }
     return out;
   }
+
+  // MVN1 FLOAT32 with NormalizeVariance FALSE over the last axis of `groups`
+  // rows of GroupLength() elements (`x`, row-major), Scale and Bias [1, n]
+  // filled with `scale` and `bias`, and `act` fused (kInvalid: none).
+  // Returns the GPU's output after checking it against the CPU engine.
+  std::vector<double> RunScaleBias(const std::vector<double>& x, uint64_t groups, double scale,
+                                   double bias, OperatorType act, float p0 = 0, float p1 = 0) {
+    const uint64_t n = GroupLength();
+    OperatorDesc op = Mvn1(DataType::kFloat32, {groups, n}, {1}, false);
+    op.scale = MakeTensorDesc(DataType::kFloat32, {1, n});
+    op.bias = MakeTensorDesc(DataType::kFloat32, {1, n});
+    if (act != OperatorType::kInvalid) {
+      FusedActivationDesc f;
+      f.type = static_cast<uint32_t>(act);
+      f.params = {p0, p1};
+      op.fused_activation = f;
+    }
+    ExecuteRequest r;
+    r.op = op;
+    r.input = Payload(*op.input, x);
+    r.scale = Payload(*op.scale, {scale});
+    r.bias = Payload(*op.bias, {bias});
+    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(Options(n * 4));
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    if (!engine.ok()) return {};
+    EXPECT_TRUE(MatchesCpu(**engine, r)) << GetParam().name;
+    absl::StatusOr<std::vector<double>> got = RunGpu(**engine, r);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : std::vector<double>();
+  }
 };
 
 // The value at position i of a two-valued group {a at [0, k), b elsewhere}.
@@ -302,33 +332,16 @@ TEST_P(MvnNumericsTest, PreActivationBeyondFloat32) {
   std::copy(small.begin(), small.end(), x.begin() + n);
   for (const BeyondRangeCase& c : cases) {
     SCOPED_TRACE(c.name);
-    OperatorDesc op = Mvn1(DataType::kFloat32, {2, n}, {1}, false);
-    op.scale = MakeTensorDesc(DataType::kFloat32, {1, n});
-    op.bias = MakeTensorDesc(DataType::kFloat32, {1, n});
-    if (c.act != OperatorType::kInvalid) {
-      FusedActivationDesc f;
-      f.type = static_cast<uint32_t>(c.act);
-      f.params = {c.p0, c.p1};
-      op.fused_activation = f;
-    }
-    ExecuteRequest r;
-    r.op = op;
-    r.input = Payload(*op.input, x);
-    r.scale = Payload(*op.scale, {1.2});
-    r.bias = Payload(*op.bias, {c.bias});
-    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(Options(n * 4));
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    EXPECT_TRUE(MatchesCpu(**engine, r)) << GetParam().name;
-    absl::StatusOr<std::vector<double>> got = RunGpu(**engine, r);
-    ASSERT_TRUE(got.ok()) << got.status();
+    const std::vector<double> got = RunScaleBias(x, 2, 1.2, c.bias, c.act, c.p0, c.p1);
+    ASSERT_EQ(got.size(), 2 * n);
     for (uint64_t i = 0; i < n; ++i) {
       const double want = i < half ? c.want_pos : c.want_neg;
       if (std::isinf(want)) {
-        ASSERT_EQ((*got)[i], want) << i;
+        ASSERT_EQ(got[i], want) << i;
       } else {
-        ASSERT_NEAR((*got)[i], want, std::abs(want) * 1e-5 + 1e-30) << i;
+        ASSERT_NEAR(got[i], want, std::abs(want) * 1e-5 + 1e-30) << i;
       }
-      ASSERT_TRUE(std::isfinite((*got)[n + i])) << i;
+      ASSERT_TRUE(std::isfinite(got[n + i])) << i;
     }
   }
 }
@@ -344,32 +357,16 @@ TEST_P(MvnNumericsTest, BiasCancellingTheProduct) {
   const double want_pos = 3e7 * static_cast<double>(scale) + bias;
   const double want_neg = -3e7 * static_cast<double>(scale) + bias;
   ASSERT_GT(std::abs(want_pos), 0.25);  // not what float32 alone gives
+  std::vector<double> x(n);
+  for (uint64_t i = 0; i < n; ++i) x[i] = i < half ? 3e7 : -3e7;
   for (OperatorType act : {OperatorType::kInvalid, OperatorType::kActivationSigmoid}) {
     SCOPED_TRACE(act == OperatorType::kInvalid ? "none" : "sigmoid");
-    OperatorDesc op = Mvn1(DataType::kFloat32, {1, n}, {1}, false);
-    op.scale = MakeTensorDesc(DataType::kFloat32, {1, n});
-    op.bias = MakeTensorDesc(DataType::kFloat32, {1, n});
-    if (act != OperatorType::kInvalid) {
-      FusedActivationDesc f;
-      f.type = static_cast<uint32_t>(act);
-      op.fused_activation = f;
-    }
-    std::vector<double> x(n);
-    for (uint64_t i = 0; i < n; ++i) x[i] = i < half ? 3e7 : -3e7;
-    ExecuteRequest r;
-    r.op = op;
-    r.input = Payload(*op.input, x);
-    r.scale = Payload(*op.scale, {scale});
-    r.bias = Payload(*op.bias, {bias});
-    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(Options(n * 4));
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    EXPECT_TRUE(MatchesCpu(**engine, r)) << GetParam().name;
-    absl::StatusOr<std::vector<double>> got = RunGpu(**engine, r);
-    ASSERT_TRUE(got.ok()) << got.status();
+    const std::vector<double> got = RunScaleBias(x, 1, scale, bias, act);
+    ASSERT_EQ(got.size(), n);
     for (uint64_t i = 0; i < n; ++i) {
       double want = i < half ? want_pos : want_neg;
       if (act != OperatorType::kInvalid) want = 1 / (1 + std::exp(-want));
-      ASSERT_NEAR((*got)[i], want, std::abs(want) * 1e-5) << i;
+      ASSERT_NEAR(got[i], want, std::abs(want) * 1e-5) << i;
     }
   }
 }
