@@ -359,7 +359,7 @@ void MathEmitter::TwoSum(Operand s, Operand e_acc, Operand a) {
   b_.Mov(s, sum);
 }
 
-void MathEmitter::ExactMad(Operand d, Operand a, Operand b, Operand c) {
+void MathEmitter::ExactMad(Operand d, Operand a, Operand b, Operand c, const Operand* lo) {
   Operand p = Tmp(), e = Tmp(), ah = Tmp(), al = Tmp(), bh = Tmp(), bl = Tmp(), t = Tmp();
   b_.Mul(p, a, b);
   b_.And(ah, a, U(0xfffff000u));
@@ -378,6 +378,7 @@ void MathEmitter::ExactMad(Operand d, Operand a, Operand b, Operand c) {
   Operand s = Tmp();
   b_.Mov(s, p);
   TwoSum(s, e, c);
+  if (lo != nullptr) b_.Add(e, e, *lo);
   b_.Add(d, s, e);
 }
 

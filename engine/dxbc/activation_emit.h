@@ -102,8 +102,9 @@ class MathEmitter {
   }
   // FusedMad without a fused `mad`.
   void EmulatedMad(Operand d, Operand a, Operand b, Operand c);
-  // The exact part of EmulatedMad, for finite results only.
-  void ExactMad(Operand d, Operand a, Operand b, Operand c);
+  // The exact part of EmulatedMad, for finite results only; with `lo`,
+  // d = a*b + c + lo (lo small beside a*b: added to the error terms).
+  void ExactMad(Operand d, Operand a, Operand b, Operand c, const Operand* lo = nullptr);
   // Classification and ordering on the integer bits. NVIDIA's compiler may
   // assume no Inf/NaN (vkd3d 1.2 sets no SignedZeroInfNanPreserve), which
   // folds float compares with inf/NaN; integer tests cannot be folded.

@@ -35,7 +35,7 @@ class MvnEmitter {
         threads_(ThreadsOf(key)),
         elems_(ElementsOf(key)),
         chunk_(threads_ * elems_),
-        stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
+        stats_(b, CB0(2).y(), !key.normalize_variance) {}  // MvnArgs::pad[0] = 0
 
   static uint32_t ThreadsOf(const KernelKey& key) {
     if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
@@ -271,6 +271,7 @@ class MvnEmitter {
 
   struct Elem {
     Operand ok, y, s, bias, out_off;
+    Operand lo;  // exact-mean mode: y's low part once normalised
   };
 
   // Loads this thread's elements of the chunk (indices clamped into the
@@ -338,8 +339,15 @@ class MvnEmitter {
     }
     const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
     for (Elem& e : el) {
-      stats_.Shifted(e.y, e.y, inv, rs);
-      b_.Add(e.y, e.y, st.m.Neg());
+      if (stats_.exact_mean()) {
+        e.lo = T();
+        const uint32_t mark = b_.TempMark();
+        stats_.Deviation(e.y, e.lo, e.y, inv, rs, st);
+        b_.RewindTemps(mark);
+      } else {
+        stats_.Shifted(e.y, e.y, inv, rs);
+        b_.Add(e.y, e.y, st.m.Neg());
+      }
       Affine(math, e, rstd, params);
       b_.And(e.ok, e.ok, valid_);
     }
@@ -355,49 +363,59 @@ class MvnEmitter {
     }
   }
 
-  // e.y = act(d * rstd * Scale + Bias) for d = e.y. FLOAT32 takes a
-  // branch, for the elements that need it only, where
-  //  * the sum cancelled more than a bit of the product (|p| > 2|y|):
-  //    the product's rounding error is then more than an ulp of y (Bias
-  //    -6.6e13 within 1.3 of the product: the oracle's single rounding
-  //    gave -1.3, the float32 sum 0; found by a randomized run), so the
-  //    sum is redone with the product exact (ExactMad);
-  //  * the product or sum overflows: MathEmitter::AffineBeyondRange.
-  // FLOAT16 needs neither: d*rstd stays below 2^92 and Scale and Bias
-  // below 2^16, and the product of two binary16 values is exact in float32.
+  // e.y = act(d * rstd * Scale + Bias) for d = e.y (+ e.lo in exact-mean
+  // mode). A branch, taken by the elements that need it only, where
+  //  * Bias cancelled more than a bit of the rest (|p| > 2|y|): the
+  //    rounding errors of the product (FLOAT32 with Scale: x - mean =
+  //    3e7, Scale 1.1f, Bias -float(3.3e7) gave 0 for 0.715) and of d
+  //    (exact-mean mode) are then more than an ulp of y, so the sum is
+  //    redone with the product exact and d's low part (ExactMad);
+  //  * FLOAT32: the product or sum overflows: AffineBeyondRange.
+  // FLOAT16 cannot overflow here (d*rstd stays below 2^92, Scale and Bias
+  // below 2^16), and the product of two binary16 values is exact.
+  // Temps: those of this element's product, branch and activation are
+  // reused by the next element (ShaderBuilder::RewindTemps): only pre and
+  // what the activation reads live on.
   void Affine(MathEmitter& math, Elem& e, Operand rstd, const ActivationParams& params) {
     const OperatorType op = key_.fused;
-    Operand q = T(), p = q, pre = q;
+    const bool fp32 = key_.data_type == DataType::kFloat32;
+    const bool result = fp32 && MathEmitter::BeyondRangeResult(op);
+    const bool exact = stats_.exact_mean();
+    const bool cancels = key_.has_bias && (exact || (fp32 && key_.has_scale));
+    const int param = fp32 ? MathEmitter::BeyondRangeParam(op) : -1;
+    Operand pre = T();
+    MathEmitter::BeyondRangeIo io{pre, params, Operand(), Operand()};
+    if (param >= 0) {
+      Operand& c = param == 0 ? io.params.p0 : io.params.p1;
+      Operand own = T();
+      b_.Mov(own, c);
+      c = own;
+    }
+    if (result) {
+      io.done = T();
+      io.result = T();
+      b_.Mov(io.done, U(0));
+    }
+    const uint32_t mark = b_.TempMark();
+    Operand q = T(), p = q;
     b_.Mul(q, e.y, rstd);
     if (key_.has_scale) {
       p = T();
       b_.Mul(p, q, e.s);
-      pre = p;
     }
     if (key_.has_bias) {
-      pre = T();
       b_.Add(pre, p, e.bias);
+    } else {
+      b_.Mov(pre, p);
     }
-    MathEmitter::BeyondRangeIo io{pre, params, Operand(), Operand()};
-    const bool fp32 = key_.data_type == DataType::kFloat32;
-    const bool result = fp32 && MathEmitter::BeyondRangeResult(op);
-    if (fp32) {
-      const int param = MathEmitter::BeyondRangeParam(op);
-      if (param >= 0) {
-        Operand& c = param == 0 ? io.params.p0 : io.params.p1;
-        Operand own = T();
-        b_.Mov(own, c);
-        c = own;
-      }
-      if (result) {
-        io.done = T();
-        io.result = T();
-        b_.Mov(io.done, U(0));
-      }
-      const bool cancels = key_.has_scale && key_.has_bias;
+    if (fp32 || cancels) {
       Operand slow = T();
-      math.IsFinite(slow, pre);
-      b_.Not(slow, slow);
+      if (fp32) {
+        math.IsFinite(slow, pre);
+        b_.Not(slow, slow);
+      } else {
+        b_.Mov(slow, U(0));
+      }
       if (cancels) {
         Operand half = T();
         b_.Mul(half, p.Abs(), F(0.5f));
@@ -405,25 +423,34 @@ class MvnEmitter {
         b_.Or(slow, slow, half);
       }
       b_.IfNz(slow);
-      const uint32_t mark = b_.TempMark();
       if (cancels) {
-        Operand exact = T(), ok = T();
-        math.ExactMad(exact, q, e.s, e.bias);
-        math.IsFinite(ok, exact);
-        b_.Movc(pre, ok, exact, pre);
+        Operand sum = T(), ok = T(), lo = T();
+        const Operand scale = key_.has_scale ? e.s : F(1.0f);
+        if (exact) {
+          b_.Mul(lo, e.lo, rstd);
+          b_.Mul(lo, lo, scale);
+        } else {
+          b_.Mov(lo, F(0.0f));
+        }
+        math.ExactMad(sum, q, scale, e.bias, &lo);
+        math.IsFinite(ok, sum);
+        b_.Movc(pre, ok, sum, pre);
       }
-      Operand finite = T();
-      math.IsFinite(finite, pre);
-      b_.IfZ(finite);
-      MathEmitter::AffineTerms terms{e.y, rstd};
-      if (key_.has_scale) terms.s = &e.s;
-      if (key_.has_bias) terms.b = &e.bias;
-      math.AffineBeyondRange(op, terms, io);
-      b_.EndIf();
-      b_.RewindTemps(mark);  // its temps are dead: the next element reuses them
+      if (fp32) {
+        Operand finite = T();
+        math.IsFinite(finite, pre);
+        b_.IfZ(finite);
+        MathEmitter::AffineTerms terms{e.y, rstd};
+        if (key_.has_scale) terms.s = &e.s;
+        if (key_.has_bias) terms.b = &e.bias;
+        math.AffineBeyondRange(op, terms, io);
+        b_.EndIf();
+      }
       b_.EndIf();
     }
+    b_.RewindTemps(mark);
     if (op != OperatorType::kInvalid) math.Activation(op, pre, io.params);
+    b_.RewindTemps(mark);
     if (result) b_.Movc(pre, io.done, io.result, pre);
     e.y = pre;
   }
@@ -773,8 +800,7 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.stage == KernelStage::kMvnClear) return e.Clear();
   if (key.stage == KernelStage::kMvnCoop) return e.Coop();
   if (key.stage == KernelStage::kMvnPartial) {
-    if (!key.normalize_variance || key.has_scale || key.has_bias ||
-        key.fused != OperatorType::kInvalid) {
+    if (key.has_scale || key.has_bias || key.fused != OperatorType::kInvalid) {
       return absl::InvalidArgumentError(
           absl::StrCat("MVN partial keys carry no apply options: ", key.DebugString()));
     }
@@ -808,7 +834,10 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.layout = LayoutClass::kStrided;
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
-      keys.push_back(k);
+      for (bool nv : {false, true}) {
+        k.normalize_variance = nv;  // false: exact-mean statistics
+        keys.push_back(k);
+      }
       const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
       for (int stage = 0; stage < 5; ++stage) {
         k.stage = stage == 0   ? KernelStage::kMvnApply

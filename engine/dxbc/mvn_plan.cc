@@ -105,10 +105,11 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   key.data_type = t;
   key.layout = LayoutClass::kStrided;
   key.variant = static_cast<uint8_t>(r);
+  // Partial statistics too: NormalizeVariance FALSE takes exact means.
+  key.normalize_variance = op.normalize_variance.value_or(1) != 0;
 
   KernelKey apply = key;
   apply.stage = KernelStage::kMvnApply;
-  apply.normalize_variance = op.normalize_variance.value_or(1) != 0;
   apply.has_scale = has_scale;
   apply.has_bias = has_bias;
   if (op.fused_activation && op.fused_activation->type != 0) {

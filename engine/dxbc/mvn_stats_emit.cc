@@ -63,6 +63,10 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
   }
   ScaleFor(amax, st.s, inv);
   ScaledRef(rs, ref, inv);
+  if (exact_mean_) {
+    LocalMean(st, x, ok, inv, rs);
+    return st;
+  }
   // Pass 1: count and mean of d = x/s - ref/s (x - ref when s = 1).
   b_.Mov(st.n, F(0.0f));
   b_.Mov(st.m, F(0.0f));
@@ -87,21 +91,143 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
   return st;
 }
 
-void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
-  // Bring both to the larger scale: factors 2^(E - Et) as exponent
-  // arithmetic (exact), then M scales by their squares. E - Et may be as
+void MvnStatsEmitter::Deviation(Operand d, Operand d_lo, Operand x, Operand inv, Operand rs,
+                                const MvnStat& st) {
+  Operand xs = T(), e = T(), fin = T();
+  b_.Mul(xs, x, inv);
+  math_.Launder(xs);
+  b_.Mov(d, xs);
+  b_.Mov(e, F(0.0f));
+  math_.TwoSum(d, e, rs.Neg());
+  math_.TwoSum(d, e, st.m.Neg());
+  b_.Add(e, e, st.M.Neg());
+  // d + e renormalised. An infinite member or mean makes e NaN: d alone
+  // (+-inf, or NaN for inf - inf), lo 0.
+  math_.IsFinite(fin, e);
+  b_.Movc(e, fin, e, F(0.0f));
+  b_.Mov(d_lo, F(0.0f));
+  math_.TwoSum(d, d_lo, e);
+  math_.IsFinite(fin, d);
+  b_.Movc(d_lo, fin, d_lo, F(0.0f));
+}
+
+void MvnStatsEmitter::LocalMean(const MvnStat& st, const std::vector<Operand>& x,
+                                const std::vector<Operand>& ok, Operand inv, Operand rs) {
+  // Sum of the exact shifted values x/s - ref/s (each a TwoSum pair) as
+  // hi + lo, compensated.
+  Operand hi = T(), lo = T(), d = T(), e = T(), one = T();
+  b_.Mov(st.n, F(0.0f));
+  b_.Mov(hi, F(0.0f));
+  b_.Mov(lo, F(0.0f));
+  for (size_t j = 0; j < x.size(); ++j) {
+    const uint32_t mark = b_.TempMark();  // TwoSum's temps: reused per element
+    b_.Mul(d, x[j], inv);
+    math_.Launder(d);
+    b_.Mov(e, F(0.0f));
+    math_.TwoSum(d, e, rs.Neg());
+    b_.Movc(d, ok[j], d, F(0.0f));
+    b_.Movc(e, ok[j], e, F(0.0f));
+    b_.Add(lo, lo, e);
+    math_.TwoSum(hi, lo, d);
+    b_.Movc(one, ok[j], F(1.0f), F(0.0f));
+    b_.Add(st.n, st.n, one);
+    b_.RewindTemps(mark);
+  }
+  DivideSum(st.m, st.M, hi, lo, st.n);
+}
+
+void MvnStatsEmitter::DivideSum(Operand m, Operand m_lo, Operand hi, Operand lo, Operand n) {
+  // m = hi/n; hi - m*n is exact (ExactMad: the residual of a division is
+  // representable), and m_lo = (that + lo)/n.
+  Operand pos = T(), r = T(), nm = T(), fin = T();
+  b_.Div(m, hi, n);
+  b_.Mov(nm, m.Neg());
+  math_.ExactMad(r, nm, n, hi);
+  b_.Add(r, r, lo);
+  b_.Div(m_lo, r, n);
+  b_.Lt(pos, F(0.0f), n);
+  b_.Movc(m, pos, m, F(0.0f));
+  math_.IsFinite(fin, m);
+  b_.And(pos, pos, fin);
+  b_.Movc(m_lo, pos, m_lo, F(0.0f));
+}
+
+void MvnStatsEmitter::CombineMean(const MvnStat& a, const MvnStat& b) {
+  // Both at the larger scale (as Combine), then the sums n*(m + m_lo) of
+  // both sides as exact products plus their low parts, added with TwoSum,
+  // and divided by the total count. Counts are integers below 2^24 per
+  // chunk and exact in float32 up to 2^24 in total.
+  Operand st = T(), fa = T(), fb = T();
+  CommonScale(a, b, st, fa, fb);
+  Operand ma = T(), la = T(), mb = T(), lb = T();
+  b_.Mul(ma, a.m, fa);
+  b_.Mul(la, a.M, fa);
+  b_.Mul(mb, b.m, fb);
+  b_.Mul(lb, b.M, fb);
+  Operand hi = T(), lo = T(), p = T(), np = T(), t = T(), total = T();
+  b_.Mul(hi, a.n, ma);
+  b_.Mov(np, hi.Neg());
+  math_.ExactMad(lo, a.n, ma, np);  // the product's rounding error
+  b_.Mad(lo, a.n, la, lo);
+  b_.Mul(p, b.n, mb);
+  b_.Mov(np, p.Neg());
+  math_.ExactMad(t, b.n, mb, np);
+  b_.Add(lo, lo, t);
+  b_.Mad(lo, b.n, lb, lo);
+  Operand fin = T();
+  math_.IsFinite(fin, hi);
+  b_.Movc(lo, fin, lo, F(0.0f));  // an infinite mean: no error terms
+  math_.IsFinite(fin, p);
+  b_.Movc(lo, fin, lo, F(0.0f));
+  math_.TwoSum(hi, lo, p);
+  b_.Add(total, a.n, b.n);
+  Operand m = T(), m_lo = T();
+  DivideSum(m, m_lo, hi, lo, total);
+  Assign(a, b, total, m, m_lo, st);
+}
+
+void MvnStatsEmitter::CommonScale(const MvnStat& a, const MvnStat& b, Operand st, Operand fa,
+                                  Operand fb) {
+  // Factors 2^(E - Et) as exponent arithmetic (exact). E - Et may be as
   // low as -252: a biased exponent <= 0 is clamped to the bits of +0 (the
   // smaller side is then below 2^-126 of the larger one; FTZ hardware
   // would flush its products anyway).
-  Operand st = T(), fa = T(), fb = T(), ma = T(), Ma = T(), mb = T(), Mb = T();
-  b_.Max(st, a.s, b.s);
   Operand nst = T();
+  b_.Max(st, a.s, b.s);
   b_.INeg(nst, st);
   b_.IAdd(nst, nst, U(kOneBits));
   b_.IAdd(fa, a.s, nst);
   b_.IAdd(fb, b.s, nst);
   b_.IMax(fa, fa, I(0));
   b_.IMax(fb, fb, I(0));
+}
+
+void MvnStatsEmitter::Assign(const MvnStat& a, const MvnStat& b, Operand n, Operand m, Operand M,
+                             Operand s) {
+  // An empty side (n = +0, on the bits) leaves the other one unchanged,
+  // scale included: the result never depends on an empty statistic's
+  // scale, nor on wb = n/n being exactly 1.
+  Operand a_empty = T(), b_empty = T();
+  b_.IEq(a_empty, a.n, U(0));
+  b_.IEq(b_empty, b.n, U(0));
+  b_.Movc(m, b_empty, a.m, m);
+  b_.Movc(a.m, a_empty, b.m, m);
+  b_.Movc(M, b_empty, a.M, M);
+  b_.Movc(a.M, a_empty, b.M, M);
+  b_.Movc(s, b_empty, a.s, s);
+  b_.Movc(a.s, a_empty, b.s, s);
+  b_.Mov(a.n, n);
+}
+
+void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
+  if (exact_mean_) {
+    CombineMean(a, b);
+    return;
+  }
+  // Bring both to the larger scale (CommonScale); M scales by the
+  // factors' squares.
+  Operand st = T(), fa = T(), fb = T(), ma = T(), Ma = T(), mb = T(), Mb = T();
+  CommonScale(a, b, st, fa, fb);
   b_.Mul(ma, a.m, fa);
   b_.Mul(Ma, a.M, fa);
   b_.Mul(Ma, Ma, fa);
@@ -129,19 +255,7 @@ void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   b_.Movc(ma, fin, ma, safe);
   b_.Add(Ma, Ma, Mb);
   b_.Add(Ma, Ma, t);
-  // An empty side (n = +0, on the bits) leaves the other one unchanged,
-  // scale included: the result never depends on an empty statistic's
-  // scale, nor on wb = n/n being exactly 1.
-  Operand a_empty = T(), b_empty = T();
-  b_.IEq(a_empty, a.n, U(0));
-  b_.IEq(b_empty, b.n, U(0));
-  b_.Movc(ma, b_empty, a.m, ma);
-  b_.Movc(a.m, a_empty, b.m, ma);
-  b_.Movc(Ma, b_empty, a.M, Ma);
-  b_.Movc(a.M, a_empty, b.M, Ma);
-  b_.Movc(st, b_empty, a.s, st);
-  b_.Movc(a.s, a_empty, b.s, st);
-  b_.Mov(a.n, total);
+  Assign(a, b, total, ma, Ma, st);
 }
 
 void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads) {

@@ -15,6 +15,13 @@
 // mean becomes ±inf (NaN when both signs occur) instead of NaN.
 // Every exponent is computed on integer bits, never from a float that
 // could have been flushed.
+// Exact-mean mode (NormalizeVariance FALSE, whose output (x - mean)*Scale +
+// Bias shows the mean's rounding error unscaled: a float32 mean of
+// +-9.3e18 values was 2^39 off, the result 0 for 0.41): a statistic is
+// (n, m, m_lo, s), no sum of squares; the mean is m + m_lo to about 2^-48
+// of the values' scale, from exact shifted values (x/s - ref/s as a TwoSum
+// pair), compensated sums and exact products of counts and means. Infinite
+// members give m = +-inf (or NaN) and m_lo = 0.
 // Holds a reference to the builder; single-threaded like ShaderBuilder.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
@@ -38,7 +45,9 @@ class MvnStatsEmitter {
  public:
   // `zero` is a constant-block word that is always 0 at run time (see
   // Shifted).
-  MvnStatsEmitter(ShaderBuilder& b, Operand zero) : b_(b), math_(b, "x", zero) {}
+  MvnStatsEmitter(ShaderBuilder& b, Operand zero, bool exact_mean = false)
+      : b_(b), math_(b, "x", zero), exact_mean_(exact_mean) {}
+  bool exact_mean() const { return exact_mean_; }
 
   MvnStat NewStat();
   // ref <- ref if finite, else 0.
@@ -55,6 +64,9 @@ class MvnStatsEmitter {
   // rounding the group's mean to the data's magnitude (1e4 + U(-0.05,
   // 0.05) lost a third of an ulp of 1e4 in its mean).
   void Shifted(Operand d, Operand x, Operand inv, Operand rs);
+  // Exact-mean mode: d + d_lo = x/s - ref/s - (m + m_lo) for the statistic
+  // `st` (d rounded once; d_lo its error, to about 2^-48).
+  void Deviation(Operand d, Operand d_lo, Operand x, Operand inv, Operand rs, const MvnStat& st);
   // rs = ref/s (ref * inv), laundered through xor with zero: a compiler
   // that sees x*inv - ref*inv may factor it into (x - ref)*inv, which
   // overflows where x and ref are huge and of opposite signs (NVIDIA's
@@ -75,10 +87,24 @@ class MvnStatsEmitter {
 
  private:
   void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active);
+  // Exact-mean forms of Local's sums and of Combine.
+  void LocalMean(const MvnStat& st, const std::vector<Operand>& x, const std::vector<Operand>& ok,
+                 Operand inv, Operand rs);
+  void CombineMean(const MvnStat& a, const MvnStat& b);
+  // The larger scale st of a and b, and the factors fa, fb (powers of two
+  // as float bits) that bring each side's values to it.
+  void CommonScale(const MvnStat& a, const MvnStat& b, Operand st, Operand fa, Operand fb);
+  // a <- (n, m, M, s), except that an empty a takes b and an empty b
+  // leaves a as it was.
+  void Assign(const MvnStat& a, const MvnStat& b, Operand n, Operand m, Operand M, Operand s);
+  // (m, m_lo) = (hi + lo)/n for n > 0, (0, 0) for n = 0; m_lo = 0 where m
+  // is not finite.
+  void DivideSum(Operand m, Operand m_lo, Operand hi, Operand lo, Operand n);
   Operand T() { return b_.NewTemp().x(); }
   ShaderBuilder& b_;
   // Launder and the bit-level finiteness test (activation_emit.h).
   MathEmitter math_;
+  bool exact_mean_;
 };
 
 // Group-shared bytes GroupReduce needs per thread.
