@@ -1,5 +1,6 @@
 #include "engine/dxbc/mvn_kernel.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -22,7 +23,7 @@ const char* kLetters[] = {"x", "y", "z", "w"};
 Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
 
 // Where a slot's tensor starts in its view (ViewBases, kernel_abi.h), in
-// texels (words: every MVN view is R32).
+// texels (words, or 16-byte texels for t0 and u0 with kMvnVariantVec4).
 Operand SrvBase(uint32_t t) { return CbWord(kRegViewBases, ViewBaseWordSrv(t)); }
 Operand UavBase(uint32_t u) { return CbWord(kRegViewBases, ViewBaseWordUav(u)); }
 
@@ -35,6 +36,9 @@ class MvnEmitter {
         threads_(ThreadsOf(key)),
         elems_(ElementsOf(key)),
         chunk_(threads_ * elems_),
+        vec4_((key.variant & kMvnVariantVec4) != 0),
+        lane_shift_(!vec4_ ? 0 : key.data_type == DataType::kFloat16 ? 3 : 2),
+        lanes_(1u << lane_shift_),
         stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
 
   static uint32_t ThreadsOf(const KernelKey& key) {
@@ -132,6 +136,51 @@ class MvnEmitter {
     b_.F16ToF32(dst, dst);
   }
 
+  // kMvnVariantVec4: texel k of this thread in chunk c_ (texel t of the
+  // group, kernel_abi.h), clamped to 0 past the group's N / lanes_ texels
+  // (`ok` 0 there).
+  void TexelIndex(uint32_t k, Operand t_clamped, Operand ok) {
+    Operand t = T(), texels = T();
+    b_.IMad(t, c_, U(chunk_ / lanes_), tid_);
+    b_.IAdd(t, t, U(k * threads_));
+    b_.UShr(texels, CB0(0).z(), U(lane_shift_));
+    b_.ULt(ok, t, texels);
+    b_.Movc(t_clamped, ok, t, U(0));
+  }
+
+  // Texel address, in its view, of texel t of the group whose first element
+  // is at element offset `base` (a multiple of lanes_) of a tensor whose
+  // view starts at `view_base`.
+  Operand TexelAddress(Operand base, Operand t, Operand view_base) {
+    Operand a = T();
+    b_.UShr(a, base, U(lane_shift_));
+    b_.IAdd(a, a, t);
+    b_.IAdd(a, a, view_base);
+    return a;
+  }
+
+  // Texel t of the group starting at element offset `base` of t0.
+  Operand LoadTexel(Operand base, Operand t) {
+    Operand v = b_.NewTemp().Comps("xyzw");
+    b_.Ld(v, TexelAddress(base, t, SrvBase(0)), Operand::Resource(0));
+    return v;
+  }
+
+  // dst = element `lane` of texel `v` as float32.
+  void Unpack(Operand dst, Operand v, uint32_t lane) {
+    if (key_.data_type == DataType::kFloat32) {
+      b_.Mov(dst, v.Comps(kLetters[lane]));
+      return;
+    }
+    const Operand word = v.Comps(kLetters[lane / 2]);
+    if (lane % 2 == 0) {
+      b_.F16ToF32(dst, word);
+      return;
+    }
+    b_.UShr(dst, word, U(16));
+    b_.F16ToF32(dst, dst);
+  }
+
   // Stores float32 `v` as the output element at element offset `off`.
   void Store(Operand v, Operand off) {
     Operand word = T();
@@ -192,7 +241,11 @@ class MvnEmitter {
   // ±inf members of a NormalizeVariance FALSE group meaningful (§4.3.1).
   Operand Reference(Operand base_in) {
     Operand ref = T();
-    Load(ref, 0, base_in);
+    if (vec4_) {
+      Unpack(ref, LoadTexel(base_in, U(0)), 0);
+    } else {
+      Load(ref, 0, base_in);
+    }
     stats_.MakeFinite(ref);
     return ref;
   }
@@ -244,13 +297,21 @@ class MvnEmitter {
   // (loaded, reduced over the workgroup: every thread holds it).
   MvnStat ChunkStat(Operand base_in, Operand ref) {
     std::vector<Operand> x(elems_), ok(elems_);
-    for (uint32_t j = 0; j < elems_; ++j) {
-      x[j] = T();
-      ok[j] = T();
-      Operand nj = T();
-      ElementIndex(j, nj, ok[j]);
-      std::vector<Operand> off = InnerOffsets(nj, {kIn}, {base_in});
-      Load(x[j], 0, off[0]);
+    if (vec4_) {
+      const std::vector<Elem> el = LoadTexels({kIn}, {base_in});
+      for (uint32_t j = 0; j < elems_; ++j) {
+        x[j] = el[j].y;
+        ok[j] = el[j].ok;
+      }
+    } else {
+      for (uint32_t j = 0; j < elems_; ++j) {
+        x[j] = T();
+        ok[j] = T();
+        Operand nj = T();
+        ElementIndex(j, nj, ok[j]);
+        std::vector<Operand> off = InnerOffsets(nj, {kIn}, {base_in});
+        Load(x[j], 0, off[0]);
+      }
     }
     MvnStat st = stats_.Local(x, ok, ref);
     stats_.GroupReduce(st, tid_, threads_);
@@ -278,6 +339,7 @@ class MvnEmitter {
   // thread is in flight at once. `ok` excludes out-of-range work groups.
   std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
                                  const std::vector<Operand>& base) {
+    if (vec4_) return LoadTexels(tensors, base);
     std::vector<Elem> el(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
@@ -299,6 +361,74 @@ class MvnEmitter {
       }
     }
     return el;
+  }
+
+  // LoadElements of kMvnVariantVec4 (`tensors`: kIn alone, or
+  // NormaliseTensors()): this thread's texels of the input, all loads
+  // first (el[j]: element j % lanes_ of texel j / lanes_, whose `ok` and
+  // out_off, the output texel's address in u0, its elements share: N is
+  // whole texels), then per-element Scale/Bias through InnerOffsets.
+  std::vector<Elem> LoadTexels(const std::vector<Tensor>& tensors,
+                               const std::vector<Operand>& base) {
+    std::vector<Elem> el(elems_);
+    std::vector<Operand> t(elems_ / lanes_), v;
+    for (uint32_t k = 0; k < t.size(); ++k) {
+      Elem& e = el[k * lanes_];
+      t[k] = T();
+      e.ok = T();
+      TexelIndex(k, t[k], e.ok);
+      v.push_back(LoadTexel(base[0], t[k]));
+      if (tensors.size() > 1) e.out_off = TexelAddress(base[1], t[k], UavBase(0));
+    }
+    const size_t first_sb = std::min<size_t>(2, tensors.size());
+    const std::vector<Tensor> sb(tensors.begin() + first_sb, tensors.end());
+    const std::vector<Operand> sb_base(base.begin() + first_sb, base.end());
+    for (uint32_t j = 0; j < elems_; ++j) {
+      Elem& e = el[j];
+      e.ok = el[j / lanes_ * lanes_].ok;
+      e.out_off = el[j / lanes_ * lanes_].out_off;
+      if (sb.empty()) continue;
+      Operand nj = T();
+      b_.IMad(nj, t[j / lanes_], U(lanes_), U(j % lanes_));
+      std::vector<Operand> off = InnerOffsets(nj, sb, sb_base);
+      if (key_.has_scale) {
+        e.s = T();
+        Load(e.s, 1, off.front());
+      }
+      if (key_.has_bias) {
+        e.bias = T();
+        Load(e.bias, 2, off.back());
+      }
+    }
+    for (uint32_t j = 0; j < elems_; ++j) {
+      el[j].y = T();
+      Unpack(el[j].y, v[j / lanes_], j % lanes_);
+    }
+    return el;
+  }
+
+  // kMvnVariantVec4: this thread's results as whole output texels (N is
+  // whole texels, so every texel in range is this thread's alone).
+  void StoreTexels(const std::vector<Elem>& el) {
+    for (uint32_t k = 0; k < elems_ / lanes_; ++k) {
+      const Elem* e = &el[k * lanes_];
+      Operand v = b_.NewTemp();
+      for (uint32_t w = 0; w < 4; ++w) {
+        const Operand dst = v.Comps(kLetters[w]);
+        if (key_.data_type == DataType::kFloat32) {
+          b_.Mov(dst, e[w].y);
+          continue;
+        }
+        Operand lo = T(), hi = T();
+        b_.F32ToF16(lo, e[2 * w].y);
+        b_.F32ToF16(hi, e[2 * w + 1].y);
+        b_.IShl(hi, hi, U(16));
+        b_.Or(dst, hi, lo);
+      }
+      b_.IfNz(e->ok);
+      b_.StoreUavTyped(Operand::Uav(0), e->out_off, v.Comps("xyzw"));
+      b_.EndIf();
+    }
   }
 
   // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
@@ -342,6 +472,10 @@ class MvnEmitter {
       b_.Add(e.y, e.y, st.m.Neg());
       Affine(math, e, rstd, params);
       b_.And(e.ok, e.ok, valid_);
+    }
+    if (vec4_) {
+      StoreTexels(el);
+      return;
     }
     for (size_t j = 0; j < el.size(); ++j) {
       if (key_.data_type == DataType::kFloat16) {
@@ -707,12 +841,15 @@ class MvnEmitter {
   uint32_t threads_;
   uint32_t elems_;  // elements per thread
   uint32_t chunk_;
+  bool vec4_;            // kMvnVariantVec4
+  uint32_t lane_shift_;  // log2(lanes_)
+  uint32_t lanes_;       // elements per texel (1 without kMvnVariantVec4)
   MvnStatsEmitter stats_;
   Operand w_, valid_, g_, c_, tid_;
 };
 
-static_assert(kMvnElementsPerThread % 2 == 0 && kMvnWideRowElementsPerThread % 2 == 0,
-              "FLOAT16 elements go in pairs");
+static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0,
+              "FLOAT16 elements go in pairs, and in whole texels with kMvnVariantVec4");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
 
@@ -721,7 +858,8 @@ bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kF
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
       key.layout != LayoutClass::kStrided ||
-      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow)) != 0 ||
+      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow |
+                       kMvnVariantVec4)) != 0 ||
       (key.variant & kMvnVariantRankMask) < 1 || (key.variant & kMvnVariantRankMask) > kMaxRank ||
       key.scale_bias ||
       (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
@@ -732,6 +870,11 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
                         row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
                                                    key.DebugString()));
+  }
+  if ((key.variant & kMvnVariantVec4) != 0 && key.stage != KernelStage::kMvnPartial &&
+      key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("texel loads are kMvnPartial/Apply/Row only: ", key.DebugString()));
   }
   if (key.stage == KernelStage::kMvnClear && key != MvnClearKey()) {
     return absl::InvalidArgumentError(
@@ -778,12 +921,18 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
       keys.push_back(k);
+      k.variant = static_cast<uint8_t>(r | kMvnVariantVec4);
+      keys.push_back(k);
       const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
-      for (int stage = 0; stage < 5; ++stage) {
-        k.stage = stage == 0   ? KernelStage::kMvnApply
-                  : stage == 4 ? KernelStage::kMvnCoop
-                               : KernelStage::kMvnRow;
-        k.variant = stage == 0 || stage == 4 ? r : static_cast<uint8_t>(r | row_bits[stage - 1]);
+      // Apply, the three row kernels, coop; then apply and the row kernels
+      // with texel loads (kMvnVariantVec4).
+      for (int stage = 0; stage < 9; ++stage) {
+        const int s = stage < 5 ? stage : stage - 5;
+        k.stage = s == 0   ? KernelStage::kMvnApply
+                  : s == 4 ? KernelStage::kMvnCoop
+                           : KernelStage::kMvnRow;
+        k.variant = s == 0 || s == 4 ? r : static_cast<uint8_t>(r | row_bits[s - 1]);
+        if (stage >= 5) k.variant |= kMvnVariantVec4;
         for (bool nv : {false, true}) {
           for (bool hs : {false, true}) {
             for (bool hb : {false, true}) {
