@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dxbc/activation_emit.h"
 #include "engine/dxbc/mvn_stats_emit.h"
+#include "engine/dxbc/mvn_texel_emit.h"
 #include "engine/dxbc/shader_builder.h"
 #include "engine/ops/schema.h"
 
@@ -37,9 +38,9 @@ class MvnEmitter {
         elems_(ElementsOf(key)),
         chunk_(threads_ * elems_),
         vec4_((key.variant & kMvnVariantVec4) != 0),
-        lane_shift_(!vec4_ ? 0 : key.data_type == DataType::kFloat16 ? 3 : 2),
-        lanes_(1u << lane_shift_),
-        stats_(b, CB0(2).y()) {}  // MvnArgs::pad[0] = 0
+        stats_(b, CB0(2).y()),  // MvnArgs::pad[0] = 0
+        texel_(b, key.data_type),
+        lanes_(vec4_ ? texel_.lanes() : 1) {}
 
   static uint32_t ThreadsOf(const KernelKey& key) {
     if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
@@ -137,48 +138,12 @@ class MvnEmitter {
   }
 
   // kMvnVariantVec4: texel k of this thread in chunk c_ (texel t of the
-  // group, kernel_abi.h), clamped to 0 past the group's N / lanes_ texels
-  // (`ok` 0 there).
-  void TexelIndex(uint32_t k, Operand t_clamped, Operand ok) {
-    Operand t = T(), texels = T();
-    b_.IMad(t, c_, U(chunk_ / lanes_), tid_);
-    b_.IAdd(t, t, U(k * threads_));
-    b_.UShr(texels, CB0(0).z(), U(lane_shift_));
-    b_.ULt(ok, t, texels);
-    b_.Movc(t_clamped, ok, t, U(0));
-  }
-
-  // Texel address, in its view, of texel t of the group whose first element
-  // is at element offset `base` (a multiple of lanes_) of a tensor whose
-  // view starts at `view_base`.
-  Operand TexelAddress(Operand base, Operand t, Operand view_base) {
-    Operand a = T();
-    b_.UShr(a, base, U(lane_shift_));
-    b_.IAdd(a, a, t);
-    b_.IAdd(a, a, view_base);
-    return a;
-  }
-
-  // Texel t of the group starting at element offset `base` of t0.
-  Operand LoadTexel(Operand base, Operand t) {
-    Operand v = b_.NewTemp().Comps("xyzw");
-    b_.Ld(v, TexelAddress(base, t, SrvBase(0)), Operand::Resource(0));
-    return v;
-  }
-
-  // dst = element `lane` of texel `v` as float32.
-  void Unpack(Operand dst, Operand v, uint32_t lane) {
-    if (key_.data_type == DataType::kFloat32) {
-      b_.Mov(dst, v.Comps(kLetters[lane]));
-      return;
-    }
-    const Operand word = v.Comps(kLetters[lane / 2]);
-    if (lane % 2 == 0) {
-      b_.F16ToF32(dst, word);
-      return;
-    }
-    b_.UShr(dst, word, U(16));
-    b_.F16ToF32(dst, dst);
+  // group, kernel_abi.h), clamped to 0 past the group's last texel (`ok` 0
+  // there).
+  void TexelIndex(uint32_t k, Operand t, Operand ok) {
+    Operand first = T();
+    b_.IMul(first, c_, U(chunk_ / lanes_));
+    texel_.Index(first, tid_, k, threads_, CB0(0).z(), t, ok);
   }
 
   // Stores float32 `v` as the output element at element offset `off`.
@@ -242,7 +207,7 @@ class MvnEmitter {
   Operand Reference(Operand base_in) {
     Operand ref = T();
     if (vec4_) {
-      Unpack(ref, LoadTexel(base_in, U(0)), 0);
+      texel_.Unpack(ref, texel_.Load(0, texel_.Address(base_in, U(0), SrvBase(0))), 0);
     } else {
       Load(ref, 0, base_in);
     }
@@ -377,8 +342,8 @@ class MvnEmitter {
       t[k] = T();
       e.ok = T();
       TexelIndex(k, t[k], e.ok);
-      v.push_back(LoadTexel(base[0], t[k]));
-      if (tensors.size() > 1) e.out_off = TexelAddress(base[1], t[k], UavBase(0));
+      v.push_back(texel_.Load(0, texel_.Address(base[0], t[k], SrvBase(0))));
+      if (tensors.size() > 1) e.out_off = texel_.Address(base[1], t[k], UavBase(0));
     }
     const size_t first_sb = std::min<size_t>(2, tensors.size());
     const std::vector<Tensor> sb(tensors.begin() + first_sb, tensors.end());
@@ -402,7 +367,7 @@ class MvnEmitter {
     }
     for (uint32_t j = 0; j < elems_; ++j) {
       el[j].y = T();
-      Unpack(el[j].y, v[j / lanes_], j % lanes_);
+      texel_.Unpack(el[j].y, v[j / lanes_], j % lanes_);
     }
     return el;
   }
@@ -411,22 +376,12 @@ class MvnEmitter {
   // whole texels, so every texel in range is this thread's alone).
   void StoreTexels(const std::vector<Elem>& el) {
     for (uint32_t k = 0; k < elems_ / lanes_; ++k) {
-      const Elem* e = &el[k * lanes_];
-      Operand v = b_.NewTemp();
-      for (uint32_t w = 0; w < 4; ++w) {
-        const Operand dst = v.Comps(kLetters[w]);
-        if (key_.data_type == DataType::kFloat32) {
-          b_.Mov(dst, e[w].y);
-          continue;
-        }
-        Operand lo = T(), hi = T();
-        b_.F32ToF16(lo, e[2 * w].y);
-        b_.F32ToF16(hi, e[2 * w + 1].y);
-        b_.IShl(hi, hi, U(16));
-        b_.Or(dst, hi, lo);
-      }
-      b_.IfNz(e->ok);
-      b_.StoreUavTyped(Operand::Uav(0), e->out_off, v.Comps("xyzw"));
+      const Elem& e = el[k * lanes_];
+      std::vector<Operand> y;
+      for (uint32_t j = 0; j < lanes_; ++j) y.push_back(el[k * lanes_ + j].y);
+      const Operand v = texel_.Pack(y);
+      b_.IfNz(e.ok);
+      b_.StoreUavTyped(Operand::Uav(0), e.out_off, v);
       b_.EndIf();
     }
   }
@@ -841,10 +796,10 @@ class MvnEmitter {
   uint32_t threads_;
   uint32_t elems_;  // elements per thread
   uint32_t chunk_;
-  bool vec4_;            // kMvnVariantVec4
-  uint32_t lane_shift_;  // log2(lanes_)
-  uint32_t lanes_;       // elements per texel (1 without kMvnVariantVec4)
+  bool vec4_;  // kMvnVariantVec4
   MvnStatsEmitter stats_;
+  MvnTexelEmitter texel_;
+  uint32_t lanes_;  // elements per texel (1 without kMvnVariantVec4)
   Operand w_, valid_, g_, c_, tid_;
 };
 
