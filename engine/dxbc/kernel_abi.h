@@ -109,7 +109,8 @@ inline constexpr uint8_t kVariantWord = 1;  // R32_UINT views (the < 4-word tail
 // of the "outer" (not reduced) dimensions; its N elements are the indices of
 // the "inner" (reduced) dimensions. dims [0, 8 - inner_rank) are outer
 // (unused ones have size 1), dims [8 - inner_rank, 8) are inner, with
-// inner_rank = KernelKey::variant (1..8). Views are R32_UINT (whole tensors);
+// inner_rank = KernelKey::variant & kMvnVariantRankMask (1..8). Views are
+// R32_UINT (whole tensors; t0 and u0 R32G32B32A32_UINT with kMvnVariantVec4);
 // scratch holds four R32_FLOAT texels per (group, chunk): (count, mean, M2,
 // scale), the statistics of (x - ref) / scale with scale a power of two
 // (mvn_stats_emit.h). A dispatch covers groups [first_group, first_group +
@@ -207,6 +208,16 @@ inline constexpr uint32_t kMvnWideRowThreads = 1024;
 inline constexpr uint32_t kMvnWideRowElementsPerThread = 32;
 inline constexpr uint32_t kMvnWideRowChunk = kMvnWideRowThreads * kMvnWideRowElementsPerThread;
 inline constexpr uint8_t kMvnVariantWideRow = 0x20;
+// kMvnPartial, kMvnApply and kMvnRow over groups packed in the input and
+// the output, N a multiple of a texel's elements and every group's first
+// element 16 bytes into its tensor times a whole number (the planner's
+// condition, mvn_plan.cc): t0 and u0 are R32G32B32A32_UINT views and each
+// thread loads and stores whole 16-byte texels (4 FLOAT32 or 8 FLOAT16
+// elements; kMvnElementsPerThread elements, or kMvnWideRowElementsPerThread,
+// are whole texels), texel k of a thread being texel k * threads + tid of
+// the chunk; the view bases of t0 and u0 are in texels. Scale and Bias keep
+// their R32_UINT views and per-element loads.
+inline constexpr uint8_t kMvnVariantVec4 = 0x40;
 inline constexpr uint8_t kMvnVariantRankMask = 0x0f;
 // kMvnCoop: at most this many chunks per group (one partial per thread in
 // the combine; the planner's limit is PlannerOptions::mvn_coop_max_chunks).

@@ -154,6 +154,28 @@ TEST(DisassemblyTest, KernelsReadTheirViewBases) {
                          "cb0[15].x"});
 }
 
+// kMvnVariantVec4, FLOAT16, 64 threads of 16 elements: two texel loads per
+// thread and the group's first texel (its reference element); whole-texel
+// stores, no atomics.
+TEST(DisassemblyTest, MvnTexelRowLoadsAndStoresWholeTexels) {
+  KernelKey k;
+  k.stage = KernelStage::kMvnRow;
+  k.op = OperatorType::kMeanVarianceNormalization1;
+  k.data_type = DataType::kFloat16;
+  k.layout = LayoutClass::kStrided;
+  k.variant = 1 | kMvnVariantSmallRow | kMvnVariantVec4;
+  const std::string t = Disassemble(k);
+  auto count = [&](const std::string& w) {
+    size_t n = 0;
+    for (size_t at = t.find(w); at != std::string::npos; at = t.find(w, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(" ld r"), 3u);
+  EXPECT_EQ(count(", t0.xyzw"), 3u);
+  EXPECT_EQ(count("store_uav_typed u0.xyzw"), 2u);
+  EXPECT_EQ(count("atomic_"), 0u);
+}
+
 TEST(DisassemblyTest, Int64ClipComparesWordPairs) {
   KernelKey k;
   k.op = OperatorType::kElementWiseClip;

@@ -1,5 +1,6 @@
 #include "engine/dxbc/mvn_kernel.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dxbc/activation_emit.h"
 #include "engine/dxbc/mvn_stats_emit.h"
+#include "engine/dxbc/mvn_texel_emit.h"
 #include "engine/dxbc/shader_builder.h"
 #include "engine/ops/schema.h"
 
@@ -22,7 +24,7 @@ const char* kLetters[] = {"x", "y", "z", "w"};
 Operand CbWord(uint32_t reg, uint32_t k) { return CB0(reg + k / 4).Comps(kLetters[k % 4]); }
 
 // Where a slot's tensor starts in its view (ViewBases, kernel_abi.h), in
-// texels (words: every MVN view is R32).
+// texels (words, or 16-byte texels for t0 and u0 with kMvnVariantVec4).
 Operand SrvBase(uint32_t t) { return CbWord(kRegViewBases, ViewBaseWordSrv(t)); }
 Operand UavBase(uint32_t u) { return CbWord(kRegViewBases, ViewBaseWordUav(u)); }
 
@@ -35,7 +37,10 @@ class MvnEmitter {
         threads_(ThreadsOf(key)),
         elems_(ElementsOf(key)),
         chunk_(threads_ * elems_),
-        stats_(b, CB0(2).y(), !key.normalize_variance) {}  // MvnArgs::pad[0] = 0
+        vec4_((key.variant & kMvnVariantVec4) != 0),
+        stats_(b, CB0(2).y(), !key.normalize_variance),  // MvnArgs::pad[0] = 0
+        texel_(b, key.data_type),
+        lanes_(vec4_ ? texel_.lanes() : 1) {}
 
   static uint32_t ThreadsOf(const KernelKey& key) {
     if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
@@ -132,6 +137,15 @@ class MvnEmitter {
     b_.F16ToF32(dst, dst);
   }
 
+  // kMvnVariantVec4: texel k of this thread in chunk c_ (texel t of the
+  // group, kernel_abi.h), clamped to 0 past the group's last texel (`ok` 0
+  // there).
+  void TexelIndex(uint32_t k, Operand t, Operand ok) {
+    Operand first = T();
+    b_.IMul(first, c_, U(chunk_ / lanes_));
+    texel_.Index(first, tid_, k, threads_, CB0(0).z(), t, ok);
+  }
+
   // Stores float32 `v` as the output element at element offset `off`.
   void Store(Operand v, Operand off) {
     Operand word = T();
@@ -192,7 +206,11 @@ class MvnEmitter {
   // ±inf members of a NormalizeVariance FALSE group meaningful (§4.3.1).
   Operand Reference(Operand base_in) {
     Operand ref = T();
-    Load(ref, 0, base_in);
+    if (vec4_) {
+      texel_.Unpack(ref, texel_.Load(0, texel_.Address(base_in, U(0), SrvBase(0))), 0);
+    } else {
+      Load(ref, 0, base_in);
+    }
     stats_.MakeFinite(ref);
     return ref;
   }
@@ -244,13 +262,21 @@ class MvnEmitter {
   // (loaded, reduced over the workgroup: every thread holds it).
   MvnStat ChunkStat(Operand base_in, Operand ref) {
     std::vector<Operand> x(elems_), ok(elems_);
-    for (uint32_t j = 0; j < elems_; ++j) {
-      x[j] = T();
-      ok[j] = T();
-      Operand nj = T();
-      ElementIndex(j, nj, ok[j]);
-      std::vector<Operand> off = InnerOffsets(nj, {kIn}, {base_in});
-      Load(x[j], 0, off[0]);
+    if (vec4_) {
+      const std::vector<Elem> el = LoadTexels({kIn}, {base_in});
+      for (uint32_t j = 0; j < elems_; ++j) {
+        x[j] = el[j].y;
+        ok[j] = el[j].ok;
+      }
+    } else {
+      for (uint32_t j = 0; j < elems_; ++j) {
+        x[j] = T();
+        ok[j] = T();
+        Operand nj = T();
+        ElementIndex(j, nj, ok[j]);
+        std::vector<Operand> off = InnerOffsets(nj, {kIn}, {base_in});
+        Load(x[j], 0, off[0]);
+      }
     }
     MvnStat st = stats_.Local(x, ok, ref);
     stats_.GroupReduce(st, tid_, threads_);
@@ -279,6 +305,7 @@ class MvnEmitter {
   // thread is in flight at once. `ok` excludes out-of-range work groups.
   std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
                                  const std::vector<Operand>& base) {
+    if (vec4_) return LoadTexels(tensors, base);
     std::vector<Elem> el(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
@@ -300,6 +327,64 @@ class MvnEmitter {
       }
     }
     return el;
+  }
+
+  // LoadElements of kMvnVariantVec4 (`tensors`: kIn alone, or
+  // NormaliseTensors()): this thread's texels of the input, all loads
+  // first (el[j]: element j % lanes_ of texel j / lanes_, whose `ok` and
+  // out_off, the output texel's address in u0, its elements share: N is
+  // whole texels), then per-element Scale/Bias through InnerOffsets.
+  std::vector<Elem> LoadTexels(const std::vector<Tensor>& tensors,
+                               const std::vector<Operand>& base) {
+    std::vector<Elem> el(elems_);
+    std::vector<Operand> t(elems_ / lanes_), v;
+    for (uint32_t k = 0; k < t.size(); ++k) {
+      Elem& e = el[k * lanes_];
+      t[k] = T();
+      e.ok = T();
+      TexelIndex(k, t[k], e.ok);
+      v.push_back(texel_.Load(0, texel_.Address(base[0], t[k], SrvBase(0))));
+      if (tensors.size() > 1) e.out_off = texel_.Address(base[1], t[k], UavBase(0));
+    }
+    const size_t first_sb = std::min<size_t>(2, tensors.size());
+    const std::vector<Tensor> sb(tensors.begin() + first_sb, tensors.end());
+    const std::vector<Operand> sb_base(base.begin() + first_sb, base.end());
+    for (uint32_t j = 0; j < elems_; ++j) {
+      Elem& e = el[j];
+      e.ok = el[j / lanes_ * lanes_].ok;
+      e.out_off = el[j / lanes_ * lanes_].out_off;
+      if (sb.empty()) continue;
+      Operand nj = T();
+      b_.IMad(nj, t[j / lanes_], U(lanes_), U(j % lanes_));
+      std::vector<Operand> off = InnerOffsets(nj, sb, sb_base);
+      if (key_.has_scale) {
+        e.s = T();
+        Load(e.s, 1, off.front());
+      }
+      if (key_.has_bias) {
+        e.bias = T();
+        Load(e.bias, 2, off.back());
+      }
+    }
+    for (uint32_t j = 0; j < elems_; ++j) {
+      el[j].y = T();
+      texel_.Unpack(el[j].y, v[j / lanes_], j % lanes_);
+    }
+    return el;
+  }
+
+  // kMvnVariantVec4: this thread's results as whole output texels (N is
+  // whole texels, so every texel in range is this thread's alone).
+  void StoreTexels(const std::vector<Elem>& el) {
+    for (uint32_t k = 0; k < elems_ / lanes_; ++k) {
+      const Elem& e = el[k * lanes_];
+      std::vector<Operand> y;
+      for (uint32_t j = 0; j < lanes_; ++j) y.push_back(el[k * lanes_ + j].y);
+      const Operand v = texel_.Pack(y);
+      b_.IfNz(e.ok);
+      b_.StoreUavTyped(Operand::Uav(0), e.out_off, v);
+      b_.EndIf();
+    }
   }
 
   // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
@@ -350,6 +435,10 @@ class MvnEmitter {
       }
       Affine(math, e, rstd, params);
       b_.And(e.ok, e.ok, valid_);
+    }
+    if (vec4_) {
+      StoreTexels(el);
+      return;
     }
     for (size_t j = 0; j < el.size(); ++j) {
       if (key_.data_type == DataType::kFloat16) {
@@ -765,12 +854,15 @@ class MvnEmitter {
   uint32_t threads_;
   uint32_t elems_;  // elements per thread
   uint32_t chunk_;
+  bool vec4_;  // kMvnVariantVec4
   MvnStatsEmitter stats_;
+  MvnTexelEmitter texel_;
+  uint32_t lanes_;  // elements per texel (1 without kMvnVariantVec4)
   Operand w_, valid_, g_, c_, tid_;
 };
 
-static_assert(kMvnElementsPerThread % 2 == 0 && kMvnWideRowElementsPerThread % 2 == 0,
-              "FLOAT16 elements go in pairs");
+static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0,
+              "FLOAT16 elements go in pairs, and in whole texels with kMvnVariantVec4");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
 
@@ -779,7 +871,8 @@ bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kF
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
       key.layout != LayoutClass::kStrided ||
-      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow)) != 0 ||
+      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow |
+                       kMvnVariantVec4)) != 0 ||
       (key.variant & kMvnVariantRankMask) < 1 || (key.variant & kMvnVariantRankMask) > kMaxRank ||
       key.scale_bias ||
       (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
@@ -790,6 +883,11 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
                         row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
                                                    key.DebugString()));
+  }
+  if ((key.variant & kMvnVariantVec4) != 0 && key.stage != KernelStage::kMvnPartial &&
+      key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("texel loads are kMvnPartial/Apply/Row only: ", key.DebugString()));
   }
   if (key.stage == KernelStage::kMvnClear && key != MvnClearKey()) {
     return absl::InvalidArgumentError(
@@ -834,16 +932,23 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.layout = LayoutClass::kStrided;
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
-      for (bool nv : {false, true}) {
-        k.normalize_variance = nv;  // false: exact-mean statistics
-        keys.push_back(k);
+      for (bool vec4 : {false, true}) {
+        k.variant = vec4 ? static_cast<uint8_t>(r | kMvnVariantVec4) : r;
+        for (bool nv : {false, true}) {
+          k.normalize_variance = nv;  // false: exact-mean statistics
+          keys.push_back(k);
+        }
       }
       const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
-      for (int stage = 0; stage < 5; ++stage) {
-        k.stage = stage == 0   ? KernelStage::kMvnApply
-                  : stage == 4 ? KernelStage::kMvnCoop
-                               : KernelStage::kMvnRow;
-        k.variant = stage == 0 || stage == 4 ? r : static_cast<uint8_t>(r | row_bits[stage - 1]);
+      // Apply, the three row kernels, coop; then apply and the row kernels
+      // with texel loads (kMvnVariantVec4).
+      for (int stage = 0; stage < 9; ++stage) {
+        const int s = stage < 5 ? stage : stage - 5;
+        k.stage = s == 0   ? KernelStage::kMvnApply
+                  : s == 4 ? KernelStage::kMvnCoop
+                           : KernelStage::kMvnRow;
+        k.variant = s == 0 || s == 4 ? r : static_cast<uint8_t>(r | row_bits[s - 1]);
+        if (stage >= 5) k.variant |= kMvnVariantVec4;
         for (bool nv : {false, true}) {
           for (bool hs : {false, true}) {
             for (bool hb : {false, true}) {

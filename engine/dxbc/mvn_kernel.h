@@ -5,7 +5,9 @@
 // a group of at most kMvnChunk elements in one workgroup, reading it once;
 // kMvnCoop does both for larger groups in one dispatch, a statistics and a
 // normalisation workgroup per chunk exchanging partials through scratch
-// (after kMvnClear has zeroed the counters; kernel_abi.h).
+// (after kMvnClear has zeroed the counters; kernel_abi.h). With
+// kMvnVariantVec4, kMvnPartial, kMvnApply and kMvnRow load and store the
+// input and output in whole 16-byte texels (kernel_abi.h).
 // Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
 // functions; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_

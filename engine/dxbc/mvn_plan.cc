@@ -33,6 +33,37 @@ absl::StatusOr<View> WholeView(BufferSlot slot, const TensorDesc& t, uint64_t ma
   return View{slot, ViewFormat::kR32Uint, 0, static_cast<uint32_t>(words)};
 }
 
+// The same, as R32G32B32A32_UINT texels (`t` is a run of whole texels).
+absl::StatusOr<View> WholeTexelView(BufferSlot slot, const TensorDesc& t, uint64_t max_texels) {
+  const uint64_t bytes = (IndexOfLastElement(t) + 1) * ElementBits(t.type()) / 8;
+  const uint64_t texels = (bytes + 15) / 16;
+  if (texels > max_texels) {
+    return absl::UnimplementedError(
+        absl::StrCat("MVN tensor spans ", texels, " texels; views hold at most ", max_texels));
+  }
+  return View{slot, ViewFormat::kR32G32B32A32Uint, 0, static_cast<uint32_t>(texels)};
+}
+
+// Whether every group is a run of whole 16-byte texels in tensors 0 and 1
+// (input and output): packed over the inner dimensions, with N and every
+// outer stride a multiple of 16 bytes (the tensors start at 16-byte
+// aligned buffer offsets).
+bool GroupsAreTexelRuns(const std::vector<Dim>& outer, const std::vector<Dim>& inner,
+                        uint32_t element_bytes) {
+  for (size_t t : {0, 1}) {
+    uint64_t packed = 1;
+    for (size_t k = inner.size(); k-- > 0;) {
+      if (inner[k].strides[t] != packed) return false;
+      packed *= inner[k].size;
+    }
+    if (packed * element_bytes % 16 != 0) return false;
+    for (const Dim& d : outer) {
+      if (d.strides[t] * element_bytes % 16 != 0) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& o) {
@@ -125,9 +156,18 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   }
 
   const uint64_t work_groups = groups * chunks;
-  absl::StatusOr<View> vin = WholeView(BufferSlot::kInput, in, o.max_view_texels);
+  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
+  // Texel loads and stores (not in kMvnCoop, nor in its clear).
+  const bool vec4 = o.mvn_vec4 && schedule.kind != MvnSchedule::kCoop &&
+                    GroupsAreTexelRuns(outer, inner, ElementBits(t) / 8);
+  if (vec4) {
+    key.variant |= kMvnVariantVec4;
+    apply.variant |= kMvnVariantVec4;
+  }
+  auto io_view = vec4 ? WholeTexelView : WholeView;
+  absl::StatusOr<View> vin = io_view(BufferSlot::kInput, in, o.max_view_texels);
   if (!vin.ok()) return vin.status();
-  absl::StatusOr<View> vout = WholeView(BufferSlot::kOutput, *op.output, o.max_view_texels);
+  absl::StatusOr<View> vout = io_view(BufferSlot::kOutput, *op.output, o.max_view_texels);
   if (!vout.ok()) return vout.status();
   View vscale, vbias;
   if (has_scale) {
@@ -143,7 +183,6 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   const View scratch{BufferSlot::kScratch, ViewFormat::kR32Float, 0,
                      static_cast<uint32_t>(std::min<uint64_t>(work_groups * 4, o.max_view_texels))};
 
-  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
   // kMvnCoop's scratch: the ticket and one counter per group, then the
   // partials, then the group statistics (kernel_abi.h).
   const uint64_t counters = groups + 1, partials_word = (counters + 3) / 4 * 4;

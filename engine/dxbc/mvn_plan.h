@@ -14,6 +14,13 @@
 //    statistics of each chunk, then, a cache's worth of groups later, its
 //    normalisation (kernel_abi.h), so that DRAM sees the input once; it
 //    takes precedence over the two above where enabled.
+// Where each group is a run of whole 16-byte texels of the input and of the
+// output (packed over the reduced dimensions, N and every outer stride a
+// multiple of 16 bytes: tensors start at their buffer's first byte, which
+// the runtime aligns to 16 bytes or more), the row, blocked and two-pass
+// kernels take kMvnVariantVec4 (PlannerOptions::mvn_vec4): R32G32B32A32_UINT
+// views of the input and output, one load per 4 FLOAT32 or 8 FLOAT16
+// elements, whole-texel stores.
 // Pure; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_

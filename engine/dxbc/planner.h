@@ -39,6 +39,11 @@ struct PlannerOptions {
   // 4,096 x 32,768 FLOAT32 at 737 GB/s against 1,852 for the two passes
   // (32 values a thread in registers cost occupancy; docs/PERFORMANCE.md).
   bool mvn_wide_row = false;
+  // MVN statistics and normalisation (row, two-pass and blocked schedules,
+  // not cooperative) load and store whole 16-byte texels where every group
+  // is a run of whole texels of the input and of the output (kMvnVariantVec4,
+  // mvn_plan.h); false: one word per element always (to compare the two).
+  bool mvn_vec4 = true;
   // The blocked schedule (statistics and normalisation of cache-sized row
   // blocks in turn). Off by default, and implied by a nonzero
   // mvn_block_bytes: on the H100 it was slower than the two passes at

@@ -440,7 +440,7 @@ TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   ASSERT_EQ(plan->dispatches.size(), 1u);
   const Dispatch& d = plan->dispatches[0];
   EXPECT_EQ(d.key.stage, KernelStage::kMvnRow);
-  EXPECT_EQ(d.key.variant, 1 | kMvnVariantSmallRow);
+  EXPECT_EQ(d.key.variant, 1 | kMvnVariantSmallRow | kMvnVariantVec4);
   EXPECT_EQ(plan->scratch_bytes, 0u);
   EXPECT_EQ(d.uav[1].buffer, BufferSlot::kNone);
   EXPECT_EQ(d.uav[0].buffer, BufferSlot::kOutput);
@@ -449,12 +449,134 @@ TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {4096, 32768}), {1}), false, h100);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->dispatches.size(), 1u);
-  EXPECT_EQ(plan->dispatches[0].key.variant, 1 | kMvnVariantWideRow);
+  EXPECT_EQ(plan->dispatches[0].key.variant, 1 | kMvnVariantWideRow | kMvnVariantVec4);
   EXPECT_EQ(DecodeMvnArgs(plan->dispatches[0]).chunks, 1u);
   EXPECT_EQ(uint64_t{plan->dispatches[0].groups[0]} * plan->dispatches[0].groups[1], 4096u);
   plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {2048, 65536}), {1}), false, h100);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ExpectBlocked(*plan, 2048, 50);
+}
+
+// Whether every dispatch of `plan` loads whole texels (kMvnVariantVec4),
+// with R32G32B32A32_UINT views of the input and output, and none otherwise.
+bool AllVec4(const DispatchPlan& plan) {
+  bool all = true;
+  for (const Dispatch& d : plan.dispatches) {
+    const bool v = (d.key.variant & kMvnVariantVec4) != 0;
+    if (d.key.stage == KernelStage::kMvnClear) {
+      all = false;
+      continue;
+    }
+    EXPECT_EQ(d.srv[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
+    if (d.uav[0].buffer != BufferSlot::kNone) {
+      EXPECT_EQ(d.uav[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
+    }
+    EXPECT_EQ(d.srv[1].format, d.srv[1].buffer == BufferSlot::kNone ? ViewFormat::kUnknown
+                                                                      : ViewFormat::kR32Uint);
+    all = all && v;
+  }
+  return all;
+}
+
+TEST(MvnPlannerTest, Vec4WhereGroupsAreWholeTexels) {
+  const std::vector<KernelKey> keys = AllKernelKeys();
+  PlannerOptions wide;
+  wide.mvn_wide_row = true;
+  struct Case {
+    DataType t;
+    std::vector<uint64_t> sizes;
+    PlannerOptions o;
+    KernelStage stage;
+    uint32_t view_texels;
+  };
+  const Case cases[] = {
+      {DataType::kFloat32, {65536, 1024}, {}, KernelStage::kMvnRow, 65536 * 1024 / 4},
+      {DataType::kFloat16, {65536, 1024}, {}, KernelStage::kMvnRow, 65536 * 1024 / 8},
+      {DataType::kFloat16, {4096, 32768}, {}, KernelStage::kMvnPartial, 4096 * 32768 / 8},
+      {DataType::kFloat32, {4096, 32768}, wide, KernelStage::kMvnRow, 4096 * 32768 / 4},
+      {DataType::kFloat32, {5, 1000}, {}, KernelStage::kMvnRow, 1250},  // not whole runs of 16
+      {DataType::kFloat16, {3, 8}, {}, KernelStage::kMvnRow, 3},        // one texel a group
+  };
+  for (const Case& c : cases) {
+    OperatorDesc op = Mvn1(MakeTensorDesc(c.t, c.sizes), {1});
+    op.scale = MakeTensorDesc(c.t, {1, c.sizes[1]});  // Scale/Bias: per-element loads
+    auto plan = PlanExecution(op, false, c.o);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(AllVec4(*plan)) << c.sizes[1];
+    EXPECT_EQ(plan->dispatches[0].key.stage, c.stage);
+    EXPECT_EQ(plan->dispatches[0].srv[0].num_elements, c.view_texels);
+    EXPECT_EQ(plan->dispatches.back().uav[0].num_elements, c.view_texels);
+    for (const Dispatch& d : plan->dispatches) {
+      EXPECT_NE(std::find(keys.begin(), keys.end(), d.key), keys.end()) << d.key.DebugString();
+      EXPECT_TRUE(BuildKernel(d.key).ok()) << d.key.DebugString();
+    }
+    PlannerOptions off = c.o;
+    off.mvn_vec4 = false;  // today's kernels
+    plan = PlanExecution(op, false, off);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_FALSE(AllVec4(*plan));
+  }
+  // Blocked: every block's pair of dispatches.
+  PlannerOptions blocked;
+  blocked.mvn_block_bytes = 40000;
+  auto plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {9, 5000}), {1}), false,
+                            blocked);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->dispatches.size(), 10u);
+  EXPECT_TRUE(AllVec4(*plan));
+  // Padded groups whose starts stay 16-byte aligned (stride 1,004 FLOAT32).
+  OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat32, {4, 1000}), {1});
+  op.output = MakeTensorDesc(DataType::kFloat32, {4, 1000}, std::vector<uint64_t>{1004, 1});
+  plan = PlanExecution(op, false);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(AllVec4(*plan));
+  EXPECT_EQ(plan->dispatches[0].uav[0].num_elements, (3 * 1004 + 1000) / 4);
+}
+
+TEST(MvnPlannerTest, OneWordPerElementWhereGroupsAreNotWholeTexels) {
+  auto words = [](const OperatorDesc& op, const PlannerOptions& o = {}) {
+    auto plan = PlanExecution(op, false, o);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() && !AllVec4(*plan) &&
+           std::none_of(plan->dispatches.begin(), plan->dispatches.end(), [](const Dispatch& d) {
+             return (d.key.variant & kMvnVariantVec4) != 0;
+           });
+  };
+  // N * element bytes not a multiple of 16.
+  EXPECT_TRUE(words(Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1})));
+  EXPECT_TRUE(words(Mvn1(MakeTensorDesc(DataType::kFloat16, {4, 1004}), {1})));
+  EXPECT_TRUE(words(Mvn1(MakeTensorDesc(DataType::kFloat32, {4, 1002}), {1})));
+  // Packed groups, misaligned starts: input stride 1,002 or output stride 1,006.
+  OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat32, {4, 1000}), {1});
+  op.input = MakeTensorDesc(DataType::kFloat32, {4, 1000}, std::vector<uint64_t>{1002, 1});
+  EXPECT_TRUE(words(op));
+  op = Mvn1(MakeTensorDesc(DataType::kFloat16, {4, 1000}), {1});
+  op.output = MakeTensorDesc(DataType::kFloat16, {4, 1000}, std::vector<uint64_t>{1004, 1});
+  EXPECT_TRUE(words(op));
+  // Strided groups: transposed input, or a transposed output alone.
+  op = Mvn1(MakeTensorDesc(DataType::kFloat32, {8, 1000}), {1});
+  op.input = MakeTensorDesc(DataType::kFloat32, {8, 1000}, std::vector<uint64_t>{1, 8});
+  EXPECT_TRUE(words(op));
+  op = Mvn1(MakeTensorDesc(DataType::kFloat32, {8, 1000}), {1});
+  op.output = MakeTensorDesc(DataType::kFloat32, {8, 1000}, std::vector<uint64_t>{1, 8});
+  EXPECT_TRUE(words(op));
+  // The cooperative schedule keeps its word loads.
+  PlannerOptions coop;
+  coop.mvn_coop_max_chunks = kMvnCoopMaxChunks;
+  EXPECT_TRUE(words(Mvn1(MakeTensorDesc(DataType::kFloat32, {7, 40000}), {1}), coop));
+}
+
+TEST(MvnPlannerTest, Vec4KeysOfOtherStagesAreRejected) {
+  KernelKey k;
+  k.op = OperatorType::kMeanVarianceNormalization1;
+  k.layout = LayoutClass::kStrided;
+  k.variant = 1 | kMvnVariantVec4;
+  for (KernelStage s : {KernelStage::kMvnPartial, KernelStage::kMvnApply, KernelStage::kMvnRow}) {
+    k.stage = s;
+    EXPECT_TRUE(BuildKernel(k).ok()) << k.DebugString();
+  }
+  k.stage = KernelStage::kMvnCoop;
+  EXPECT_FALSE(BuildKernel(k).ok());
 }
 
 TEST(MvnPlannerTest, GroupsMatchReducedAxes) {
@@ -497,7 +619,8 @@ TEST(MvnPlannerTest, MvnCrossChannelAndScaleBroadcast) {
   EXPECT_TRUE(a.key.has_scale);
   EXPECT_TRUE(a.key.has_bias);
   EXPECT_EQ(a.key.fused, OperatorType::kActivationShrink);
-  EXPECT_EQ(a.key.variant, 1 | kMvnVariantSmallRow);  // {H, W} coalesce into 20
+  // {H, W} coalesce into 20 (80 bytes: whole texels).
+  EXPECT_EQ(a.key.variant, 1 | kMvnVariantSmallRow | kMvnVariantVec4);
   const MvnArgs args = DecodeMvnArgs(a);
   EXPECT_EQ(args.n, 20u);
   EXPECT_EQ(args.group_count, 6u);

@@ -546,5 +546,21 @@ TEST_F(ViewBaseGpuTest, Mvn1Float16ScaleBiasFusedLeakyRelu) {
   Check(Request(op));
 }
 
+// 16-byte texel loads and stores (kMvnVariantVec4): t0 and u0 bases in
+// texels, Scale/Bias bases in words; the 33,000-element case above loads
+// texels in both of its dispatches.
+TEST_F(ViewBaseGpuTest, Mvn1TexelRowsFloat16AndFloat32) {
+  for (DataType t : {DataType::kFloat16, DataType::kFloat32}) {
+    const OperatorDesc op = Mvn1(t, {5, 1000}, {1}, {1, 1000}, {5, 1},
+                                 OperatorType::kActivationElu, 0.5f);
+    absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
+    ASSERT_TRUE(plan.ok());
+    ASSERT_EQ(plan->dispatches.size(), 1u);
+    EXPECT_NE(plan->dispatches[0].key.variant & kMvnVariantVec4, 0);
+    EXPECT_EQ(plan->dispatches[0].srv[0].format, ViewFormat::kR32G32B32A32Uint);
+    Check(Request(op));
+  }
+}
+
 }  // namespace
 }  // namespace dmls::gpu

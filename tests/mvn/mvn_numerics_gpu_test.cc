@@ -1,5 +1,6 @@
 // Regression tests of the MVN statistics on the Direct3D 12 engine, in
-// every planner schedule (row, wide row, blocked, two-pass):
+// every planner schedule (row, wide row, blocked, two-pass; 16-byte texel
+// loads, and word loads in the row_words and two_pass_words runs):
 //  * overflow: groups whose squared deviations exceed FLT_MAX while the
 //    double-precision result is finite (a randomized differential check
 //    found [9.3e18, -9.3e18] coming back NaN: the square overflows once
@@ -38,15 +39,20 @@ constexpr double kFltMax = std::numeric_limits<float>::max();
 // only as many workgroups at once as it has CPU threads, so its
 // normalisation tasks may stop waiting; a small limit keeps that quick.
 constexpr uint32_t kTestSpinLimit = 4096;
+// Groups of these lengths are whole 16-byte texels of either type, so the
+// row, blocked and two-pass schedules load texels (kMvnVariantVec4) unless
+// `words` turns that off (PlannerOptions::mvn_vec4).
 struct Schedule {
   const char* name;
   uint64_t n;
   uint64_t block_bytes;
+  bool words = false;
 };
 void PrintTo(const Schedule& s, std::ostream* os) { *os << s.name; }
 const Schedule kSchedules[] = {
     {"row", 1000, 0},      {"wide_row", 9000, 0}, {"blocked", 40000, 1},
-    {"two_pass", 40000, 2}, {"coop", 40000, 3},    {"coop_alone", 40000, 4}};
+    {"two_pass", 40000, 2}, {"coop", 40000, 3},    {"coop_alone", 40000, 4},
+    {"row_words", 1000, 0, true}, {"two_pass_words", 40000, 2, true}};
 
 class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
  protected:
@@ -61,6 +67,7 @@ class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
     // statistic at its one poll computing it alone.
     if (GetParam().block_bytes == 4) o.mvn_coop_spin_limit = 0;
     if (GetParam().block_bytes == 3) o.mvn_coop_spin_limit = kTestSpinLimit;
+    o.mvn_vec4 = !GetParam().words;
     return o;
   }
 
@@ -83,6 +90,13 @@ class MvnNumericsTest : public ::testing::TestWithParam<Schedule> {
     r.op = op;
     r.input = Payload(*op.input, x);
     const gpu::PlannerOptions o = Options(n * ElementBits(type) / 8);
+    absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (!plan.ok()) return {};
+    const bool vec4 = GetParam().block_bytes < 3 && !GetParam().words;
+    for (const gpu::Dispatch& d : plan->dispatches) {
+      EXPECT_EQ((d.key.variant & gpu::kMvnVariantVec4) != 0, vec4) << d.key.DebugString();
+    }
     absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(o);
     EXPECT_TRUE(engine.ok()) << engine.status();
     if (!engine.ok()) return {};

@@ -6,8 +6,11 @@
 // included) and the two-pass fallback; packed, padded, broadcast and
 // transposed layouts, Scale/Bias broadcast, fused activations, FLOAT16,
 // NormalizeVariance FALSE, and the MVN (type 73) operator; the cooperative
-// schedule with and without waiting. Each test first
-// checks that the planner picked the schedule it is about.
+// schedule with and without waiting; 16-byte texel loads and stores
+// (kMvnVariantVec4) where groups are runs of whole texels, in the row,
+// two-pass and blocked schedules, and one word per element where they are
+// not. Each test first checks that the planner picked the schedule it is
+// about.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -30,6 +33,20 @@ gpu::PlannerOptions BlockBudget(uint64_t bytes) {
   gpu::PlannerOptions o;
   o.mvn_block_bytes = bytes;
   return o;
+}
+
+// Whether every dispatch of `op`'s plan loads whole texels (and none does
+// otherwise).
+::testing::AssertionResult TakesVec4(const OperatorDesc& op, const gpu::PlannerOptions& o,
+                                     bool want) {
+  absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+  if (!plan.ok()) return ::testing::AssertionFailure() << plan.status();
+  for (const gpu::Dispatch& d : plan->dispatches) {
+    if (((d.key.variant & gpu::kMvnVariantVec4) != 0) != want) {
+      return ::testing::AssertionFailure() << d.key.DebugString();
+    }
+  }
+  return ::testing::AssertionSuccess();
 }
 
 class MvnScheduleTest : public ::testing::Test {
@@ -76,6 +93,13 @@ class MvnScheduleTest : public ::testing::Test {
     }
     EXPECT_TRUE(MatchesCpu(**engine, r));
   }
+  // Run, after checking that the plan loads whole 16-byte texels (or not).
+  void RunTexels(const OperatorDesc& op, const gpu::PlannerOptions& o, bool vec4,
+                 MvnSchedule::Kind want, uint32_t seed, double amplitude = 3.0,
+                 double offset = 0.0) {
+    ASSERT_TRUE(TakesVec4(op, o, vec4));
+    Run(op, o, want, seed, amplitude, offset);
+  }
 };
 
 FusedActivationDesc Fused(OperatorType t, float p0 = 0, float p1 = 0) {
@@ -83,6 +107,20 @@ FusedActivationDesc Fused(OperatorType t, float p0 = 0, float p1 = 0) {
   f.type = static_cast<uint32_t>(t);
   f.params = {p0, p1};
   return f;
+}
+
+// MVN (type 73) FLOAT32 over {H, W} (or {C, H, W} with `cross`), with
+// Scale/Bias per channel and a fused RELU.
+OperatorDesc MvnPerChannel(const std::vector<uint64_t>& sizes, uint32_t cross) {
+  OperatorDesc op = Mvn1(DataType::kFloat32, sizes, {});
+  op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization);
+  op.axes.clear();
+  op.axis_count.reset();
+  op.cross_channel = cross;
+  op.scale = MakeTensorDesc(DataType::kFloat32, {1, sizes[1], 1, 1});
+  op.bias = MakeTensorDesc(DataType::kFloat32, {1, sizes[1], 1, 1});
+  op.fused_activation = Fused(OperatorType::kActivationRelu);
+  return op;
 }
 
 // ---- row: one workgroup per group, read once ----
@@ -132,15 +170,8 @@ TEST_F(MvnScheduleTest, RowNoNormalizeVarianceAndMvnCrossChannel) {
   op.fused_activation = Fused(OperatorType::kActivationShrink, 0.25f, 0.5f);
   Run(op, {}, MvnSchedule::kRow, 11, 2.0, 1000.0);
   for (uint32_t cross : {0u, 1u}) {
-    op = Mvn1(DataType::kFloat32, {2, 3, 7, 9}, {});
-    op.type = static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization);
-    op.axes.clear();
-    op.axis_count.reset();
-    op.cross_channel = cross;
-    op.scale = MakeTensorDesc(DataType::kFloat32, {1, 3, 1, 1});
-    op.bias = MakeTensorDesc(DataType::kFloat32, {1, 3, 1, 1});
-    op.fused_activation = Fused(OperatorType::kActivationRelu);
-    Run(op, {}, MvnSchedule::kRow, 12 + cross);
+    // 7 x 9 = 63 elements: not whole texels.
+    Run(MvnPerChannel({2, 3, 7, 9}, cross), {}, MvnSchedule::kRow, 12 + cross);
   }
 }
 
@@ -287,6 +318,92 @@ TEST_F(MvnScheduleTest, MoreChunksThanThreads) {
   Run(Mvn1(DataType::kFloat32, {1, n}, {1}), {}, MvnSchedule::kTwoPass, 27, 2.0, 3.0);
   Run(Mvn1(DataType::kFloat32, {2, 257 * gpu::kMvnChunk}, {1}), BlockBudget(257 * gpu::kMvnChunk * 4),
       MvnSchedule::kBlocked, 28);
+}
+
+// ---- 16-byte texels (kMvnVariantVec4): groups that are runs of whole texels ----
+
+TEST_F(MvnScheduleTest, Vec4RowsFloat32) {
+  gpu::PlannerOptions o;
+  // 1,000 and 4,092: whole texels but not whole runs of a thread's 16
+  // elements; 4: one texel per group; 64- and 256-thread workgroups.
+  for (uint64_t n : {1000u, 4092u, 4096u, 4u, 100u}) {
+    const OperatorDesc op = Mvn1(DataType::kFloat32, {5, n}, {1});
+    RunTexels(op, o, true, MvnSchedule::kRow, 40 + static_cast<uint32_t>(n % 97));
+  }
+  Run(Mvn1(DataType::kFloat32, {5, 904}, {1}), o, MvnSchedule::kRow, 41, 0.05, 1e4);
+  o.max_groups = 4;  // 13 groups: a 4 x 4 grid with 3 idle workgroups
+  Run(Mvn1(DataType::kFloat32, {13, 100}, {1}), o, MvnSchedule::kRow, 42);
+  o.mvn_wide_row = true;  // 1,024 threads of 32 elements
+  const OperatorDesc wide = Mvn1(DataType::kFloat32, {3, 30000}, {1});
+  RunTexels(wide, o, true, MvnSchedule::kRow, 43);
+}
+
+TEST_F(MvnScheduleTest, Vec4RowsFloat16WithScaleBiasAndFusedActivation) {
+  gpu::PlannerOptions o;
+  for (uint64_t n : {1000u, 8u, 336u, 4088u}) {
+    OperatorDesc op = Mvn1(DataType::kFloat16, {4, n}, {1});
+    op.scale = MakeTensorDesc(DataType::kFloat16, {1, n});
+    op.bias = MakeTensorDesc(DataType::kFloat16, {4, 1});
+    op.fused_activation = Fused(OperatorType::kActivationElu, 0.7f);
+    RunTexels(op, o, true, MvnSchedule::kRow, 50 + static_cast<uint32_t>(n % 89));
+  }
+  o.mvn_wide_row = true;
+  OperatorDesc op = Mvn1(DataType::kFloat16, {2, gpu::kMvnWideRowChunk}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, gpu::kMvnWideRowChunk});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {1, gpu::kMvnWideRowChunk});
+  op.fused_activation = Fused(OperatorType::kActivationLeakyRelu, 0.1f);
+  RunTexels(op, o, true, MvnSchedule::kRow, 51);
+}
+
+TEST_F(MvnScheduleTest, Vec4PaddedGroupsAndMvnCrossChannel) {
+  // Output rows padded to 1,008 (FLOAT32) and input rows to 1,016
+  // (FLOAT16): group starts stay 16-byte aligned.
+  OperatorDesc op = Mvn1(DataType::kFloat32, {4, 1000}, {1});
+  op.output = MakeTensorDesc(DataType::kFloat32, {4, 1000}, std::vector<uint64_t>{1008, 1});
+  RunTexels(op, {}, true, MvnSchedule::kRow, 60);
+  op = Mvn1(DataType::kFloat16, {3, 1000}, {1});
+  op.input = MakeTensorDesc(DataType::kFloat16, {3, 1000}, std::vector<uint64_t>{1016, 1});
+  RunTexels(op, {}, true, MvnSchedule::kRow, 61);
+  // MVN over {C, H, W} / {H, W} with Scale/Bias per channel: two inner
+  // dimensions for Scale/Bias (rank 2 with cross channel), packed input.
+  for (uint32_t cross : {0u, 1u}) {
+    op = MvnPerChannel({2, 3, 7, 8}, cross);
+    RunTexels(op, {}, true, MvnSchedule::kRow, 62 + cross);
+  }
+}
+
+TEST_F(MvnScheduleTest, Vec4TwoPassAndBlocked) {
+  // Two passes: 10,000 (3 chunks, the last one partial) and 40,008 FLOAT16.
+  OperatorDesc op = Mvn1(DataType::kFloat32, {3, 10000}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat32, {3, 10000});
+  op.fused_activation = Fused(OperatorType::kActivationSigmoid);
+  RunTexels(op, {}, true, MvnSchedule::kTwoPass, 70);
+  op = Mvn1(DataType::kFloat16, {2, 40008}, {1});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {2, 1});
+  RunTexels(op, {}, true, MvnSchedule::kTwoPass, 71);
+  op = Mvn1(DataType::kFloat32, {3, 9000}, {1}, /*normalize_variance=*/false);
+  Run(op, {}, MvnSchedule::kTwoPass, 72, 1.0, 1e4);
+  // Blocked: blocks of 2 of 7 groups (odd last block), Scale/Bias, fused.
+  op = Mvn1(DataType::kFloat16, {7, 8200}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 8200});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {1, 8200});
+  op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
+  RunTexels(op, BlockBudget(2 * 8200 * 2), true, MvnSchedule::kBlocked, 73);
+  op = Mvn1(DataType::kFloat32, {5, 6000}, {1});
+  RunTexels(op, BlockBudget(6000 * 4), true, MvnSchedule::kBlocked, 74, 0.05, 1e4);
+}
+
+TEST_F(MvnScheduleTest, WordLoadsWhereGroupsAreNotWholeTexels) {
+  // N not whole texels; misaligned group starts; the option off.
+  OperatorDesc op = Mvn1(DataType::kFloat16, {4, 1004}, {1});
+  RunTexels(op, {}, false, MvnSchedule::kRow, 80);
+  op = Mvn1(DataType::kFloat32, {4, 1000}, {1});
+  op.input = MakeTensorDesc(DataType::kFloat32, {4, 1000}, std::vector<uint64_t>{1002, 1});
+  RunTexels(op, {}, false, MvnSchedule::kRow, 81);
+  gpu::PlannerOptions o = BlockBudget(2 * 8200 * 2);
+  o.mvn_vec4 = false;
+  op = Mvn1(DataType::kFloat16, {5, 8200}, {1});
+  RunTexels(op, o, false, MvnSchedule::kBlocked, 82);
 }
 
 }  // namespace
