@@ -24,6 +24,7 @@
 //
 // MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
+// mvn1_nv0 is the same with NormalizeVariance FALSE (exact-mean statistics).
 // --cache_mib tells the planner the adapter's L2 size (D3D12 does not
 // report it; default gpu::kAssumedCacheBytes); --mvn_blocked turns on the
 // blocked MVN schedule (off by default) with row blocks of a quarter of the
@@ -253,7 +254,7 @@ absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
     op.type = static_cast<uint32_t>(OperatorType::kElementWiseClip);
     op.min = -1.0f;
     op.max = 1.0f;
-  } else if (name == "mvn1") {
+  } else if (name == "mvn1" || name == "mvn1_nv0") {
     if (n % mvn_rows != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("size ", n, " is not a multiple of --mvn_rows"));
@@ -262,7 +263,7 @@ absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
     sizes = {1, 1, mvn_rows, n / mvn_rows};
     op.axis_count = 1;
     op.axes = {3};
-    op.normalize_variance = 1;
+    op.normalize_variance = name == "mvn1" ? 1 : 0;
     op.epsilon = 1e-5f;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", name, "'"));

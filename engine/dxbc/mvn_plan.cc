@@ -156,10 +156,10 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   }
 
   const uint64_t work_groups = groups * chunks;
-  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o);
+  const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, ElementBits(t) / 8);
+  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o, texel_runs);
   // Texel loads and stores (not in kMvnCoop, nor in its clear).
-  const bool vec4 = o.mvn_vec4 && schedule.kind != MvnSchedule::kCoop &&
-                    GroupsAreTexelRuns(outer, inner, ElementBits(t) / 8);
+  const bool vec4 = texel_runs && schedule.kind != MvnSchedule::kCoop;
   if (vec4) {
     key.variant |= kMvnVariantVec4;
     apply.variant |= kMvnVariantVec4;
@@ -279,9 +279,10 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 }
 
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
-                              const PlannerOptions& o) {
+                              const PlannerOptions& o, bool texel_runs) {
   MvnSchedule s;
-  if (o.mvn_row && (n <= kMvnChunk || (o.mvn_wide_row && n <= kMvnWideRowChunk))) {
+  const bool wide = o.mvn_wide_row || texel_runs;
+  if (o.mvn_row && (n <= kMvnChunk || (wide && n <= kMvnWideRowChunk))) {
     s.kind = MvnSchedule::kRow;
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow
                  : n <= kMvnChunk       ? 0

@@ -44,9 +44,11 @@ struct MvnSchedule {
   // kMvnVariantSmallRow, kMvnVariantWideRow).
   uint8_t row_bits = 0;
 };
-// The schedule of `groups` reduction groups of `n` elements each.
+// The schedule of `groups` reduction groups of `n` elements each;
+// `texel_runs`: they take texel loads (kMvnVariantVec4), with which the
+// wide row kernel is the fastest up to kMvnWideRowChunk elements.
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
-                              const PlannerOptions& options);
+                              const PlannerOptions& options, bool texel_runs = false);
 
 }  // namespace dmls::gpu
 

@@ -64,7 +64,7 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
   ScaleFor(amax, st.s, inv);
   ScaledRef(rs, ref, inv);
   if (exact_mean_) {
-    LocalMean(st, x, ok, inv, rs);
+    LocalSum(st, x, ok, inv);
     return st;
   }
   // Pass 1: count and mean of d = x/s - ref/s (x - ref when s = 1).
@@ -91,49 +91,56 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
   return st;
 }
 
-void MvnStatsEmitter::Deviation(Operand d, Operand d_lo, Operand x, Operand inv, Operand rs,
-                                const MvnStat& st) {
-  Operand xs = T(), e = T(), fin = T();
-  b_.Mul(xs, x, inv);
-  math_.Launder(xs);
-  b_.Mov(d, xs);
-  b_.Mov(e, F(0.0f));
-  math_.TwoSum(d, e, rs.Neg());
-  math_.TwoSum(d, e, st.m.Neg());
-  b_.Add(e, e, st.M.Neg());
-  // d + e renormalised. An infinite member or mean makes e NaN: d alone
-  // (+-inf, or NaN for inf - inf), lo 0.
-  math_.IsFinite(fin, e);
-  b_.Movc(e, fin, e, F(0.0f));
+void MvnStatsEmitter::MeanOf(Operand c_hi, Operand c_lo, const MvnStat& st) {
+  DivideSum(c_hi, c_lo, st.m, st.M, st.n);
+}
+
+void MvnStatsEmitter::Deviation(Operand d, Operand x, Operand inv, Operand c_hi, Operand c_lo) {
+  // x/s - c_hi is exact where x/s is within a factor of 2 of c_hi
+  // (Sterbenz), the members near the mean; elsewhere |d| >= |c_hi|/2 and
+  // its rounding is within an ulp of d. Laundered so that no compiler
+  // forms c_hi + c_lo first.
+  b_.Mul(d, x, inv);
+  math_.Launder(d);
+  b_.Add(d, d, c_hi.Neg());
+  math_.Launder(d);
+  b_.Add(d, d, c_lo.Neg());
+}
+
+void MvnStatsEmitter::DeviationLow(Operand d_lo, Operand d, Operand x, Operand inv, Operand c_hi,
+                                   Operand c_lo) {
+  Operand t = T(), fin = T();
+  b_.Mul(t, x, inv);
+  math_.Launder(t);
   b_.Mov(d_lo, F(0.0f));
-  math_.TwoSum(d, d_lo, e);
-  math_.IsFinite(fin, d);
+  math_.TwoSum(t, d_lo, c_hi.Neg());
+  math_.TwoSum(t, d_lo, c_lo.Neg());
+  b_.Add(t, t, d.Neg());  // 0 unless a compiler rounded d differently
+  b_.Add(d_lo, d_lo, t);
+  math_.IsFinite(fin, d_lo);
   b_.Movc(d_lo, fin, d_lo, F(0.0f));
 }
 
-void MvnStatsEmitter::LocalMean(const MvnStat& st, const std::vector<Operand>& x,
-                                const std::vector<Operand>& ok, Operand inv, Operand rs) {
-  // Sum of the exact shifted values x/s - ref/s (each a TwoSum pair) as
-  // hi + lo, compensated.
-  Operand hi = T(), lo = T(), d = T(), e = T(), one = T();
+void MvnStatsEmitter::LocalSum(const MvnStat& st, const std::vector<Operand>& x,
+                               const std::vector<Operand>& ok, Operand inv) {
+  // A compensated sum of x/s (exact values: s is a power of two).
+  Operand xs = T(), one = T();
   b_.Mov(st.n, F(0.0f));
-  b_.Mov(hi, F(0.0f));
-  b_.Mov(lo, F(0.0f));
+  b_.Mov(st.m, F(0.0f));
+  b_.Mov(st.M, F(0.0f));
   for (size_t j = 0; j < x.size(); ++j) {
     const uint32_t mark = b_.TempMark();  // TwoSum's temps: reused per element
-    b_.Mul(d, x[j], inv);
-    math_.Launder(d);
-    b_.Mov(e, F(0.0f));
-    math_.TwoSum(d, e, rs.Neg());
-    b_.Movc(d, ok[j], d, F(0.0f));
-    b_.Movc(e, ok[j], e, F(0.0f));
-    b_.Add(lo, lo, e);
-    math_.TwoSum(hi, lo, d);
+    b_.Mul(xs, x[j], inv);
+    math_.Launder(xs);
+    b_.Movc(xs, ok[j], xs, F(0.0f));
+    math_.TwoSum(st.m, st.M, xs);
     b_.Movc(one, ok[j], F(1.0f), F(0.0f));
     b_.Add(st.n, st.n, one);
     b_.RewindTemps(mark);
   }
-  DivideSum(st.m, st.M, hi, lo, st.n);
+  Operand fin = T();
+  math_.IsFinite(fin, st.M);  // NaN beside an infinite member
+  b_.Movc(st.M, fin, st.M, F(0.0f));
 }
 
 void MvnStatsEmitter::DivideSum(Operand m, Operand m_lo, Operand hi, Operand lo, Operand n) {
@@ -152,38 +159,21 @@ void MvnStatsEmitter::DivideSum(Operand m, Operand m_lo, Operand hi, Operand lo,
   b_.Movc(m_lo, pos, m_lo, F(0.0f));
 }
 
-void MvnStatsEmitter::CombineMean(const MvnStat& a, const MvnStat& b) {
-  // Both at the larger scale (as Combine), then the sums n*(m + m_lo) of
-  // both sides as exact products plus their low parts, added with TwoSum,
-  // and divided by the total count. Counts are integers below 2^24 per
-  // chunk and exact in float32 up to 2^24 in total.
+void MvnStatsEmitter::CombineSum(const MvnStat& a, const MvnStat& b) {
+  // Both sums at the larger scale (as Combine; exact), added with TwoSum.
   Operand st = T(), fa = T(), fb = T();
   CommonScale(a, b, st, fa, fb);
-  Operand ma = T(), la = T(), mb = T(), lb = T();
-  b_.Mul(ma, a.m, fa);
-  b_.Mul(la, a.M, fa);
-  b_.Mul(mb, b.m, fb);
-  b_.Mul(lb, b.M, fb);
-  Operand hi = T(), lo = T(), p = T(), np = T(), t = T(), total = T();
-  b_.Mul(hi, a.n, ma);
-  b_.Mov(np, hi.Neg());
-  math_.ExactMad(lo, a.n, ma, np);  // the product's rounding error
-  b_.Mad(lo, a.n, la, lo);
-  b_.Mul(p, b.n, mb);
-  b_.Mov(np, p.Neg());
-  math_.ExactMad(t, b.n, mb, np);
+  Operand hi = T(), lo = T(), t = T(), fin = T(), total = T();
+  b_.Mul(hi, a.m, fa);
+  b_.Mul(lo, a.M, fa);
+  b_.Mul(t, b.M, fb);
   b_.Add(lo, lo, t);
-  b_.Mad(lo, b.n, lb, lo);
-  Operand fin = T();
-  math_.IsFinite(fin, hi);
-  b_.Movc(lo, fin, lo, F(0.0f));  // an infinite mean: no error terms
-  math_.IsFinite(fin, p);
+  b_.Mul(t, b.m, fb);
+  math_.TwoSum(hi, lo, t);
+  math_.IsFinite(fin, lo);  // NaN beside an infinite sum
   b_.Movc(lo, fin, lo, F(0.0f));
-  math_.TwoSum(hi, lo, p);
   b_.Add(total, a.n, b.n);
-  Operand m = T(), m_lo = T();
-  DivideSum(m, m_lo, hi, lo, total);
-  Assign(a, b, total, m, m_lo, st);
+  Assign(a, b, total, hi, lo, st);
 }
 
 void MvnStatsEmitter::CommonScale(const MvnStat& a, const MvnStat& b, Operand st, Operand fa,
@@ -221,7 +211,7 @@ void MvnStatsEmitter::Assign(const MvnStat& a, const MvnStat& b, Operand n, Oper
 
 void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   if (exact_mean_) {
-    CombineMean(a, b);
+    CombineSum(a, b);
     return;
   }
   // Bring both to the larger scale (CommonScale); M scales by the

@@ -17,11 +17,11 @@
 // could have been flushed.
 // Exact-mean mode (NormalizeVariance FALSE, whose output (x - mean)*Scale +
 // Bias shows the mean's rounding error unscaled: a float32 mean of
-// +-9.3e18 values was 2^39 off, the result 0 for 0.41): a statistic is
-// (n, m, m_lo, s), no sum of squares; the mean is m + m_lo to about 2^-48
-// of the values' scale, from exact shifted values (x/s - ref/s as a TwoSum
-// pair), compensated sums and exact products of counts and means. Infinite
-// members give m = +-inf (or NaN) and m_lo = 0.
+// +-9.3e18 values was 2^37 off, the result 0 for 0.41): a statistic is
+// (n, S, S_lo, s), S + S_lo the compensated sum of x/s (exact terms: s is
+// a power of two), no sum of squares; the mean (MeanOf) is exact where
+// the sum fits 48 bits, else within about 2^-48 of the values' scale.
+// Infinite members make S +-inf (or NaN) and S_lo 0.
 // Holds a reference to the builder; single-threaded like ShaderBuilder.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
@@ -64,9 +64,14 @@ class MvnStatsEmitter {
   // rounding the group's mean to the data's magnitude (1e4 + U(-0.05,
   // 0.05) lost a third of an ulp of 1e4 in its mean).
   void Shifted(Operand d, Operand x, Operand inv, Operand rs);
-  // Exact-mean mode: d + d_lo = x/s - ref/s - (m + m_lo) for the statistic
-  // `st` (d rounded once; d_lo its error, to about 2^-48).
-  void Deviation(Operand d, Operand d_lo, Operand x, Operand inv, Operand rs, const MvnStat& st);
+  // Exact-mean mode: the group's mean of x/s as c_hi + c_lo (c_lo 0 where
+  // c_hi is not finite).
+  void MeanOf(Operand c_hi, Operand c_lo, const MvnStat& st);
+  // d = x/s - (c_hi + c_lo), exact to a rounding of d: two subtractions.
+  void Deviation(Operand d, Operand x, Operand inv, Operand c_hi, Operand c_lo);
+  // The rounding error of that d (d + d_lo = x/s - c_hi - c_lo to about
+  // 2^-48), for the elements where a cancellation shows it.
+  void DeviationLow(Operand d_lo, Operand d, Operand x, Operand inv, Operand c_hi, Operand c_lo);
   // rs = ref/s (ref * inv), laundered through xor with zero: a compiler
   // that sees x*inv - ref*inv may factor it into (x - ref)*inv, which
   // overflows where x and ref are huge and of opposite signs (NVIDIA's
@@ -87,10 +92,10 @@ class MvnStatsEmitter {
 
  private:
   void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active);
-  // Exact-mean forms of Local's sums and of Combine.
-  void LocalMean(const MvnStat& st, const std::vector<Operand>& x, const std::vector<Operand>& ok,
-                 Operand inv, Operand rs);
-  void CombineMean(const MvnStat& a, const MvnStat& b);
+  // Exact-mean forms of Local and Combine.
+  void LocalSum(const MvnStat& st, const std::vector<Operand>& x, const std::vector<Operand>& ok,
+                Operand inv);
+  void CombineSum(const MvnStat& a, const MvnStat& b);
   // The larger scale st of a and b, and the factors fa, fb (powers of two
   // as float bits) that bring each side's values to it.
   void CommonScale(const MvnStat& a, const MvnStat& b, Operand st, Operand fa, Operand fb);

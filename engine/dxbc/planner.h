@@ -35,9 +35,12 @@ struct PlannerOptions {
   // false: MVN never takes the row schedule (benchmarks compare schedules).
   bool mvn_row = true;
   // The row schedule for groups of kMvnChunk to kMvnWideRowChunk elements
-  // (1,024 threads of 32 elements each). Off by default: on the H100 it ran
-  // 4,096 x 32,768 FLOAT32 at 737 GB/s against 1,852 for the two passes
-  // (32 values a thread in registers cost occupancy; docs/PERFORMANCE.md).
+  // (1,024 threads of 32 elements each) with one load per element. Off by
+  // default: on the H100 it ran 4,096 x 32,768 FLOAT32 at 737 GB/s against
+  // 1,852 for the two passes (32 values a thread in registers cost
+  // occupancy; docs/PERFORMANCE.md). Groups that take texel loads
+  // (mvn_vec4) use it regardless: there it won, 2,212 against 1,995 GB/s
+  // FLOAT32 and 2,171 against 1,628 FLOAT16 at 4,096 x 32,768.
   bool mvn_wide_row = false;
   // MVN statistics and normalisation (row, two-pass and blocked schedules,
   // not cooperative) load and store whole 16-byte texels where every group

@@ -406,6 +406,10 @@ TEST(MvnPlannerTest, DefaultsAreTheFastestOnTheH100) {
   EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 4, o).kind, MvnSchedule::kRow);
   EXPECT_EQ(ChooseMvnSchedule(65536, kMvnChunk, 4, o).kind, MvnSchedule::kRow);
   EXPECT_EQ(ChooseMvnSchedule(65536, kMvnChunk + 1, 4, o).kind, MvnSchedule::kTwoPass);
+  // Groups that take texel loads: the wide row kernel up to 32,768.
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, o, true).kind, MvnSchedule::kRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o, true).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(64, kMvnWideRowChunk + 4, 4, o, true).kind, MvnSchedule::kTwoPass);
 }
 
 TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
@@ -492,7 +496,9 @@ TEST(MvnPlannerTest, Vec4WhereGroupsAreWholeTexels) {
   const Case cases[] = {
       {DataType::kFloat32, {65536, 1024}, {}, KernelStage::kMvnRow, 65536 * 1024 / 4},
       {DataType::kFloat16, {65536, 1024}, {}, KernelStage::kMvnRow, 65536 * 1024 / 8},
-      {DataType::kFloat16, {4096, 32768}, {}, KernelStage::kMvnPartial, 4096 * 32768 / 8},
+      // Texel loads take the wide row kernel by default.
+      {DataType::kFloat16, {4096, 32768}, {}, KernelStage::kMvnRow, 4096 * 32768 / 8},
+      {DataType::kFloat16, {64, 65536}, {}, KernelStage::kMvnPartial, 64 * 65536 / 8},
       {DataType::kFloat32, {4096, 32768}, wide, KernelStage::kMvnRow, 4096 * 32768 / 4},
       {DataType::kFloat32, {5, 1000}, {}, KernelStage::kMvnRow, 1250},  // not whole runs of 16
       {DataType::kFloat16, {3, 8}, {}, KernelStage::kMvnRow, 3},        // one texel a group
@@ -518,8 +524,8 @@ TEST(MvnPlannerTest, Vec4WhereGroupsAreWholeTexels) {
   }
   // Blocked: every block's pair of dispatches.
   PlannerOptions blocked;
-  blocked.mvn_block_bytes = 40000;
-  auto plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {9, 5000}), {1}), false,
+  blocked.mvn_block_bytes = 320000;  // two groups of 40,000 FLOAT32
+  auto plan = PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {9, 40000}), {1}), false,
                             blocked);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->dispatches.size(), 10u);

@@ -209,10 +209,13 @@ TEST_F(MvnScheduleTest, WideRowsInRegisters) {
 // poll, then the fallback). llvmpipe ends every loop of an invocation once they
 // have run 65,535 iterations together, so a limit near that would cut the
 // fallback's loop short there.
+// Word loads: texel runs would take the wide row kernel first (up to
+// 32,768 elements), and kMvnCoop loads words anyway.
 gpu::PlannerOptions Coop(uint32_t spin_limit = 4096, uint32_t max_chunks = gpu::kMvnCoopMaxChunks) {
   gpu::PlannerOptions o;
   o.mvn_coop_max_chunks = max_chunks;
   o.mvn_coop_spin_limit = spin_limit;
+  o.mvn_vec4 = false;
   return o;
 }
 
@@ -373,24 +376,34 @@ TEST_F(MvnScheduleTest, Vec4PaddedGroupsAndMvnCrossChannel) {
 }
 
 TEST_F(MvnScheduleTest, Vec4TwoPassAndBlocked) {
-  // Two passes: 10,000 (3 chunks, the last one partial) and 40,008 FLOAT16.
+  // Groups of up to 32,768 take the wide row kernel by default: the row
+  // schedule is turned off to reach the two passes and blocks with them.
+  gpu::PlannerOptions no_row;
+  no_row.mvn_row = false;
+  // Two passes: 10,000 (3 chunks, the last one partial) and 40,008 FLOAT16
+  // (beyond the wide row: two passes by default).
   OperatorDesc op = Mvn1(DataType::kFloat32, {3, 10000}, {1});
   op.scale = MakeTensorDesc(DataType::kFloat32, {3, 10000});
   op.fused_activation = Fused(OperatorType::kActivationSigmoid);
-  RunTexels(op, {}, true, MvnSchedule::kTwoPass, 70);
+  RunTexels(op, no_row, true, MvnSchedule::kTwoPass, 70);
+  RunTexels(op, {}, true, MvnSchedule::kRow, 75);
   op = Mvn1(DataType::kFloat16, {2, 40008}, {1});
   op.bias = MakeTensorDesc(DataType::kFloat16, {2, 1});
   RunTexels(op, {}, true, MvnSchedule::kTwoPass, 71);
   op = Mvn1(DataType::kFloat32, {3, 9000}, {1}, /*normalize_variance=*/false);
-  Run(op, {}, MvnSchedule::kTwoPass, 72, 1.0, 1e4);
+  Run(op, no_row, MvnSchedule::kTwoPass, 72, 1.0, 1e4);
   // Blocked: blocks of 2 of 7 groups (odd last block), Scale/Bias, fused.
   op = Mvn1(DataType::kFloat16, {7, 8200}, {1});
   op.scale = MakeTensorDesc(DataType::kFloat16, {1, 8200});
   op.bias = MakeTensorDesc(DataType::kFloat16, {1, 8200});
   op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
-  RunTexels(op, BlockBudget(2 * 8200 * 2), true, MvnSchedule::kBlocked, 73);
+  gpu::PlannerOptions blocked = BlockBudget(2 * 8200 * 2);
+  blocked.mvn_row = false;
+  RunTexels(op, blocked, true, MvnSchedule::kBlocked, 73);
   op = Mvn1(DataType::kFloat32, {5, 6000}, {1});
-  RunTexels(op, BlockBudget(6000 * 4), true, MvnSchedule::kBlocked, 74, 0.05, 1e4);
+  blocked = BlockBudget(6000 * 4);
+  blocked.mvn_row = false;
+  RunTexels(op, blocked, true, MvnSchedule::kBlocked, 74, 0.05, 1e4);
 }
 
 TEST_F(MvnScheduleTest, WordLoadsWhereGroupsAreNotWholeTexels) {
