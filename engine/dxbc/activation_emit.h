@@ -121,6 +121,9 @@ class MathEmitter {
   // d = magnitude (>= 0) with the sign bit of `sign`.
   void CopySign(Operand d, Operand magnitude, Operand sign);
 
+  // d = a*b with a denormal factor taken exactly ((a*2^32)*b*2^-32), so
+  // a driver flushing it cannot turn a normal product into 0.
+  void ScaledProduct(Operand d, Operand a, Operand b);
   // v = f(v) for one of the 17 activations (float32).
   void Activation(OperatorType op, Operand v, const ActivationParams& p);
 
@@ -170,9 +173,6 @@ class MathEmitter {
   void IsTiny(Operand d, Operand f);
   // d = all ones where f is a normal float (not 0, denormal, inf or NaN).
   void IsNormal(Operand d, Operand f);
-  // d = a*b with a denormal factor taken exactly ((a*2^32)*b*2^-32), so
-  // a driver flushing it cannot turn a normal product into 0.
-  void ScaledProduct(Operand d, Operand a, Operand b);
   // f = m * 2^e for a finite f (e an integer, |m| in [1, 2) with f's
   // sign; denormals exact); f = +-0 gives m = 0, e = -512.
   void Frexp(Operand m, Operand e, Operand f);

@@ -80,6 +80,7 @@ void MathEmitter::Ldexp(Operand d, Operand f, Operand n) {
     b_.IAdd(p, k, I(127));
     b_.IShl(p, p, U(23));
     b_.Mul(d, d, p);
+    Launder(d);  // no compiler may multiply the factors first (2^254: inf)
     b_.INeg(k, k);
     b_.IAdd(rest, rest, k);
   }
@@ -234,10 +235,14 @@ void MathEmitter::ShrinkBeyondRange(Operand m, Operand e, Operand bias, Operand 
   b_.IAdd(n, e, I(-127));
   Ldexp(w, m, n);
   b_.Mul(bb, bias, F(0x1p-127f));
+  Launder(bb);
   b_.ILt(neg, m, I(0));
   b_.Mov(nb, bb.Neg());
   b_.Movc(bb, neg, bb, nb);
   b_.Add(w, w, bb);
+  // Laundered: the H100 gave inf here, as (w*2^127) - Bias would (the
+  // compiler distributing the product).
+  Launder(w);
   b_.Mul(w, w, F(0x1p127f));
   b_.Movc(io.result, use, w, io.result);
   b_.Or(io.done, io.done, use);

@@ -302,6 +302,20 @@ TEST_P(MvnNumericsTest, HugeEpsilonWithSmallValues) {
   }
 }
 
+// A constant group with a denormal Epsilon: deviations 0, so outputs 0
+// (the H100 flushed Epsilon and made 0 * inf = NaN; a fresh seed's
+// random/2997, with values 0 and Epsilon 1.4e-45). Values 0 (the scale is
+// 2^-126: eps/s^2 is normal) and 5 (eps/s^2 is denormal too).
+TEST_P(MvnNumericsTest, ConstantGroupWithDenormalEpsilon) {
+  const float eps = std::numeric_limits<float>::denorm_min();
+  const auto out = Run(DataType::kFloat32, {{0}, {5}}, {0, 5}, true, eps);
+  ASSERT_EQ(out.size(), 2u);
+  for (uint64_t i = 0; i < GroupLength(); ++i) {
+    ASSERT_EQ(out[0][i], 0.0) << i;
+    ASSERT_EQ(out[1][i], 0.0) << i;
+  }
+}
+
 // Pre-activations (x - mean)*Scale + Bias beyond FLT_MAX for finite
 // terms: the fused activation's value, not that of a spurious inf
 // (OPERATORS.md §7.4; the randomized corpus's random/1271 was
