@@ -227,23 +227,23 @@ void MathEmitter::SoftplusBeyondRange(Operand m, Operand e, Operand steepness,
 void MathEmitter::ShrinkBeyondRange(Operand m, Operand e, Operand bias, Operand threshold,
                                     BeyondRangeIo& io) {
   // |y| >= 2^128 exceeds any finite Threshold: y - Bias (y > 0) or
-  // y + Bias (y < 0), as ((m * 2^(e - 127)) -+ Bias * 2^-127) * 2^127,
+  // y + Bias (y < 0), as ((m * 2^(e - 126)) -+ Bias * 2^-126) * 2^126,
   // finite where y is within Bias of FLT_MAX. An infinite (or NaN)
-  // Threshold keeps SHRINK's own result.
+  // Threshold keeps SHRINK's own result. (2^-127 would be a denormal
+  // immediate: the H100 flushed it, and Bias with it.)
   Operand use = Tmp(), w = Tmp(), n = Tmp(), bb = Tmp(), nb = Tmp(), neg = Tmp();
   IsFinite(use, threshold);
-  b_.IAdd(n, e, I(-127));
+  b_.IAdd(n, e, I(-126));
   Ldexp(w, m, n);
-  b_.Mul(bb, bias, F(0x1p-127f));
+  b_.Mul(bb, bias, F(0x1p-126f));
   Launder(bb);
   b_.ILt(neg, m, I(0));
   b_.Mov(nb, bb.Neg());
   b_.Movc(bb, neg, bb, nb);
   b_.Add(w, w, bb);
-  // Laundered: the H100 gave inf here, as (w*2^127) - Bias would (the
-  // compiler distributing the product).
+  // Laundered, so that no compiler distributes the product.
   Launder(w);
-  b_.Mul(w, w, F(0x1p127f));
+  b_.Mul(w, w, F(0x1p126f));
   b_.Movc(io.result, use, w, io.result);
   b_.Or(io.done, io.done, use);
 }
