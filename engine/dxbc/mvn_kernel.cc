@@ -185,10 +185,7 @@ class MvnEmitter {
     b_.IfNz(pair);
     b_.UShr(word, off0, U(1));
     b_.IAdd(word, word, UavBase(0));
-    b_.F32ToF16(t, v0);
-    b_.F32ToF16(h, v1);
-    b_.IShl(h, h, U(16));
-    b_.Or(h, h, t);
+    texel_.PackHalves(h, v0, v1);
     b_.StoreUavTyped(Operand::Uav(0), word, h);
     b_.Else();
     b_.IfNz(ok0);
@@ -398,26 +395,21 @@ class MvnEmitter {
   void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el) {
     Operand inv = T(), rs = T(), rstd = T();
     stats_.InverseScale(st.s, inv);
-    stats_.ScaledRef(rs, ref, inv);
+    if (!stats_.exact_mean()) stats_.ScaledRef(rs, ref, inv);  // exact: no shift
     MathEmitter math(b_, "x", CB0(2).y());  // MvnArgs::pad[0], always 0
     if (MathEmitter::UsesFusedMad(key_.fused)) math.PrepareFusedMad();
     if (key_.normalize_variance) {
-      // eps/s^2, but never below min(eps, FLT_MIN) (a constant group of huge
-      // values still gives 0 rather than 0/0 when eps > 0). Two products,
-      // laundered in between: 1/s reaches 2^126, and a compiler that
-      // reassociated eps*(1/s * 1/s) would make 0*inf = NaN of Epsilon 0.
-      // eps*(1/s) with a denormal Epsilon taken exactly (ScaledProduct):
-      // the H100 flushed Epsilon = 1.4e-45 to 0, and a constant group's
-      // 0 * (1/sqrt(0)) made NaN where the result is Bias (random/2997
-      // of a fresh seed; for values at most 2^-126, 1/s = 2^126 and
-      // eps/s is normal).
-      Operand eps = T(), floor = T(), fin = T(), alt = T();
+      // eps/s^2 as two products, laundered in between: 1/s reaches 2^126,
+      // and a compiler that reassociated eps*(1/s * 1/s) would make
+      // 0*inf = NaN of Epsilon 0. The first takes a denormal Epsilon
+      // exactly (ScaledProduct): the H100 flushed Epsilon = 1.4e-45 to 0
+      // (random/2997 of a fresh seed; for values at most 2^-126, 1/s =
+      // 2^126 and eps/s is normal).
+      Operand eps = T(), fin = T(), alt = T();
       math.ScaledProduct(eps, CB0(1).x(), inv);
       math.Launder(eps);
       b_.Mul(eps, eps, inv);
       math.IsFinite(fin, eps);
-      b_.Min(floor, CB0(1).x(), F(std::numeric_limits<float>::min()));
-      b_.Max(eps, eps, floor);
       b_.Div(rstd, st.M, st.n);
       b_.Add(rstd, rstd, eps);
       b_.Sqrt(rstd, rstd);
@@ -429,9 +421,11 @@ class MvnEmitter {
       b_.Sqrt(alt, CB0(1).x());
       b_.Div(alt, st.s, alt);
       b_.Movc(rstd, fin, rstd, alt);
-      // A nonzero Epsilon that flushing still lost (a constant group, whose
-      // deviations are all 0, beside a denormal eps/s^2): FLT_MAX, not inf,
-      // so that 0 * rstd stays 0. Epsilon 0 keeps 0/0 = NaN (§4.3.1).
+      // A nonzero Epsilon lost to underflow or flushing (eps/s^2 below the
+      // float range: a constant group of huge values, or a denormal eps/s^2
+      // on the H100) leaves 1/sqrt(0) = inf only where M = 0, a constant
+      // group whose deviations are all 0: FLT_MAX keeps 0 * rstd = 0.
+      // Epsilon 0 keeps 0/0 = NaN (§4.3.1).
       Operand lost = T(), nz = T();
       math.IsInf(lost, rstd);
       b_.And(nz, CB0(1).x(), U(0x7fffffffu));

@@ -62,11 +62,11 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
     b_.Max(amax, amax, a.Abs());
   }
   ScaleFor(amax, st.s, inv);
-  ScaledRef(rs, ref, inv);
   if (exact_mean_) {
     LocalSum(st, x, ok, inv);
     return st;
   }
+  ScaledRef(rs, ref, inv);
   // Pass 1: count and mean of d = x/s - ref/s (x - ref when s = 1).
   b_.Mov(st.n, F(0.0f));
   b_.Mov(st.m, F(0.0f));
@@ -92,7 +92,20 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
 }
 
 void MvnStatsEmitter::MeanOf(Operand c_hi, Operand c_lo, const MvnStat& st) {
-  DivideSum(c_hi, c_lo, st.m, st.M, st.n);
+  // c_hi = S/n; S - c_hi*n is exact (ExactMad: the residual of a division
+  // is representable), and c_lo = (that + S_lo)/n. An empty group gives
+  // (0, 0).
+  Operand pos = T(), r = T(), nm = T(), fin = T();
+  b_.Div(c_hi, st.m, st.n);
+  b_.Mov(nm, c_hi.Neg());
+  math_.ExactMad(r, nm, st.n, st.m);
+  b_.Add(r, r, st.M);
+  b_.Div(c_lo, r, st.n);
+  b_.Lt(pos, F(0.0f), st.n);
+  b_.Movc(c_hi, pos, c_hi, F(0.0f));
+  math_.IsFinite(fin, c_hi);
+  b_.And(pos, pos, fin);
+  b_.Movc(c_lo, pos, c_lo, F(0.0f));
 }
 
 void MvnStatsEmitter::Deviation(Operand d, Operand x, Operand inv, Operand c_hi, Operand c_lo) {
@@ -141,22 +154,6 @@ void MvnStatsEmitter::LocalSum(const MvnStat& st, const std::vector<Operand>& x,
   Operand fin = T();
   math_.IsFinite(fin, st.M);  // NaN beside an infinite member
   b_.Movc(st.M, fin, st.M, F(0.0f));
-}
-
-void MvnStatsEmitter::DivideSum(Operand m, Operand m_lo, Operand hi, Operand lo, Operand n) {
-  // m = hi/n; hi - m*n is exact (ExactMad: the residual of a division is
-  // representable), and m_lo = (that + lo)/n.
-  Operand pos = T(), r = T(), nm = T(), fin = T();
-  b_.Div(m, hi, n);
-  b_.Mov(nm, m.Neg());
-  math_.ExactMad(r, nm, n, hi);
-  b_.Add(r, r, lo);
-  b_.Div(m_lo, r, n);
-  b_.Lt(pos, F(0.0f), n);
-  b_.Movc(m, pos, m, F(0.0f));
-  math_.IsFinite(fin, m);
-  b_.And(pos, pos, fin);
-  b_.Movc(m_lo, pos, m_lo, F(0.0f));
 }
 
 void MvnStatsEmitter::CombineSum(const MvnStat& a, const MvnStat& b) {

@@ -102,9 +102,6 @@ class MvnStatsEmitter {
   // a <- (n, m, M, s), except that an empty a takes b and an empty b
   // leaves a as it was.
   void Assign(const MvnStat& a, const MvnStat& b, Operand n, Operand m, Operand M, Operand s);
-  // (m, m_lo) = (hi + lo)/n for n > 0, (0, 0) for n = 0; m_lo = 0 where m
-  // is not finite.
-  void DivideSum(Operand m, Operand m_lo, Operand hi, Operand lo, Operand n);
   Operand T() { return b_.NewTemp().x(); }
   ShaderBuilder& b_;
   // Launder and the bit-level finiteness test (activation_emit.h).

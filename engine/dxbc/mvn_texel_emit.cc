@@ -53,13 +53,17 @@ Operand MvnTexelEmitter::Pack(const std::vector<Operand>& values) {
       b_.Mov(dst, values[w]);
       continue;
     }
-    Operand lo = T(), hi = T();
-    b_.F32ToF16(lo, values[2 * w]);
-    b_.F32ToF16(hi, values[2 * w + 1]);
-    b_.IShl(hi, hi, U(16));
-    b_.Or(dst, hi, lo);
+    PackHalves(dst, values[2 * w], values[2 * w + 1]);
   }
   return v.Comps("xyzw");
+}
+
+void MvnTexelEmitter::PackHalves(Operand dst, Operand lo, Operand hi) {
+  Operand l = T(), h = T();
+  b_.F32ToF16(l, lo);
+  b_.F32ToF16(h, hi);
+  b_.IShl(h, h, U(16));
+  b_.Or(dst, h, l);
 }
 
 }  // namespace dmls::gpu

@@ -39,6 +39,9 @@ class MvnTexelEmitter {
   // The texel holding lanes() float32 values (.x temps), converted to the
   // type (FLOAT16: even elements in the low halves).
   Operand Pack(const std::vector<Operand>& values);
+  // dst = the binary16 word of float32 `lo` (low half) and `hi` (high half);
+  // also the word stores of the FLOAT16 kernels without texels.
+  void PackHalves(Operand dst, Operand lo, Operand hi);
 
  private:
   Operand T() { return b_.NewTemp().x(); }
