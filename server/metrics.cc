@@ -12,6 +12,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
+#include "server/heap_stats.h"
 
 namespace dmls::server {
 namespace {
@@ -194,6 +195,15 @@ class Metrics::Gauges final : public prometheus::Collectable {
     AddGauge(tensor_bytes, {}, static_cast<double>(resident.second));
     out.push_back(std::move(tensors));
     out.push_back(std::move(tensor_bytes));
+
+    if (const HeapStats heap = ReadHeapStats(); heap.known) {
+      auto family = GaugeFamily("dmlserve_process_heap_bytes",
+                                "The C allocator's memory: in_use (allocated, grows "
+                                "with a leak) and free (freed, kept by the allocator).");
+      AddGauge(family, {{"state", "in_use"}}, static_cast<double>(heap.in_use_bytes));
+      AddGauge(family, {{"state", "free"}}, static_cast<double>(heap.free_bytes));
+      out.push_back(std::move(family));
+    }
     return out;
   }
 

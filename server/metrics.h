@@ -15,6 +15,7 @@
 //   dmlserve_device_memory_held_bytes{device,kind}      gauge (kind: arenas, resident)
 //   dmlserve_pipeline_cache_entries{device}             gauge
 //   dmlserve_resident_tensors, dmlserve_resident_tensor_bytes   gauges
+//   dmlserve_process_heap_bytes{state}                  gauge (in_use, free; glibc only)
 //   dmlserve_engine_stat{name}                          gauge (every engine counter)
 //   dmlserve_build_info{version,backend}                gauge, 1 (one series)
 //

@@ -146,6 +146,10 @@ TEST(MetricsTest, GaugesReadTheSourcesAtScrapeTime) {
                               "name=\"NVIDIA H200\"} 150323855360"));
   in_flight = 0;
   EXPECT_THAT(metrics->TextExposition(), HasSubstr("dmlserve_in_flight_requests 0"));
+#if defined(__GLIBC__)
+  EXPECT_THAT(text, HasSubstr("dmlserve_process_heap_bytes{state=\"in_use\"} "));
+  EXPECT_THAT(text, HasSubstr("dmlserve_process_heap_bytes{state=\"free\"} "));
+#endif
 }
 
 TEST(MetricsTest, ATakenPortIsUnavailable) {
