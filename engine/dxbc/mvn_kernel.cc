@@ -138,6 +138,29 @@ class MvnEmitter {
     b_.F16ToF32(dst, dst);
   }
 
+  // FLOAT16 elements j (even) and j+1 of this thread: one word load when
+  // their offsets are the two halves of one word (ElementIndex pairs them
+  // so wherever the group's start allows), else two.
+  void LoadPair(Operand d0, Operand d1, uint32_t res, Operand off0, Operand off1) {
+    Operand w0 = T(), w1 = T(), differ = T(), shift = T();
+    b_.UShr(w0, off0, U(1));
+    b_.IAdd(w0, w0, SrvBase(res));
+    b_.UShr(w1, off1, U(1));
+    b_.IAdd(w1, w1, SrvBase(res));
+    b_.Ld(d0, w0, Operand::Resource(res));
+    b_.INe(differ, w0, w1);
+    b_.Mov(d1, d0);
+    b_.IfNz(differ);
+    b_.Ld(d1, w1, Operand::Resource(res));
+    b_.EndIf();
+    for (auto [d, off] : {std::pair{d0, off0}, std::pair{d1, off1}}) {
+      b_.And(shift, off, U(1));
+      b_.IShl(shift, shift, U(4));
+      b_.UShr(d, d, shift);
+      b_.F16ToF32(d, d);
+    }
+  }
+
   // kMvnVariantVec4: texel k of this thread in chunk c_ (texel t of the
   // group, kernel_abi.h), clamped to 0 past the group's last texel (`ok` 0
   // there).
@@ -213,15 +236,40 @@ class MvnEmitter {
     return ref;
   }
 
-  // Element index of the j-th element of this thread; `ok` when < N.
-  // FLOAT16: elements 2i and 2i+1 of the chunk go to the same thread
-  // (j even and odd), so that a packed output word is written by one
-  // thread with a plain store (StorePair) instead of two atomics per element.
+  // FLOAT16 without texels: the chunks of the group whose first element
+  // is at element offset `base` (of the tensor whose words a pair should
+  // share: the output where the kernel stores, the input in kMvnPartial)
+  // start one element early when that element is the high half of a word
+  // (pair_shift_ = 1), so that each pair of a thread (ElementIndex) is one
+  // word: one load (LoadPair) and one plain store (StorePair) instead of
+  // two loads and four atomics (groups of odd N, 512 x 262,143: every
+  // other group). Only where the chunks have room for the extra element
+  // (chunks * chunk > N: always for odd N; 0 otherwise, which is correct,
+  // only slower).
+  void SetPairShift(Operand base) {
+    pair_shift_ = T();
+    if (key_.data_type != DataType::kFloat16 || vec4_) {
+      b_.Mov(pair_shift_, U(0));
+      return;
+    }
+    Operand room = T();
+    b_.IMul(room, CB0(0).w(), U(chunk_));
+    b_.ULt(room, CB0(0).z(), room);
+    b_.And(pair_shift_, base, U(1));
+    b_.And(pair_shift_, pair_shift_, room);
+  }
+
+  // Element index of the j-th element of this thread; `ok` when in [0, N).
+  // FLOAT16: elements 2i and 2i+1 of the chunk (less pair_shift_) go to the
+  // same thread (j even and odd), so that a packed word is loaded once and
+  // written by one thread with a plain store (StorePair) instead of two
+  // atomics per element.
   void ElementIndex(uint32_t j, Operand n_clamped, Operand ok) {
     Operand n = T();
     if (key_.data_type == DataType::kFloat16) {
       b_.IMad(n, tid_, U(2), U(j / 2 * 2 * threads_ + j % 2));
       b_.IMad(n, c_, U(chunk_), n);
+      b_.IAdd(n, n, pair_shift_.Neg());  // -1 for the first: out of range
     } else {
       b_.IMad(n, c_, U(chunk_), tid_);
       b_.IAdd(n, n, U(j * threads_));
@@ -237,6 +285,7 @@ class MvnEmitter {
     b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
     GroupCoordinates();
     std::vector<Operand> base = OuterOffsets({kIn});
+    SetPairShift(base[0]);
     Operand ref = Reference(base[0]);
     MvnStat st = ChunkStat(base[0], ref);
     Operand first = T(), addr = T();
@@ -267,14 +316,15 @@ class MvnEmitter {
         ok[j] = el[j].ok;
       }
     } else {
+      std::vector<Operand> off(elems_);
       for (uint32_t j = 0; j < elems_; ++j) {
         x[j] = T();
         ok[j] = T();
         Operand nj = T();
         ElementIndex(j, nj, ok[j]);
-        std::vector<Operand> off = InnerOffsets(nj, {kIn}, {base_in});
-        Load(x[j], 0, off[0]);
+        off[j] = InnerOffsets(nj, {kIn}, {base_in})[0];
       }
+      LoadInputs(x, off);
     }
     MvnStat st = stats_.Local(x, ok, ref);
     stats_.GroupReduce(st, tid_, threads_);
@@ -309,15 +359,16 @@ class MvnEmitter {
                                  const std::vector<Operand>& base) {
     if (vec4_) return LoadTexels(tensors, base);
     std::vector<Elem> el(elems_);
+    std::vector<Operand> y(elems_), in_off(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       Operand nj = T();
       e.ok = T();
-      e.y = T();
+      e.y = y[j] = T();
       ElementIndex(j, nj, e.ok);
       std::vector<Operand> off = InnerOffsets(nj, tensors, base);
+      in_off[j] = off[0];
       e.out_off = off[1];
-      Load(e.y, 0, off[0]);
       size_t next = 2;
       if (key_.has_scale) {
         e.s = T();
@@ -328,7 +379,21 @@ class MvnEmitter {
         Load(e.bias, 2, off[next++]);
       }
     }
+    LoadInputs(y, in_off);
     return el;
+  }
+
+  // x[j] = the input element at element offset off[j] (t0), FLOAT16 by
+  // pairs (LoadPair).
+  void LoadInputs(const std::vector<Operand>& x, const std::vector<Operand>& off) {
+    for (size_t j = 0; j < x.size(); ++j) {
+      if (key_.data_type == DataType::kFloat16) {
+        LoadPair(x[j], x[j + 1], 0, off[j], off[j + 1]);
+        ++j;
+      } else {
+        Load(x[j], 0, off[j]);
+      }
+    }
   }
 
   // LoadElements of kMvnVariantVec4 (`tensors`: kIn alone, or
@@ -615,6 +680,7 @@ class MvnEmitter {
     // 2. Normalise this thread's elements of the chunk.
     const std::vector<Tensor> tensors = NormaliseTensors();
     std::vector<Operand> base = OuterOffsets(tensors);
+    SetPairShift(base[1]);  // the output's words
     Operand ref = Reference(base[0]);
     std::vector<Elem> el = LoadElements(tensors, base);
     Normalise(st, ref, el);
@@ -726,6 +792,7 @@ class MvnEmitter {
     b_.Movc(c_, valid_, c_, U(0));
     const std::vector<Tensor> tensors = NormaliseTensors();
     std::vector<Operand> base = OuterOffsets(tensors);
+    SetPairShift(base[1]);  // the output's words
     Operand ref = Reference(base[0]);
     Operand counter = T(), final_stat = T(), flag = T();
     b_.IAdd(counter, g_, U(1));
@@ -864,6 +931,7 @@ class MvnEmitter {
     GroupCoordinates();
     const std::vector<Tensor> tensors = NormaliseTensors();
     std::vector<Operand> base = OuterOffsets(tensors);
+    SetPairShift(base[1]);  // the output's words
     Operand ref = Reference(base[0]);
     std::vector<Elem> el = LoadElements(tensors, base);
     std::vector<Operand> x, ok;
@@ -889,6 +957,7 @@ class MvnEmitter {
   MvnTexelEmitter texel_;
   uint32_t lanes_;  // elements per texel (1 without kMvnVariantVec4)
   Operand w_, valid_, g_, c_, tid_;
+  Operand pair_shift_;  // SetPairShift: 0 or 1
 };
 
 static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0,

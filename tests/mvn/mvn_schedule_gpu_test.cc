@@ -323,6 +323,27 @@ TEST_F(MvnScheduleTest, MoreChunksThanThreads) {
       MvnSchedule::kBlocked, 28);
 }
 
+// FLOAT16 without texels: the chunks of a group that starts in the high
+// half of a word start one element early, so that a thread's pairs are
+// whole words (SetPairShift in mvn_kernel.cc): N one short of whole chunks
+// (the shifted chunks end exactly at the group's last element), one past
+// them, a row kernel filled to its last element, and an even N whose odd
+// output stride leaves no room for the shift (every other group stored
+// through atomics).
+TEST_F(MvnScheduleTest, Float16PairsFollowTheOutputsWords) {
+  const uint64_t n = 3 * gpu::kMvnChunk;
+  OperatorDesc op = Mvn1(DataType::kFloat16, {5, n - 1}, {1});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {5, 1});
+  Run(op, BlockBudget(1000), MvnSchedule::kTwoPass, 61);
+  Run(op, Coop(), MvnSchedule::kCoop, 62);
+  Run(Mvn1(DataType::kFloat16, {5, n + 1}, {1}), BlockBudget(2 * (n + 1) * 2),
+      MvnSchedule::kBlocked, 63);
+  Run(Mvn1(DataType::kFloat16, {7, gpu::kMvnSmallRowChunk - 1}, {1}), {}, MvnSchedule::kRow, 64);
+  op = Mvn1(DataType::kFloat16, {5, n}, {1});
+  op.output = MakeTensorDesc(DataType::kFloat16, {5, n}, std::vector<uint64_t>{n + 1, 1});
+  Run(op, BlockBudget(1000), MvnSchedule::kTwoPass, 65);
+}
+
 // ---- 16-byte texels (kMvnVariantVec4): groups that are runs of whole texels ----
 
 TEST_F(MvnScheduleTest, Vec4RowsFloat32) {
