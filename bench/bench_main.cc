@@ -24,7 +24,10 @@
 //
 // MVN1 normalises rows of --mvn_rows x (size / mvn_rows) over the last
 // axis; --sizes=134217216 gives PyTorch's 512 x 262143 layer_norm case.
-// mvn1_nv0 is the same with NormalizeVariance FALSE (exact-mean statistics).
+// mvn1_nv0 is the same with NormalizeVariance FALSE (exact-mean statistics);
+// mvn1_affine with a Scale and a Bias per column (PyTorch's layer_norm with
+// weight and bias), whose FLOAT32 kernels carry the overflow and
+// cancellation slow path (mvn_kernel.cc, Affine).
 // --cache_mib tells the planner the adapter's L2 size (D3D12 does not
 // report it; default gpu::kAssumedCacheBytes); --mvn_blocked turns on the
 // blocked MVN schedule (off by default) with row blocks of a quarter of the
@@ -254,7 +257,7 @@ absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
     op.type = static_cast<uint32_t>(OperatorType::kElementWiseClip);
     op.min = -1.0f;
     op.max = 1.0f;
-  } else if (name == "mvn1" || name == "mvn1_nv0") {
+  } else if (name == "mvn1" || name == "mvn1_nv0" || name == "mvn1_affine") {
     if (n % mvn_rows != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("size ", n, " is not a multiple of --mvn_rows"));
@@ -263,8 +266,12 @@ absl::StatusOr<OperatorDesc> MakeOp(const std::string& name, uint64_t n,
     sizes = {1, 1, mvn_rows, n / mvn_rows};
     op.axis_count = 1;
     op.axes = {3};
-    op.normalize_variance = name == "mvn1" ? 1 : 0;
+    op.normalize_variance = name == "mvn1_nv0" ? 0 : 1;
     op.epsilon = 1e-5f;
+    if (name == "mvn1_affine") {
+      op.scale = MakeTensorDesc(type, {1, 1, 1, n / mvn_rows});
+      op.bias = op.scale;
+    }
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", name, "'"));
   }
@@ -558,8 +565,50 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
     return fail(s);
   }
 
+  // Scale in [0.5, 1.5) and Bias in [-1, 1) (mvn1_affine).
+  std::vector<PoolBuffer*> read_only = {input};
+  PoolBuffer* scale = nullptr;
+  PoolBuffer* bias = nullptr;
+  if (op->scale) {
+    const uint64_t sb = op->scale->total_tensor_size_in_bytes;
+    const uint64_t count = sb / (f.data_type == DataType::kFloat16 ? 2 : 4);
+    scale = take(HeapKind::kDefault, sb);
+    bias = take(HeapKind::kDefault, sb);
+    PoolBuffer* sb_upload = take(HeapKind::kUpload, 2 * sb);
+    if (!scale || !bias || !sb_upload) {
+      give_back();
+      return fail(absl::ResourceExhaustedError("cannot allocate Scale and Bias"));
+    }
+    for (uint64_t i = 0; i < 2 * count; ++i) {
+      seed = seed * 1664525u + 1013904223u;
+      const float u = static_cast<float>(seed >> 8) / 16777216.0f;
+      const float v = i < count ? 0.5f + u : 2.0f * u - 1.0f;
+      if (f.data_type == DataType::kFloat16) {
+        reinterpret_cast<uint16_t*>(sb_upload->mapped)[i] = HalfOf(v);
+      } else {
+        reinterpret_cast<float*>(sb_upload->mapped)[i] = v;
+      }
+    }
+    s = bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
+      D3D12_RESOURCE_BARRIER b[] = {
+          Transition(scale->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST),
+          Transition(bias->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
+      l->ResourceBarrier(2, b);
+      l->CopyBufferRegion(scale->resource.get(), 0, sb_upload->resource.get(), 0, sb);
+      l->CopyBufferRegion(bias->resource.get(), 0, sb_upload->resource.get(), sb, sb);
+    });
+    if (!s.ok()) {
+      give_back();
+      return fail(s);
+    }
+    read_only.push_back(scale);
+    read_only.push_back(bias);
+  }
+
   SlotBuffers slots;
   slots.Set(gpu::BufferSlot::kInput, input->resource.get(), input->size);
+  if (scale) slots.Set(gpu::BufferSlot::kScale, scale->resource.get(), scale->size);
+  if (bias) slots.Set(gpu::BufferSlot::kBias, bias->resource.get(), bias->size);
   slots.Set(gpu::BufferSlot::kOutput, output->resource.get(), output->size);
   if (scratch) slots.Set(gpu::BufferSlot::kScratch, scratch->resource.get(), scratch->size);
   bench.binder().Reclaim(bench.fence().completed());
@@ -572,9 +621,11 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
   if (scratch) written.push_back(scratch->resource.get());
 
   auto kernel_prologue = [&](ID3D12GraphicsCommandList* l) {
-    std::vector<D3D12_RESOURCE_BARRIER> b = {
-        Transition(input->resource.get(), D3D12_RESOURCE_STATE_COMMON,
-                   D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE)};
+    std::vector<D3D12_RESOURCE_BARRIER> b;
+    for (PoolBuffer* r : read_only) {
+      b.push_back(Transition(r->resource.get(), D3D12_RESOURCE_STATE_COMMON,
+                             D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE));
+    }
     for (ID3D12Resource* r : written) {
       b.push_back(Transition(r, D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_UNORDERED_ACCESS));
     }

@@ -5,7 +5,8 @@
 
 Times, with CUDA events (median of --iters runs after --warmup runs), a
 device-to-device copy, CELU, clamp_min (THRESHOLD), sigmoid and GELU over
---elements values, and layer_norm over rows x cols (the MVN1 bar), in
+--elements values, and layer_norm over rows x cols (the MVN1 bar; also
+with a weight and bias per column, the bar of dmls_bench's mvn1_affine), in
 --dtype (float32, or float16). GB/s counts one read and one write of the tensor. Prints a table; with
 --json FILE also writes the figures. Needs torch with CUDA (present on the
 H200 machine; not a dependency of dmlserve itself).
@@ -68,6 +69,12 @@ def main():
     m = torch.randn(a.rows, a.cols, device=dev, dtype=dtype)
     add("layer_norm", f"{a.rows}x{a.cols}",
         lambda: torch.nn.functional.layer_norm(m, (a.cols,), eps=1e-5),
+        2 * m.numel() * size)
+    w = torch.rand(a.cols, device=dev, dtype=dtype) + 0.5
+    b = torch.rand(a.cols, device=dev, dtype=dtype) * 2 - 1
+    add("layer_norm_affine", f"{a.rows}x{a.cols}",
+        lambda: torch.nn.functional.layer_norm(m, (a.cols,), weight=w, bias=b,
+                                               eps=1e-5),
         2 * m.numel() * size)
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, {a.dtype}")
     print(f"{'op':22} {'shape':>14} {'ms':>9} {'GB/s':>9}")
