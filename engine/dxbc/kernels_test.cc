@@ -216,6 +216,30 @@ TEST(DisassemblyTest, KernelsReadTheirViewBases) {
                          "cb0[15].x"});
 }
 
+// MVN1's slow path (the exact sum where Bias cancels the product, the
+// activation of a pre-activation beyond float32) is emitted once per
+// thread: a loop over the flagged elements after their fast paths, not a
+// copy per element (the kernels were several times larger).
+TEST(DisassemblyTest, MvnSlowPathOncePerThread) {
+  for (uint8_t variant : {1, 1 | kMvnVariantWideRow | kMvnVariantVec4}) {
+    KernelKey k;
+    k.op = OperatorType::kMeanVarianceNormalization1;
+    k.layout = LayoutClass::kStrided;
+    k.stage = KernelStage::kMvnRow;
+    k.variant = variant;
+    k.has_scale = true;
+    k.has_bias = true;
+    k.fused = OperatorType::kActivationCelu;
+    const std::string t = Disassemble(k);
+    size_t loops = 0;
+    for (size_t at = t.find("firstbit_lo "); at != std::string::npos;
+         at = t.find("firstbit_lo ", at + 1)) {
+      ++loops;
+    }
+    EXPECT_EQ(loops, 1u) << k.DebugString();
+  }
+}
+
 // kMvnVariantVec4, FLOAT16, 64 threads of 16 elements: two texel loads per
 // thread and the group's first texel (its reference element); whole-texel
 // stores, no atomics.
