@@ -4,7 +4,6 @@
 // kernels through VKD3D_SHADER_DEBUG=trace.
 #include "engine/dxbc/kernels.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -41,67 +40,6 @@ TEST(KernelsTest, EveryKernelCompilesWithVkd3d) {
   for (const auto& f : failures) {
     for (const std::string& s : f) ADD_FAILURE() << s;
   }
-}
-
-// The DXBC size of representative MVN1 kernels (and with
-// DMLS_MVN_SIZES_ALL=1 of all of them), printed for the record: the
-// compile time of a kernel (lavapipe's in CI, a driver's on first use)
-// grows with it. FLOAT32 keys with Scale and Bias and a fused activation
-// are the largest (Affine's slow path).
-TEST(KernelsTest, MvnKernelSizes) {
-  auto key = [](KernelStage stage, DataType t, uint8_t variant, bool nv, bool scale, bool bias,
-                OperatorType fused) {
-    KernelKey k;
-    k.op = OperatorType::kMeanVarianceNormalization1;
-    k.layout = LayoutClass::kStrided;
-    k.stage = stage;
-    k.data_type = t;
-    k.variant = variant;
-    k.normalize_variance = nv;
-    k.has_scale = scale;
-    k.has_bias = bias;
-    k.fused = fused;
-    return k;
-  };
-  const DataType f32 = DataType::kFloat32, f16 = DataType::kFloat16;
-  const KernelStage row = KernelStage::kMvnRow, apply = KernelStage::kMvnApply;
-  const uint8_t wide = kMvnVariantWideRow, vec4 = kMvnVariantVec4;
-  const struct {
-    const char* name;
-    KernelKey key;
-  } cases[] = {
-      {"row f32 plain", key(row, f32, 1, true, false, false, OperatorType::kInvalid)},
-      {"row f32 scale bias", key(row, f32, 1, true, true, true, OperatorType::kInvalid)},
-      {"row f32 scale bias celu",
-       key(row, f32, 1, true, true, true, OperatorType::kActivationCelu)},
-      {"row f32 vec4 scale bias leaky_relu",
-       key(row, f32, 1 | vec4, true, true, true, OperatorType::kActivationLeakyRelu)},
-      {"wide row f32 plain", key(row, f32, 1 | wide, true, false, false, OperatorType::kInvalid)},
-      {"wide row f32 vec4 scale bias softplus",
-       key(row, f32, 1 | wide | vec4, true, true, true, OperatorType::kActivationSoftplus)},
-      {"apply f32 rank 3 exact-mean bias sigmoid",
-       key(apply, f32, 3, false, false, true, OperatorType::kActivationSigmoid)},
-      {"coop f32 scale bias gelu",
-       key(KernelStage::kMvnCoop, f32, 1, true, true, true, OperatorType::kActivationGelu)},
-      {"row f16 exact-mean scale bias", key(row, f16, 1, false, true, true, OperatorType::kInvalid)},
-  };
-  for (const auto& c : cases) {
-    absl::StatusOr<KernelInfo> k = BuildKernel(c.key);
-    ASSERT_TRUE(k.ok()) << c.name << ": " << k.status();
-    std::printf("%-42s %8zu bytes\n", c.name, k->dxbc.size());
-  }
-  // All of them (about 20 s here): on demand only.
-  if (std::getenv("DMLS_MVN_SIZES_ALL") == nullptr) return;
-  size_t total = 0, largest = 0, count = 0;
-  for (const KernelKey& key : AllKernelKeys()) {
-    if (key.op != OperatorType::kMeanVarianceNormalization1) continue;
-    absl::StatusOr<KernelInfo> k = BuildKernel(key);
-    ASSERT_TRUE(k.ok()) << key.DebugString() << ": " << k.status();
-    total += k->dxbc.size();
-    largest = std::max(largest, k->dxbc.size());
-    ++count;
-  }
-  std::printf("all %zu MVN1 kernels: %zu bytes, largest %zu\n", count, total, largest);
 }
 
 TEST(KernelsTest, RejectsKeysOutsideTheSet) {
@@ -214,30 +152,6 @@ TEST(DisassemblyTest, KernelsReadTheirViewBases) {
   const std::string apply = Disassemble(k);
   ExpectContains(apply, {"cb0[16]", "cb0[14].x", "cb0[14].y", "cb0[14].z", "cb0[14].w",
                          "cb0[15].x"});
-}
-
-// MVN1's slow path (the exact sum where Bias cancels the product, the
-// activation of a pre-activation beyond float32) is emitted once per
-// thread: a loop over the flagged elements after their fast paths, not a
-// copy per element (the kernels were several times larger).
-TEST(DisassemblyTest, MvnSlowPathOncePerThread) {
-  for (uint8_t variant : {1, 1 | kMvnVariantWideRow | kMvnVariantVec4}) {
-    KernelKey k;
-    k.op = OperatorType::kMeanVarianceNormalization1;
-    k.layout = LayoutClass::kStrided;
-    k.stage = KernelStage::kMvnRow;
-    k.variant = variant;
-    k.has_scale = true;
-    k.has_bias = true;
-    k.fused = OperatorType::kActivationCelu;
-    const std::string t = Disassemble(k);
-    size_t loops = 0;
-    for (size_t at = t.find("firstbit_lo "); at != std::string::npos;
-         at = t.find("firstbit_lo ", at + 1)) {
-      ++loops;
-    }
-    EXPECT_EQ(loops, 1u) << k.DebugString();
-  }
 }
 
 // kMvnVariantVec4, FLOAT16, 64 threads of 16 elements: two texel loads per

@@ -4,7 +4,6 @@
 #include <limits>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -164,11 +163,11 @@ class MvnEmitter {
 
   // kMvnVariantVec4: texel k of this thread in chunk c_ (texel t of the
   // group, kernel_abi.h), clamped to 0 past the group's last texel (`ok` 0
-  // there); `step` is k * threads_ (an immediate, or a temp for a dynamic k).
-  void TexelIndex(Operand step, Operand t, Operand ok) {
+  // there).
+  void TexelIndex(uint32_t k, Operand t, Operand ok) {
     Operand first = T();
     b_.IMul(first, c_, U(chunk_ / lanes_));
-    texel_.Index(first, tid_, step, CB0(0).z(), t, ok);
+    texel_.Index(first, tid_, k, threads_, CB0(0).z(), t, ok);
   }
 
   // Stores float32 `v` as the output element at element offset `off`.
@@ -261,40 +260,22 @@ class MvnEmitter {
   }
 
   // Element index of the j-th element of this thread; `ok` when in [0, N).
-  // `step`: ElementStep(j). FLOAT16: less pair_shift_.
-  void ElementIndex(Operand step, Operand n_clamped, Operand ok) {
+  // FLOAT16: elements 2i and 2i+1 of the chunk (less pair_shift_) go to the
+  // same thread (j even and odd), so that a packed word is loaded once and
+  // written by one thread with a plain store (StorePair) instead of two
+  // atomics per element.
+  void ElementIndex(uint32_t j, Operand n_clamped, Operand ok) {
     Operand n = T();
     if (key_.data_type == DataType::kFloat16) {
-      b_.IMad(n, tid_, U(2), step);
+      b_.IMad(n, tid_, U(2), U(j / 2 * 2 * threads_ + j % 2));
       b_.IMad(n, c_, U(chunk_), n);
       b_.IAdd(n, n, pair_shift_.Neg());  // -1 for the first: out of range
     } else {
       b_.IMad(n, c_, U(chunk_), tid_);
-      b_.IAdd(n, n, step);
+      b_.IAdd(n, n, U(j * threads_));
     }
     b_.ULt(ok, n, CB0(0).z());
     b_.Movc(n_clamped, ok, n, U(0));
-  }
-
-  // How far this thread's element j is from its element 0 in the chunk.
-  // FLOAT16: elements 2i and 2i+1 of the chunk go to the same thread
-  // (j even and odd), so that a packed output word is written by one
-  // thread with a plain store (StorePair) instead of two atomics per element.
-  Operand ElementStep(uint32_t j) const {
-    return U(key_.data_type == DataType::kFloat16 ? j / 2 * 2 * threads_ + j % 2 : j * threads_);
-  }
-  // The same for a dynamic j (a .x temp).
-  Operand ElementStep(Operand j) {
-    Operand step = T();
-    if (key_.data_type == DataType::kFloat16) {
-      Operand odd = T();
-      b_.And(odd, j, U(1));
-      b_.And(step, j, U(~1u));
-      b_.IMad(step, step, U(threads_), odd);
-    } else {
-      b_.IMul(step, j, U(threads_));
-    }
-    return step;
   }
 
   absl::StatusOr<KernelInfo> Partial() {
@@ -340,7 +321,7 @@ class MvnEmitter {
         x[j] = T();
         ok[j] = T();
         Operand nj = T();
-        ElementIndex(ElementStep(j), nj, ok[j]);
+        ElementIndex(j, nj, ok[j]);
         off[j] = InnerOffsets(nj, {kIn}, {base_in})[0];
       }
       LoadInputs(x, off);
@@ -370,13 +351,6 @@ class MvnEmitter {
   struct ExactMean {
     Operand inv, c_hi, c_lo;
   };
-  // What an element's deviation d is computed from: x/s - ref/s - m with
-  // 1/s = inv, ref/s = rs and the mean m, or in exact-mean mode
-  // x/s - (c_hi + c_lo) (`exact`).
-  struct Centre {
-    Operand inv, rs, m;
-    std::optional<ExactMean> exact;
-  };
 
   // Loads this thread's elements of the chunk (indices clamped into the
   // group) and their Scale/Bias: all loads first, so that every load of a
@@ -391,11 +365,19 @@ class MvnEmitter {
       Operand nj = T();
       e.ok = T();
       e.y = y[j] = T();
-      ElementIndex(ElementStep(j), nj, e.ok);
+      ElementIndex(j, nj, e.ok);
       std::vector<Operand> off = InnerOffsets(nj, tensors, base);
       in_off[j] = off[0];
       e.out_off = off[1];
-      LoadScaleBias(e, off.data() + 2);
+      size_t next = 2;
+      if (key_.has_scale) {
+        e.s = T();
+        Load(e.s, 1, off[next++]);
+      }
+      if (key_.has_bias) {
+        e.bias = T();
+        Load(e.bias, 2, off[next++]);
+      }
     }
     LoadInputs(y, in_off);
     return el;
@@ -414,19 +396,6 @@ class MvnEmitter {
     }
   }
 
-  // e.s and e.bias, where the key has them, from their element offsets
-  // (Scale's first).
-  void LoadScaleBias(Elem& e, const Operand* off) {
-    if (key_.has_scale) {
-      e.s = T();
-      Load(e.s, 1, *off++);
-    }
-    if (key_.has_bias) {
-      e.bias = T();
-      Load(e.bias, 2, *off);
-    }
-  }
-
   // LoadElements of kMvnVariantVec4 (`tensors`: kIn alone, or
   // NormaliseTensors()): this thread's texels of the input, all loads
   // first (el[j]: element j % lanes_ of texel j / lanes_, whose `ok` and
@@ -440,7 +409,7 @@ class MvnEmitter {
       Elem& e = el[k * lanes_];
       t[k] = T();
       e.ok = T();
-      TexelIndex(U(k * threads_), t[k], e.ok);
+      TexelIndex(k, t[k], e.ok);
       v.push_back(texel_.Load(0, texel_.Address(base[0], t[k], SrvBase(0))));
       if (tensors.size() > 1) e.out_off = texel_.Address(base[1], t[k], UavBase(0));
     }
@@ -454,43 +423,21 @@ class MvnEmitter {
       if (sb.empty()) continue;
       Operand nj = T();
       b_.IMad(nj, t[j / lanes_], U(lanes_), U(j % lanes_));
-      LoadScaleBias(e, InnerOffsets(nj, sb, sb_base).data());
+      std::vector<Operand> off = InnerOffsets(nj, sb, sb_base);
+      if (key_.has_scale) {
+        e.s = T();
+        Load(e.s, 1, off.front());
+      }
+      if (key_.has_bias) {
+        e.bias = T();
+        Load(e.bias, 2, off.back());
+      }
     }
     for (uint32_t j = 0; j < elems_; ++j) {
       el[j].y = T();
       texel_.Unpack(el[j].y, v[j / lanes_], j % lanes_);
     }
     return el;
-  }
-
-  // This thread's element j (a dynamic index, a .x temp) loaded again as
-  // LoadElements loaded it, for SlowAffine: e.y its input, e.s and e.bias
-  // (no ok or out_off). `base`: OuterOffsets(NormaliseTensors()).
-  Elem ReloadElement(Operand j, const std::vector<Operand>& base) {
-    const std::vector<Tensor> tensors = NormaliseTensors();
-    std::vector<Tensor> in(tensors.begin() + 2, tensors.end());  // Scale, Bias
-    std::vector<Operand> in_base(base.begin() + 2, base.end());
-    Elem e;
-    e.y = T();
-    Operand nj = T(), ok = T();
-    if (vec4_) {
-      Operand k = T(), lane = T(), step = T(), t = T();
-      b_.UDiv(k, lane, j, U(lanes_));
-      b_.IMul(step, k, U(threads_));
-      TexelIndex(step, t, ok);
-      texel_.Unpack(e.y, texel_.Load(0, texel_.Address(base[0], t, SrvBase(0))), lane);
-      if (in.empty()) return e;
-      b_.IMad(nj, t, U(lanes_), lane);
-      LoadScaleBias(e, InnerOffsets(nj, in, in_base).data());
-      return e;
-    }
-    ElementIndex(ElementStep(j), nj, ok);
-    in.insert(in.begin(), kIn);
-    in_base.insert(in_base.begin(), base[0]);
-    const std::vector<Operand> off = InnerOffsets(nj, in, in_base);
-    Load(e.y, 0, off[0]);
-    LoadScaleBias(e, off.data() + 1);
-    return e;
   }
 
   // kMvnVariantVec4: this thread's results as whole output texels (N is
@@ -510,9 +457,7 @@ class MvnEmitter {
   // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
   // statistic `st`; rstd = 1/sqrt(M/n + eps/s^2) (s/sqrt(eps) where eps/s^2
   // overflows), or s when NormalizeVariance is FALSE (undoing the scale).
-  // `base`: OuterOffsets(NormaliseTensors()), that `el` was loaded from.
-  void Normalise(const MvnStat& st, Operand ref, const std::vector<Operand>& base,
-                 std::vector<Elem>& el) {
+  void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el) {
     Operand inv = T(), rs = T(), rstd = T();
     stats_.InverseScale(st.s, inv);
     if (!stats_.exact_mean()) stats_.ScaledRef(rs, ref, inv);  // exact: no shift
@@ -556,23 +501,23 @@ class MvnEmitter {
       b_.Mov(rstd, st.s);
     }
     const ActivationParams params{CB0(1).y(), CB0(1).z(), CB0(1).w(), CB0(2).x()};
-    Centre centre{inv, rs, st.m, std::nullopt};
+    std::optional<ExactMean> exact;
     if (stats_.exact_mean()) {
-      centre.exact = ExactMean{inv, T(), T()};
-      stats_.MeanOf(centre.exact->c_hi, centre.exact->c_lo, st);
+      exact = ExactMean{inv, T(), T()};
+      stats_.MeanOf(exact->c_hi, exact->c_lo, st);
     }
-    const SlowPath slow = SlowPathOf(centre.exact.has_value());
-    Operand mask;  // bit j: element j takes the slow path
-    if (slow.any()) {
-      mask = T();
-      b_.Mov(mask, U(0));
+    for (Elem& e : el) {
+      if (exact) {
+        e.x = e.y;
+        e.y = T();
+        stats_.Deviation(e.y, e.x, inv, exact->c_hi, exact->c_lo);
+      } else {
+        stats_.Shifted(e.y, e.y, inv, rs);
+        b_.Add(e.y, e.y, st.m.Neg());
+      }
+      Affine(math, e, rstd, params, exact ? &*exact : nullptr);
+      b_.And(e.ok, e.ok, valid_);
     }
-    for (uint32_t j = 0; j < el.size(); ++j) {
-      Deviation(el[j], centre);
-      Affine(math, el[j], j, rstd, params, slow, mask);
-      b_.And(el[j].ok, el[j].ok, valid_);
-    }
-    if (slow.any()) SlowAffine(math, el, mask, rstd, params, centre, slow, base);
     if (vec4_) {
       StoreTexels(el);
       return;
@@ -589,63 +534,52 @@ class MvnEmitter {
     }
   }
 
-  // e.y = the deviation d of input e.y from the centre; exact-mean mode
-  // keeps the input in e.x (DeviationLow).
-  void Deviation(Elem& e, const Centre& c) {
-    if (c.exact) {
-      e.x = e.y;
-      e.y = T();
-      stats_.Deviation(e.y, e.x, c.exact->inv, c.exact->c_hi, c.exact->c_lo);
-    } else {
-      stats_.Shifted(e.y, e.y, c.inv, c.rs);
-      b_.Add(e.y, e.y, c.m.Neg());
-    }
-  }
-
-  // The repairs of y = d * rstd * Scale + Bias that an element may need,
-  // in the slow path (SlowAffine), where
-  //  * `cancels`: Bias cancelled more than a bit of the rest (|p| > 2|y|):
-  //    the rounding errors of the product (FLOAT32 with Scale: x - mean =
+  // e.y = act(d * rstd * Scale + Bias) for d = e.y (+ its rounding error,
+  // DeviationLow, in exact-mean mode). A branch, taken by the elements that need it only, where
+  //  * Bias cancelled more than a bit of the rest (|p| > 2|y|): the
+  //    rounding errors of the product (FLOAT32 with Scale: x - mean =
   //    3e7, Scale 1.1f, Bias -float(3.3e7) gave 0 for 0.715) and of d
   //    (exact-mean mode) are then more than an ulp of y, so the sum is
   //    redone with the product exact and d's low part (ExactMad);
-  //  * `beyond`: FLOAT32, the product or sum overflows: AffineBeyondRange.
+  //  * FLOAT32: the product or sum overflows: AffineBeyondRange.
   // FLOAT16 cannot overflow here (d*rstd stays below 2^92, Scale and Bias
   // below 2^16), and the product of two binary16 values is exact.
-  struct SlowPath {
-    bool beyond, cancels;
-    bool result;  // MathEmitter::BeyondRangeResult of the activation
-    int param;    // MathEmitter::BeyondRangeParam of the activation
-    bool any() const { return beyond || cancels; }
-  };
-  SlowPath SlowPathOf(bool exact) const {
+  // Temps: those of this element's product, branch and activation are
+  // reused by the next element (ShaderBuilder::RewindTemps): only pre and
+  // what the activation reads live on.
+  void Affine(MathEmitter& math, Elem& e, Operand rstd, const ActivationParams& params,
+              const ExactMean* exact) {
     const OperatorType op = key_.fused;
-    // `beyond` where FLOAT32 overflow matters: something after the product
-    // can bring it back (Bias, an activation), and the product can
-    // overflow at all (d*rstd stays below sqrt(N) when NormalizeVariance
-    // is TRUE: only Scale takes it further). Elsewhere an overflow is the
-    // true result's, and the test cost plain MVN1 2-4% on the H100 (run 8,
-    // each element then branching to its own copy of the slow path),
+    // `beyond`: FLOAT32 overflow that matters: something after the product
+    // can bring it back (Bias, an activation), and the product can overflow
+    // at all (d*rstd stays below sqrt(N) when NormalizeVariance is TRUE:
+    // only Scale takes it further). Elsewhere an overflow is the true
+    // result's, and the branch cost plain MVN1 2-4% on the H100 (run 8),
     // except in the FLOAT32 wide row kernel (32 elements a thread), which
     // ran 7% faster with it (2,214 against 2,062 GB/s at 4,096 x 32,768,
     // runs 8 and 9; our reading: without the branches the compiler
-    // interleaves the 32 elements and spills): it keeps the test. Whether
-    // the one loop after the elements (SlowAffine) still gives it that is
-    // not measured yet.
+    // interleaves the 32 elements and spills): it keeps the branch.
     const bool fp32 = key_.data_type == DataType::kFloat32;
     const bool wide = (key_.variant & kMvnVariantWideRow) != 0;
-    SlowPath slow;
-    slow.beyond = fp32 && (wide || ((key_.has_bias || op != OperatorType::kInvalid) &&
-                                    (!key_.normalize_variance || key_.has_scale)));
-    slow.cancels = key_.has_bias && (exact || (fp32 && key_.has_scale));
-    slow.result = slow.beyond && MathEmitter::BeyondRangeResult(op);
-    slow.param = slow.beyond ? MathEmitter::BeyondRangeParam(op) : -1;
-    return slow;
-  }
-
-  // pre = p + Bias for the product p = q * Scale, q = d * rstd (d = e.y):
-  // returns q and p (p is q without Scale).
-  std::pair<Operand, Operand> PreActivation(Operand pre, const Elem& e, Operand rstd) {
+    const bool beyond = fp32 && (wide || ((key_.has_bias || op != OperatorType::kInvalid) &&
+                                          (!key_.normalize_variance || key_.has_scale)));
+    const bool result = beyond && MathEmitter::BeyondRangeResult(op);
+    const bool cancels = key_.has_bias && (exact || (fp32 && key_.has_scale));
+    const int param = beyond ? MathEmitter::BeyondRangeParam(op) : -1;
+    Operand pre = T();
+    MathEmitter::BeyondRangeIo io{pre, params, Operand(), Operand()};
+    if (param >= 0) {
+      Operand& c = param == 0 ? io.params.p0 : io.params.p1;
+      Operand own = T();
+      b_.Mov(own, c);
+      c = own;
+    }
+    if (result) {
+      io.done = T();
+      io.result = T();
+      b_.Mov(io.done, U(0));
+    }
+    const uint32_t mark = b_.TempMark();
     Operand q = T(), p = q;
     b_.Mul(q, e.y, rstd);
     if (key_.has_scale) {
@@ -657,113 +591,52 @@ class MvnEmitter {
     } else {
       b_.Mov(pre, p);
     }
-    return {q, p};
-  }
-
-  // The fast path of element j: e.y = act(d * rstd * Scale + Bias) for
-  // d = e.y in float32, with the activation's own parameters. Where the
-  // element needs a repair (SlowPath: not finite, or |pre| < |p|/2), bit j
-  // of `mask` is set, and SlowAffine computes it again. A flag per element
-  // and one slow path per thread: with a copy of the slow path per element
-  // (16 or 32 of them) the kernels were up to 4 times larger (FLOAT32 row
-  // kernel with Scale, Bias and CELU: 303 KB of DXBC, 131 KB with the
-  // loop), and lavapipe's compilation of them was most of CI's GPU test
-  // time. The fast path holds no copy of a parameter and no element's
-  // inputs beyond its own product. Temps: those of this element's
-  // product, flag and activation are reused by the next element
-  // (ShaderBuilder::RewindTemps): only pre lives on.
-  void Affine(MathEmitter& math, Elem& e, uint32_t j, Operand rstd,
-              const ActivationParams& params, const SlowPath& slow, Operand mask) {
-    Operand pre = T();
-    const uint32_t mark = b_.TempMark();
-    const Operand p = PreActivation(pre, e, rstd).second;
-    if (slow.any()) {
-      Operand flag = T();
-      if (slow.beyond) {
-        math.IsFinite(flag, pre);
-        b_.Not(flag, flag);
+    if (beyond || cancels) {
+      Operand slow = T();
+      if (beyond) {
+        math.IsFinite(slow, pre);
+        b_.Not(slow, slow);
+      } else {
+        b_.Mov(slow, U(0));
       }
-      if (slow.cancels) {
-        Operand half = slow.beyond ? T() : flag;
+      if (cancels) {
+        Operand half = T();
         b_.Mul(half, p.Abs(), F(0.5f));
         b_.Lt(half, pre.Abs(), half);
-        if (slow.beyond) b_.Or(flag, flag, half);
+        b_.Or(slow, slow, half);
       }
-      b_.Bfi(mask, U(1), U(j), flag, mask);
-    }
-    b_.RewindTemps(mark);
-    if (key_.fused != OperatorType::kInvalid) math.Activation(key_.fused, pre, params);
-    b_.RewindTemps(mark);
-    e.y = pre;
-  }
-
-  // The slow path, once per thread: for each element j of `mask` (lowest
-  // first), its inputs loaded again (ReloadElement: the fast path keeps no
-  // element's inputs alive for it), its deviation d and product p computed
-  // again as the fast path did, then
-  //  * `cancels`: the sum redone exactly (ExactMad, with d's low part
-  //    DeviationLow in exact-mean mode), where that is finite;
-  //  * `beyond`: where pre is still not finite, AffineBeyondRange (on a
-  //    copy of the one parameter it may rescale);
-  // then the activation, and the result written over el[j].y (a movc per
-  // element: j is dynamic). The stores follow the loop.
-  void SlowAffine(MathEmitter& math, std::vector<Elem>& el, Operand mask, Operand rstd,
-                  const ActivationParams& params, const Centre& centre, const SlowPath& slow,
-                  const std::vector<Operand>& base) {
-    const OperatorType op = key_.fused;
-    Operand j = T(), sel = T();
-    b_.Loop();
-    b_.BreakcZ(mask);
-    b_.FirstBitLo(j, mask);
-    b_.Bfi(mask, U(1), j, U(0), mask);  // clears bit j
-    Elem e = ReloadElement(j, base);
-    Deviation(e, centre);
-    Operand pre = T();
-    const Operand q = PreActivation(pre, e, rstd).first;
-    MathEmitter::BeyondRangeIo io{pre, params, Operand(), Operand()};
-    if (slow.param >= 0) {
-      Operand& c = slow.param == 0 ? io.params.p0 : io.params.p1;
-      Operand own = T();
-      b_.Mov(own, c);
-      c = own;
-    }
-    if (slow.result) {
-      io.done = T();
-      io.result = T();
-      b_.Mov(io.done, U(0));
-    }
-    if (slow.cancels) {
-      Operand sum = T(), ok = T(), lo = T();
-      const Operand scale = key_.has_scale ? e.s : F(1.0f);
-      if (centre.exact) {
-        const ExactMean& m = *centre.exact;
-        stats_.DeviationLow(lo, e.y, e.x, m.inv, m.c_hi, m.c_lo);
-        b_.Mul(lo, lo, rstd);
-        b_.Mul(lo, lo, scale);
-      } else {
-        b_.Mov(lo, F(0.0f));
+      b_.IfNz(slow);
+      if (cancels) {
+        Operand sum = T(), ok = T(), lo = T();
+        const Operand scale = key_.has_scale ? e.s : F(1.0f);
+        if (exact) {
+          stats_.DeviationLow(lo, e.y, e.x, exact->inv, exact->c_hi, exact->c_lo);
+          b_.Mul(lo, lo, rstd);
+          b_.Mul(lo, lo, scale);
+        } else {
+          b_.Mov(lo, F(0.0f));
+        }
+        math.ExactMad(sum, q, scale, e.bias, &lo);
+        math.IsFinite(ok, sum);
+        b_.Movc(pre, ok, sum, pre);
       }
-      math.ExactMad(sum, q, scale, e.bias, &lo);
-      math.IsFinite(ok, sum);
-      b_.Movc(pre, ok, sum, pre);
-    }
-    if (slow.beyond) {
-      Operand finite = T();
-      math.IsFinite(finite, pre);
-      b_.IfZ(finite);
-      MathEmitter::AffineTerms terms{e.y, rstd};
-      if (key_.has_scale) terms.s = &e.s;
-      if (key_.has_bias) terms.b = &e.bias;
-      math.AffineBeyondRange(op, terms, io);
+      if (beyond) {
+        Operand finite = T();
+        math.IsFinite(finite, pre);
+        b_.IfZ(finite);
+        MathEmitter::AffineTerms terms{e.y, rstd};
+        if (key_.has_scale) terms.s = &e.s;
+        if (key_.has_bias) terms.b = &e.bias;
+        math.AffineBeyondRange(op, terms, io);
+        b_.EndIf();
+      }
       b_.EndIf();
     }
+    b_.RewindTemps(mark);
     if (op != OperatorType::kInvalid) math.Activation(op, pre, io.params);
-    if (slow.result) b_.Movc(pre, io.done, io.result, pre);
-    for (uint32_t k = 0; k < el.size(); ++k) {
-      b_.IEq(sel, j, U(k));
-      b_.Movc(el[k].y, sel, pre, el[k].y);
-    }
-    b_.EndLoop();
+    b_.RewindTemps(mark);
+    if (result) b_.Movc(pre, io.done, io.result, pre);
+    e.y = pre;
   }
 
   std::vector<Tensor> NormaliseTensors() const {
@@ -810,7 +683,7 @@ class MvnEmitter {
     SetPairShift(base[1]);  // the output's words
     Operand ref = Reference(base[0]);
     std::vector<Elem> el = LoadElements(tensors, base);
-    Normalise(st, ref, base, el);
+    Normalise(st, ref, el);
     return Finish(b_, threads_);
   }
 
@@ -1029,7 +902,7 @@ class MvnEmitter {
       b_.EndIf();
       // 4. Reload the chunk (from the cache) and normalise it.
       std::vector<Elem> el = LoadElements(tensors, base);
-      Normalise(p, ref, base, el);
+      Normalise(p, ref, el);
     }
     b_.EndIf();
     b_.EndIf();
@@ -1068,7 +941,7 @@ class MvnEmitter {
     }
     MvnStat st = stats_.Local(x, ok, ref);
     stats_.GroupReduce(st, tid_, threads_);
-    Normalise(st, ref, base, el);
+    Normalise(st, ref, el);
     return Finish(b_, threads_);
   }
 
@@ -1089,8 +962,6 @@ class MvnEmitter {
 
 static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0,
               "FLOAT16 elements go in pairs, and in whole texels with kMvnVariantVec4");
-static_assert(kMvnElementsPerThread <= 32 && kMvnWideRowElementsPerThread <= 32,
-              "the slow path's mask has a bit per element of a thread");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
 

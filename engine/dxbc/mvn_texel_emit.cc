@@ -7,11 +7,11 @@ const char* kComps[] = {"x", "y", "z", "w"};
 
 }  // namespace
 
-void MvnTexelEmitter::Index(Operand first, Operand tid, Operand step, Operand n, Operand t,
-                            Operand ok) {
+void MvnTexelEmitter::Index(Operand first, Operand tid, uint32_t k, uint32_t threads, Operand n,
+                            Operand t, Operand ok) {
   Operand raw = T(), texels = T();
   b_.IAdd(raw, first, tid);
-  b_.IAdd(raw, raw, step);
+  b_.IAdd(raw, raw, U(k * threads));
   b_.UShr(texels, n, U(shift_));
   b_.ULt(ok, raw, texels);
   b_.Movc(t, ok, raw, U(0));
@@ -43,25 +43,6 @@ void MvnTexelEmitter::Unpack(Operand dst, Operand texel, uint32_t lane) {
   }
   b_.UShr(dst, word, U(16));
   b_.F16ToF32(dst, dst);
-}
-
-void MvnTexelEmitter::Unpack(Operand dst, Operand texel, Operand lane) {
-  Operand word = T(), sel = T();
-  if (type_ == DataType::kFloat32) {
-    b_.Mov(word, lane);
-  } else {
-    b_.UShr(word, lane, U(1));
-  }
-  b_.Mov(dst, texel.Comps(kComps[0]));
-  for (uint32_t w = 1; w < 4; ++w) {
-    b_.IEq(sel, word, U(w));
-    b_.Movc(dst, sel, texel.Comps(kComps[w]), dst);
-  }
-  if (type_ == DataType::kFloat32) return;
-  b_.And(sel, lane, U(1));
-  b_.IShl(sel, sel, U(4));
-  b_.UShr(dst, dst, sel);
-  b_.F16ToF32(dst, dst);  // of the low half, as the static form
 }
 
 Operand MvnTexelEmitter::Pack(const std::vector<Operand>& values) {

@@ -23,11 +23,11 @@ class MvnTexelEmitter {
 
   // Elements per texel: 4 (FLOAT32) or 8 (FLOAT16).
   uint32_t lanes() const { return 1u << shift_; }
-  // t = texel `first` + step + tid of a group of `n` elements (a multiple
-  // of lanes()), clamped to 0 past its last texel; `ok` says whether it was
-  // in range. `first`: the chunk's first texel; step: k * threads for the
-  // thread's k-th texel (an immediate, or a temp where k is dynamic).
-  void Index(Operand first, Operand tid, Operand step, Operand n, Operand t, Operand ok);
+  // t = texel `first` + k * threads + tid of a group of `n` elements (a
+  // multiple of lanes()), clamped to 0 past its last texel; `ok` says
+  // whether it was in range. `first`: the chunk's first texel.
+  void Index(Operand first, Operand tid, uint32_t k, uint32_t threads, Operand n, Operand t,
+             Operand ok);
   // The address, in its view, of texel t of the group whose first element
   // is at element offset `base` (a multiple of lanes()) of a tensor that
   // starts `view_base` texels into the view.
@@ -36,9 +36,6 @@ class MvnTexelEmitter {
   Operand Load(uint32_t res, Operand address);
   // dst (.x) = element `lane` of `texel` as float32.
   void Unpack(Operand dst, Operand texel, uint32_t lane);
-  // The same for a dynamic `lane` (a .x temp below lanes()): the word by a
-  // movc chain over the four, for code emitted once for any lane.
-  void Unpack(Operand dst, Operand texel, Operand lane);
   // The texel holding lanes() float32 values (.x temps), converted to the
   // type (FLOAT16: even elements in the low halves).
   Operand Pack(const std::vector<Operand>& values);

@@ -176,7 +176,6 @@ void ShaderBuilder::Ibfe(Operand d, Operand w, Operand o, Operand a) {
 void ShaderBuilder::Bfi(Operand d, Operand w, Operand o, Operand ins, Operand base) {
   Emit(D3D11_SB_OPCODE_BFI, {d}, {w, o, ins, base});
 }
-void ShaderBuilder::FirstBitLo(Operand d, Operand a) { Emit(D3D11_SB_OPCODE_FIRSTBIT_LO, {d}, {a}); }
 
 
 

@@ -100,8 +100,6 @@ class ShaderBuilder {
   void Ubfe(Operand d, Operand width, Operand offset, Operand a);
   void Ibfe(Operand d, Operand width, Operand offset, Operand a);
   void Bfi(Operand d, Operand width, Operand offset, Operand insert, Operand base);
-  // d = index of the lowest set bit of a (~0u when a is 0).
-  void FirstBitLo(Operand d, Operand a);
   // ---- memory ----
   void Ld(Operand d, Operand address, Operand resource);  // typed buffer load
   void StoreUavTyped(Operand uav, Operand address, Operand value);

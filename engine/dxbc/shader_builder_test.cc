@@ -80,33 +80,6 @@ TEST(Vkd3dAcceptanceTest, TypicalInstructionMixAccepted) {
   EXPECT_TRUE(testing::CompileWithVkd3d(blob).ok()) << testing::CompileWithVkd3d(blob);
 }
 
-// firstbit_lo (the MVN kernels' loop over the elements that take the slow
-// path) is opcode 136 of the SM5 token format (0x88, after countbits and
-// firstbit_hi; vkd3d's VKD3D_SM5_OP_FIRSTBIT_LO), one dst and one src, and
-// vkd3d 1.2 translates it.
-TEST(Vkd3dAcceptanceTest, FirstBitLoEncodedAndAccepted) {
-  ShaderBuilder b(1);
-  b.DclConstantBuffer(1);
-  b.DclTypedUav(0, ReturnType::kUint);
-  Operand j = b.NewTemp().x();
-  b.FirstBitLo(j, CB0(0).x());
-  const std::vector<uint32_t> tokens = b.Finish();
-  bool found = false;
-  for (size_t i = 2; i < tokens.size();) {
-    const uint32_t op = DECODE_D3D10_SB_OPCODE_TYPE(tokens[i]);
-    const uint32_t len = DECODE_D3D10_SB_TOKENIZED_INSTRUCTION_LENGTH(tokens[i]);
-    if (op == 136) {
-      found = true;
-      EXPECT_EQ(len, 1u + 2u + 3u);  // opcode, r0.x (type + index), cb0[0].x (type + 2 indices)
-    }
-    i += len == 0 ? 1 : len;
-  }
-  EXPECT_TRUE(found);
-  b.StoreUavTyped(Operand::Uav(0), U(0), j);
-  const std::vector<uint8_t> blob = b.FinishContainer();
-  EXPECT_TRUE(testing::CompileWithVkd3d(blob).ok()) << testing::CompileWithVkd3d(blob);
-}
-
 // vkd3d 1.2 implements no double-precision instruction (so the emitter has
 // none either, and integer ScaleBias is exact float32 arithmetic instead).
 // If this starts failing, a newer vkd3d is installed and doubles could be
