@@ -157,7 +157,8 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 
   const uint64_t work_groups = groups * chunks;
   const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, ElementBits(t) / 8);
-  const MvnSchedule schedule = ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o, texel_runs);
+  const MvnSchedule schedule =
+      ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o, texel_runs, has_scale || has_bias);
   // Texel loads and stores (not in kMvnCoop, nor in its clear).
   const bool vec4 = texel_runs && schedule.kind != MvnSchedule::kCoop;
   if (vec4) {
@@ -279,9 +280,9 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 }
 
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
-                              const PlannerOptions& o, bool texel_runs) {
+                              const PlannerOptions& o, bool texel_runs, bool scale_or_bias) {
   MvnSchedule s;
-  const bool wide = o.mvn_wide_row || texel_runs;
+  const bool wide = o.mvn_wide_row || (texel_runs && !scale_or_bias);
   if (o.mvn_row && (n <= kMvnChunk || (wide && n <= kMvnWideRowChunk))) {
     s.kind = MvnSchedule::kRow;
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow

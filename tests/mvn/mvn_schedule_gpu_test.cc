@@ -407,7 +407,11 @@ TEST_F(MvnScheduleTest, Vec4TwoPassAndBlocked) {
   op.scale = MakeTensorDesc(DataType::kFloat32, {3, 10000});
   op.fused_activation = Fused(OperatorType::kActivationSigmoid);
   RunTexels(op, no_row, true, MvnSchedule::kTwoPass, 70);
-  RunTexels(op, {}, true, MvnSchedule::kRow, 75);
+  // With a Scale the wide row is the planner's choice only when forced.
+  RunTexels(op, {}, true, MvnSchedule::kTwoPass, 74);
+  gpu::PlannerOptions wide;
+  wide.mvn_wide_row = true;
+  RunTexels(op, wide, true, MvnSchedule::kRow, 75);
   op = Mvn1(DataType::kFloat16, {2, 40008}, {1});
   op.bias = MakeTensorDesc(DataType::kFloat16, {2, 1});
   RunTexels(op, {}, true, MvnSchedule::kTwoPass, 71);
