@@ -424,6 +424,28 @@ TEST_P(MvnNumericsTest, NoNormalizeVarianceMeanIsExact) {
   }
 }
 
+// NormalizeVariance FALSE, group {1, 0, ..., 0}: the deviation of the 1 is
+// 1 - 1/n, which float32 rounds (by 1.3e-8 for n = 1,000), and a Bias of
+// -float(1 - 1/n) cancels all but that rounding error, which only the
+// deviation's low part (DeviationLow, exact-mean mode) carries into the
+// exact sum (ExactMad): without it the result is 0 (or an ulp of 1).
+TEST_P(MvnNumericsTest, BiasCancellingTheDeviation) {
+  const uint64_t n = GroupLength();
+  const double d = 1 - 1.0 / static_cast<double>(n);
+  const float bias = -static_cast<float>(d);
+  const double want = d + bias;
+  ASSERT_GT(std::abs(want), 1e-9);  // 1 - 1/n is not a float32
+  std::vector<double> x(n, 0.0);
+  x[0] = 1;
+  const std::vector<double> got = RunScaleBias(x, 1, 1.0, bias, OperatorType::kInvalid);
+  ASSERT_EQ(got.size(), n);
+  ASSERT_NEAR(got[0], want, std::abs(want) * 1e-3);
+  for (uint64_t i = 1; i < n; ++i) {
+    const double rest = -1.0 / static_cast<double>(n) + bias;
+    ASSERT_NEAR(got[i], rest, std::abs(rest) * 1e-6) << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, MvnNumericsTest, ::testing::ValuesIn(kSchedules),
                          [](const ::testing::TestParamInfo<Schedule>& p) {
                            return std::string(p.param.name);
