@@ -61,8 +61,11 @@ class ShutdownTest(unittest.TestCase):
     def test_a_call_after_the_stop_began_is_refused_at_once(self):
         # One engine thread busy with a long call keeps the server in its
         # stop (waiting for that call) for seconds after SIGTERM: it serves
-        # on for up to 1 s (kQuiesceWait), then refuses new calls.
-        server = Server("--worker_threads=1", "--shutdown_grace_seconds=10",
+        # on for up to 1 s (kQuiesceWait), then refuses new calls. A grace
+        # of 60 s: the call takes about 3 s alone, but more than 10 beside
+        # lavapipe compiling kernels on both cores (a fresh-clone CI run
+        # with an empty Mesa cache), and the grace cancelled it.
+        server = Server("--worker_threads=1", "--shutdown_grace_seconds=60",
                         *UNLIMITED).start()
         try:
             channel = grpc.insecure_channel(server.target,
