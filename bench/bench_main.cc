@@ -428,6 +428,35 @@ D3D12_RESOURCE_BARRIER Transition(ID3D12Resource* r, D3D12_RESOURCE_STATES from,
   return b;
 }
 
+// The next of a 24-bit linear congruential sequence, in [0, 1).
+float NextUniform(uint32_t& seed) {
+  seed = seed * 1664525u + 1013904223u;
+  return static_cast<float>(seed >> 8) / 16777216.0f;
+}
+
+// Element i of a FLOAT32 or FLOAT16 (`type`) buffer at `mapped` = v.
+void PutElement(uint8_t* mapped, uint64_t i, float v, DataType type) {
+  if (type == DataType::kFloat16) {
+    reinterpret_cast<uint16_t*>(mapped)[i] = HalfOf(v);
+  } else {
+    reinterpret_cast<float*>(mapped)[i] = v;
+  }
+}
+
+// Copies bytes [0, bytes) of `upload` into `a` and [bytes, 2 * bytes) into
+// `b` (both in the COMMON state, as they return to it afterwards).
+absl::Status UploadPair(Bench& bench, PoolBuffer* upload, PoolBuffer* a, PoolBuffer* b,
+                        uint64_t bytes) {
+  return bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
+    D3D12_RESOURCE_BARRIER t[] = {
+        Transition(a->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST),
+        Transition(b->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
+    l->ResourceBarrier(2, t);
+    l->CopyBufferRegion(a->resource.get(), 0, upload->resource.get(), 0, bytes);
+    l->CopyBufferRegion(b->resource.get(), 0, upload->resource.get(), bytes, bytes);
+  });
+}
+
 D3D12_RESOURCE_BARRIER UavBarrier(ID3D12Resource* r) {
   D3D12_RESOURCE_BARRIER b = {};
   b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
@@ -546,27 +575,12 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
   }
   // Inputs in [-4, 4); the output starts as 0xFF bytes, which no kernel
   // produces from finite inputs, so unwritten elements show.
-  float* in = reinterpret_cast<float*>(upload->mapped);
-  uint16_t* in16 = reinterpret_cast<uint16_t*>(upload->mapped);
   uint32_t seed = 1;
   for (uint64_t i = 0; i < n; ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    const float v = static_cast<float>(seed >> 8) / 16777216.0f * 8.0f - 4.0f;
-    if (f.data_type == DataType::kFloat16) {
-      in16[i] = HalfOf(v);
-    } else {
-      in[i] = v;
-    }
+    PutElement(upload->mapped, i, NextUniform(seed) * 8.0f - 4.0f, f.data_type);
   }
   std::memset(upload->mapped + bytes, 0xFF, bytes);
-  absl::Status s = bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
-    D3D12_RESOURCE_BARRIER b[] = {
-        Transition(input->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST),
-        Transition(output->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
-    l->ResourceBarrier(2, b);
-    l->CopyBufferRegion(input->resource.get(), 0, upload->resource.get(), 0, bytes);
-    l->CopyBufferRegion(output->resource.get(), 0, upload->resource.get(), bytes, bytes);
-  });
+  absl::Status s = UploadPair(bench, upload, input, output, bytes);
   if (!s.ok()) {
     give_back();
     return fail(s);
@@ -587,23 +601,10 @@ Row MeasureOp(Bench& bench, const std::string& name, uint64_t n, const Flags& f)
       return fail(absl::ResourceExhaustedError("cannot allocate Scale and Bias"));
     }
     for (uint64_t i = 0; i < 2 * count; ++i) {
-      seed = seed * 1664525u + 1013904223u;
-      const float u = static_cast<float>(seed >> 8) / 16777216.0f;
-      const float v = i < count ? 0.5f + u : 2.0f * u - 1.0f;
-      if (f.data_type == DataType::kFloat16) {
-        reinterpret_cast<uint16_t*>(sb_upload->mapped)[i] = HalfOf(v);
-      } else {
-        reinterpret_cast<float*>(sb_upload->mapped)[i] = v;
-      }
+      const float u = NextUniform(seed);
+      PutElement(sb_upload->mapped, i, i < count ? 0.5f + u : 2.0f * u - 1.0f, f.data_type);
     }
-    s = bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
-      D3D12_RESOURCE_BARRIER b[] = {
-          Transition(scale->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST),
-          Transition(bias->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
-      l->ResourceBarrier(2, b);
-      l->CopyBufferRegion(scale->resource.get(), 0, sb_upload->resource.get(), 0, sb);
-      l->CopyBufferRegion(bias->resource.get(), 0, sb_upload->resource.get(), sb, sb);
-    });
+    s = UploadPair(bench, sb_upload, scale, bias, sb);
     if (!s.ok()) {
       give_back();
       return fail(s);

@@ -113,6 +113,8 @@ class Metrics::Gauges final : public prometheus::Collectable {
   }
 
   std::vector<prometheus::MetricFamily> Collect() const override {
+    // Outside mu_: mallinfo2 walks (and locks) every malloc arena.
+    const HeapStats heap = ReadHeapStats();
     absl::MutexLock lock(&mu_);
     std::vector<prometheus::MetricFamily> out;
     auto depth = GaugeFamily("dmlserve_queue_depth",
@@ -196,7 +198,7 @@ class Metrics::Gauges final : public prometheus::Collectable {
     out.push_back(std::move(tensors));
     out.push_back(std::move(tensor_bytes));
 
-    if (const HeapStats heap = ReadHeapStats(); heap.known) {
+    if (heap.known) {
       auto family = GaugeFamily("dmlserve_process_heap_bytes",
                                 "The C allocator's memory: in_use (allocated, grows "
                                 "with a leak) and free (freed, kept by the allocator).");

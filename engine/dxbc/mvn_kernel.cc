@@ -120,6 +120,23 @@ class MvnEmitter {
     return offs;
   }
 
+  // FLOAT16 addressing: `word` = the view word holding the element at
+  // element offset `off` of a tensor that starts `view_base` words into
+  // its view, and `shift` = that element's bit position in it (0 or 16).
+  void HalfWord(Operand word, Operand off, Operand view_base) {
+    b_.UShr(word, off, U(1));
+    b_.IAdd(word, word, view_base);
+  }
+  void HalfShift(Operand shift, Operand off) {
+    b_.And(shift, off, U(1));
+    b_.IShl(shift, shift, U(4));
+  }
+  // d = the binary16 at bit `shift` of the word in d, as float32.
+  void UnpackHalf(Operand d, Operand shift) {
+    b_.UShr(d, d, shift);
+    b_.F16ToF32(d, d);
+  }
+
   // dst = element at element offset `off` of SRV t#`res` as float32.
   void Load(Operand dst, uint32_t res, Operand off) {
     Operand word = T();
@@ -129,13 +146,10 @@ class MvnEmitter {
       return;
     }
     Operand shift = T();
-    b_.UShr(word, off, U(1));
-    b_.IAdd(word, word, SrvBase(res));
-    b_.And(shift, off, U(1));
-    b_.IShl(shift, shift, U(4));
+    HalfWord(word, off, SrvBase(res));
+    HalfShift(shift, off);
     b_.Ld(dst, word, Operand::Resource(res));
-    b_.UShr(dst, dst, shift);
-    b_.F16ToF32(dst, dst);
+    UnpackHalf(dst, shift);
   }
 
   // FLOAT16 elements j (even) and j+1 of this thread: one word load when
@@ -143,10 +157,8 @@ class MvnEmitter {
   // so wherever the group's start allows), else two.
   void LoadPair(Operand d0, Operand d1, uint32_t res, Operand off0, Operand off1) {
     Operand w0 = T(), w1 = T(), differ = T(), shift = T();
-    b_.UShr(w0, off0, U(1));
-    b_.IAdd(w0, w0, SrvBase(res));
-    b_.UShr(w1, off1, U(1));
-    b_.IAdd(w1, w1, SrvBase(res));
+    HalfWord(w0, off0, SrvBase(res));
+    HalfWord(w1, off1, SrvBase(res));
     b_.Ld(d0, w0, Operand::Resource(res));
     b_.INe(differ, w0, w1);
     b_.Mov(d1, d0);
@@ -154,10 +166,8 @@ class MvnEmitter {
     b_.Ld(d1, w1, Operand::Resource(res));
     b_.EndIf();
     for (auto [d, off] : {std::pair{d0, off0}, std::pair{d1, off1}}) {
-      b_.And(shift, off, U(1));
-      b_.IShl(shift, shift, U(4));
-      b_.UShr(d, d, shift);
-      b_.F16ToF32(d, d);
+      HalfShift(shift, off);
+      UnpackHalf(d, shift);
     }
   }
 
@@ -180,10 +190,8 @@ class MvnEmitter {
     }
     // FLOAT16: the other half of the word belongs to another thread.
     Operand shift = T(), h = T(), clear = T();
-    b_.UShr(word, off, U(1));
-    b_.IAdd(word, word, UavBase(0));
-    b_.And(shift, off, U(1));
-    b_.IShl(shift, shift, U(4));
+    HalfWord(word, off, UavBase(0));
+    HalfShift(shift, off);
     b_.F32ToF16(h, v);
     b_.IShl(h, h, shift);
     b_.IShl(clear, U(0xffff), shift);
@@ -206,8 +214,7 @@ class MvnEmitter {
     b_.IEq(t, t, U(0));
     b_.And(pair, pair, t);
     b_.IfNz(pair);
-    b_.UShr(word, off0, U(1));
-    b_.IAdd(word, word, UavBase(0));
+    HalfWord(word, off0, UavBase(0));
     texel_.PackHalves(h, v0, v1);
     b_.StoreUavTyped(Operand::Uav(0), word, h);
     b_.Else();
