@@ -16,7 +16,7 @@
 //              [--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row]
 //              [--mvn_wide_row] [--mvn_blocked] [--plan_only]
 //              [--mvn_coop_max_chunks=N] [--mvn_coop_spin_limit=N]
-//              [--mvn_vec4=0|1]
+//              [--mvn_vec4=0|1] [--mvn_vec4_scale_bias=0|1]
 //
 // The engine run pushes small CELU requests through GpuEngine end to end
 // (upload, batching, kernels, readback, callbacks) and reports requests/s:
@@ -41,7 +41,9 @@
 // 4,096-element chunks; --mvn_coop_spin_limit sets the polls before one of
 // its normalisation tasks stops waiting. --mvn_vec4=0 keeps MVN on one
 // 32-bit load per element where it would load whole 16-byte texels
-// (PlannerOptions::mvn_vec4; --show_plan says which it took).
+// (PlannerOptions::mvn_vec4; --show_plan says which it took);
+// --mvn_vec4_scale_bias=0 keeps Scale and Bias on one load per element
+// beside texels of the input (PlannerOptions::mvn_vec4_scale_bias).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -200,6 +202,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (key == "--mvn_vec4") {
       if (value != "0" && value != "1") return false;
       f->planner.mvn_vec4 = value == "1";
+    } else if (key == "--mvn_vec4_scale_bias") {
+      if (value != "0" && value != "1") return false;
+      f->planner.mvn_vec4_scale_bias = value == "1";
     } else if (key == "--plan_only") {
       f->show_plan = f->plan_only = true;
     } else if (key == "--list_adapters") {
@@ -215,7 +220,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
                    "[--engine_max_batch=256[,1]] [--data_type=float32|float16] "
                    "[--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row] [--mvn_wide_row] "
                    "[--mvn_blocked] [--mvn_coop_max_chunks=N] "
-                   "[--mvn_coop_spin_limit=N] [--mvn_vec4=0|1]\n");
+                   "[--mvn_coop_spin_limit=N] [--mvn_vec4=0|1] [--mvn_vec4_scale_bias=0|1]\n");
       return false;
     }
   }
@@ -513,13 +518,18 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
       how = absl::StrCat(s.kind == gpu::MvnSchedule::kBlocked ? "blocked" : "two-pass", ": ",
                          s.block_groups, " rows per (statistics, normalise) dispatch pair");
     }
-    const bool vec4 = !plan.dispatches.empty() &&
-                      (plan.dispatches.back().key.variant & gpu::kMvnVariantVec4) != 0;
-    std::printf("  mvn schedule: %s; %llu x %llu, cache %llu MiB%s; %s\n", how.c_str(),
+    const uint8_t last = plan.dispatches.empty() ? 0 : plan.dispatches.back().key.variant;
+    const bool vec4 = (last & gpu::kMvnVariantVec4) != 0;
+    const bool sb = op.scale.has_value() || op.bias.has_value();
+    const char* sb_how = !sb ? ""
+                         : (last & gpu::kMvnVariantVec4ScaleBias) != 0
+                             ? ", Scale/Bias texels too"
+                             : ", Scale/Bias one load per element";
+    std::printf("  mvn schedule: %s; %llu x %llu, cache %llu MiB%s; %s%s\n", how.c_str(),
                 static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols),
                 static_cast<unsigned long long>(cache >> 20),
                 f.planner.cache_bytes ? "" : " (assumed)",
-                vec4 ? "16-byte texel loads/stores (vec4)" : "one load per element");
+                vec4 ? "16-byte texel loads/stores (vec4)" : "one load per element", sb_how);
   }
   const size_t count = plan.dispatches.size();
   for (size_t i = 0; i < count; ++i) {

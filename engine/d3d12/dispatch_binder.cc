@@ -83,6 +83,17 @@ absl::Status CheckShape(const gpu::Dispatch& d, size_t i) {
   return absl::OkStatus();
 }
 
+// The arena SRV table of `d` (ArenaTables::srv): 2 where t1 or t2 is
+// R32G32B32A32_UINT (BindArena checks t0 is too), else 0 where t0 is,
+// else 1.
+size_t SrvTable(const gpu::Dispatch& d) {
+  auto vec4 = [](const gpu::View& v) {
+    return v.buffer != gpu::BufferSlot::kNone && v.format == gpu::ViewFormat::kR32G32B32A32Uint;
+  };
+  if (vec4(d.srv[1]) || vec4(d.srv[2])) return 2;
+  return vec4(d.srv[0]) ? 0 : 1;
+}
+
 }  // namespace
 
 DispatchBinder::DispatchBinder(ID3D12Device* device, PipelineCache* pipelines,
@@ -261,7 +272,7 @@ absl::StatusOr<ArenaTables> DispatchBinder::CreateArenaTables(
 
 absl::StatusOr<ArenaTables> DispatchBinder::CreateTables(
     const std::array<ID3D12Resource*, 5>& buffers, const std::array<uint64_t, 5>& bytes) {
-  constexpr uint32_t kPerArena = 2 * kSrvSlots + 2 * kUavSlots;
+  constexpr uint32_t kPerArena = 3 * kSrvSlots + 2 * kUavSlots;
   for (uint64_t b : bytes) {
     if (b / 4 > gpu::kMaxViewTexels) {
       return absl::InvalidArgumentError(
@@ -312,16 +323,17 @@ absl::StatusOr<ArenaTables> DispatchBinder::CreateTables(
   };
   using F = gpu::ViewFormat;
   ArenaTables t;
-  const F t0[2] = {F::kR32G32B32A32Uint, F::kR32Uint};
-  for (uint64_t k = 0; k < 2; ++k) {
+  const F t0[3] = {F::kR32G32B32A32Uint, F::kR32Uint, F::kR32G32B32A32Uint};
+  for (uint64_t k = 0; k < 3; ++k) {
     const uint64_t at = k * kSrvSlots;
+    const F t12 = k == 2 ? F::kR32G32B32A32Uint : F::kR32Uint;
     srv(at + 0, 0, t0[k]);
-    srv(at + 1, 1, F::kR32Uint);
-    srv(at + 2, 2, F::kR32Uint);
+    srv(at + 1, 1, t12);
+    srv(at + 2, 2, t12);
     t.srv[k] = gpu(at);
   }
   for (uint64_t k = 0; k < 2; ++k) {
-    const uint64_t at = 2 * kSrvSlots + k * kUavSlots;
+    const uint64_t at = 3 * kSrvSlots + k * kUavSlots;
     uav(at + 0, 3, t0[k]);
     uav(at + 1, 4, F::kR32Float);
     t.uav[k] = gpu(at);
@@ -352,8 +364,11 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
       }
       return false;
     };
-    if (!is(d.srv[0], {F::kR32G32B32A32Uint, F::kR32Uint}) ||
-        !is(d.srv[1], {F::kR32Uint}) || !is(d.srv[2], {F::kR32Uint}) ||
+    // t1 and t2 as texels only beside t0 as texels (srv[2]).
+    const bool sb_vec4 = SrvTable(d) == 2;
+    const F sb = sb_vec4 ? F::kR32G32B32A32Uint : F::kR32Uint;
+    if (!is(d.srv[0], {F::kR32G32B32A32Uint, F::kR32Uint}) || !is(d.srv[1], {sb}) ||
+        !is(d.srv[2], {sb}) || (sb_vec4 && !is(d.srv[0], {F::kR32G32B32A32Uint})) ||
         !is(d.uav[0], {F::kR32G32B32A32Uint, F::kR32Uint}) ||
         !is(d.uav[1], {F::kR32Float})) {
       return absl::UnimplementedError(
@@ -373,11 +388,9 @@ absl::StatusOr<std::vector<BoundDispatch>> DispatchBinder::BindArena(
     BoundDispatch& b = out[i];
     b.groups = d.groups;
     b.cbv = WriteConstants(first_block + i, d);
-    const bool vec4_in = d.srv[0].buffer != gpu::BufferSlot::kNone &&
-                         d.srv[0].format == F::kR32G32B32A32Uint;
     const bool vec4_out = d.uav[0].buffer != gpu::BufferSlot::kNone &&
                           d.uav[0].format == F::kR32G32B32A32Uint;
-    b.srv_table = tables.srv[vec4_in ? 0 : 1];
+    b.srv_table = tables.srv[SrvTable(d)];
     b.uav_table = tables.uav[vec4_out ? 0 : 1];
     if (d.barrier_before) b.barrier_before = {tables.resource};
   }

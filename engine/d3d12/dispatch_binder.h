@@ -65,10 +65,11 @@ struct BoundDispatch {
 // position, for the resident executor's steps. Every kernel's views are one of these format sets
 // (kernel_abi.h), so an arena request binds a table instead of creating
 // views: srv[0] = t0 R32G32B32A32_UINT, srv[1] = t0 R32_UINT, with t1 and
-// t2 R32_UINT in both; uav[0] = u0 R32G32B32A32_UINT, uav[1] = u0 R32_UINT,
+// t2 R32_UINT in both, and srv[2] = t0, t1 and t2 R32G32B32A32_UINT (MVN's
+// Scale/Bias texels); uav[0] = u0 R32G32B32A32_UINT, uav[1] = u0 R32_UINT,
 // with u1 R32_FLOAT in both.
 struct ArenaTables {
-  D3D12_GPU_DESCRIPTOR_HANDLE srv[2] = {};
+  D3D12_GPU_DESCRIPTOR_HANDLE srv[3] = {};
   D3D12_GPU_DESCRIPTOR_HANDLE uav[2] = {};
   // The arena buffer; null for tables over several buffers (UAV barriers
   // inside a plan are then global).
@@ -78,7 +79,7 @@ struct ArenaTables {
 struct DispatchBinderOptions {
   // Shader-visible CBV/SRV/UAV descriptors (5 per dispatch).
   uint32_t descriptor_capacity = 65536;
-  // Descriptors kept for arena tables (10 per arena), beyond the ring.
+  // Descriptors kept for arena tables (13 per arena), beyond the ring.
   uint32_t persistent_descriptors = 1024;
   // 256-byte constant blocks (1 per dispatch).
   uint32_t constant_blocks = 8192;
@@ -129,7 +130,7 @@ class DispatchBinder {
       const gpu::DispatchPlan& plan, const ArenaTables& tables);
 
   // Typed views created so far (Bind: one per used slot of each dispatch,
-  // a null SRV or UAV once per format; arenas: 10 each).
+  // a null SRV or UAV once per format; arenas: 13 each).
   uint64_t views_created() const;
 
   // Sets the descriptor heap and root signature; once per command list,

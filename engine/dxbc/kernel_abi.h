@@ -110,7 +110,8 @@ inline constexpr uint8_t kVariantWord = 1;  // R32_UINT views (the < 4-word tail
 // the "inner" (reduced) dimensions. dims [0, 8 - inner_rank) are outer
 // (unused ones have size 1), dims [8 - inner_rank, 8) are inner, with
 // inner_rank = KernelKey::variant & kMvnVariantRankMask (1..8). Views are
-// R32_UINT (whole tensors; t0 and u0 R32G32B32A32_UINT with kMvnVariantVec4);
+// R32_UINT (whole tensors; t0 and u0 R32G32B32A32_UINT with kMvnVariantVec4,
+// t1 and t2 too with kMvnVariantVec4ScaleBias);
 // scratch holds four R32_FLOAT texels per (group, chunk): (count, mean, M2,
 // scale), the statistics of (x - ref) / scale with scale a power of two
 // (mvn_stats_emit.h). A dispatch covers groups [first_group, first_group +
@@ -216,8 +217,16 @@ inline constexpr uint8_t kMvnVariantWideRow = 0x20;
 // elements; kMvnElementsPerThread elements, or kMvnWideRowElementsPerThread,
 // are whole texels), texel k of a thread being texel k * threads + tid of
 // the chunk; the view bases of t0 and u0 are in texels. Scale and Bias keep
-// their R32_UINT views and per-element loads.
+// their R32_UINT views and per-element loads, unless kMvnVariantVec4ScaleBias.
 inline constexpr uint8_t kMvnVariantVec4 = 0x40;
+// With kMvnVariantVec4, in kMvnApply and kMvnRow that have a Scale or Bias:
+// every Scale/Bias present is packed over the inner dimensions like the
+// input (element n of a group at the group's first element + n) and each
+// group's first element is 16 bytes into its tensor times a whole number
+// (mvn_plan.cc). t1/t2 are then R32G32B32A32_UINT views too, view bases in
+// texels, and a thread loads the Scale/Bias texel of each input texel:
+// one load per 4 (FLOAT32) or 8 (FLOAT16) elements instead of one each.
+inline constexpr uint8_t kMvnVariantVec4ScaleBias = 0x80;
 inline constexpr uint8_t kMvnVariantRankMask = 0x0f;
 // kMvnCoop: at most this many chunks per group (one partial per thread in
 // the combine; the planner's limit is PlannerOptions::mvn_coop_max_chunks).

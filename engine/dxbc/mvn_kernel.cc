@@ -407,11 +407,17 @@ class MvnEmitter {
   // NormaliseTensors()): this thread's texels of the input, all loads
   // first (el[j]: element j % lanes_ of texel j / lanes_, whose `ok` and
   // out_off, the output texel's address in u0, its elements share: N is
-  // whole texels), then per-element Scale/Bias through InnerOffsets.
+  // whole texels), then Scale/Bias: the texels beside the input's with
+  // kMvnVariantVec4ScaleBias, else per element through InnerOffsets.
   std::vector<Elem> LoadTexels(const std::vector<Tensor>& tensors,
                                const std::vector<Operand>& base) {
     std::vector<Elem> el(elems_);
     std::vector<Operand> t(elems_ / lanes_), v;
+    const size_t first_sb = std::min<size_t>(2, tensors.size());
+    const std::vector<Tensor> sb(tensors.begin() + first_sb, tensors.end());
+    const std::vector<Operand> sb_base(base.begin() + first_sb, base.end());
+    const bool sb_texels = !sb.empty() && (key_.variant & kMvnVariantVec4ScaleBias) != 0;
+    std::vector<Operand> vs, vb;  // sb_texels: the Scale and Bias texels
     for (uint32_t k = 0; k < t.size(); ++k) {
       Elem& e = el[k * lanes_];
       t[k] = T();
@@ -419,15 +425,30 @@ class MvnEmitter {
       TexelIndex(k, t[k], e.ok);
       v.push_back(texel_.Load(0, texel_.Address(base[0], t[k], SrvBase(0))));
       if (tensors.size() > 1) e.out_off = texel_.Address(base[1], t[k], UavBase(0));
+      if (!sb_texels) continue;
+      if (key_.has_scale) {
+        vs.push_back(texel_.Load(1, texel_.Address(sb_base.front(), t[k], SrvBase(1))));
+      }
+      if (key_.has_bias) {
+        vb.push_back(texel_.Load(2, texel_.Address(sb_base.back(), t[k], SrvBase(2))));
+      }
     }
-    const size_t first_sb = std::min<size_t>(2, tensors.size());
-    const std::vector<Tensor> sb(tensors.begin() + first_sb, tensors.end());
-    const std::vector<Operand> sb_base(base.begin() + first_sb, base.end());
     for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       e.ok = el[j / lanes_ * lanes_].ok;
       e.out_off = el[j / lanes_ * lanes_].out_off;
       if (sb.empty()) continue;
+      if (sb_texels) {
+        if (key_.has_scale) {
+          e.s = T();
+          texel_.Unpack(e.s, vs[j / lanes_], j % lanes_);
+        }
+        if (key_.has_bias) {
+          e.bias = T();
+          texel_.Unpack(e.bias, vb[j / lanes_], j % lanes_);
+        }
+        continue;
+      }
       Operand nj = T();
       b_.IMad(nj, t[j / lanes_], U(lanes_), U(j % lanes_));
       std::vector<Operand> off = InnerOffsets(nj, sb, sb_base);
@@ -978,7 +999,7 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
       key.layout != LayoutClass::kStrided ||
       (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow |
-                       kMvnVariantVec4)) != 0 ||
+                       kMvnVariantVec4 | kMvnVariantVec4ScaleBias)) != 0 ||
       (key.variant & kMvnVariantRankMask) < 1 || (key.variant & kMvnVariantRankMask) > kMaxRank ||
       key.scale_bias ||
       (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
@@ -994,6 +1015,13 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
       key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow) {
     return absl::InvalidArgumentError(
         absl::StrCat("texel loads are kMvnPartial/Apply/Row only: ", key.DebugString()));
+  }
+  if ((key.variant & kMvnVariantVec4ScaleBias) != 0 &&
+      ((key.variant & kMvnVariantVec4) == 0 || (!key.has_scale && !key.has_bias) ||
+       (key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Scale/Bias texels need texel loads, a Scale or Bias, kMvnApply/Row: ",
+        key.DebugString()));
   }
   if (key.stage == KernelStage::kMvnClear && key != MvnClearKey()) {
     return absl::InvalidArgumentError(
@@ -1047,7 +1075,8 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       }
       const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
       // Apply, the three row kernels, coop; then apply and the row kernels
-      // with texel loads (kMvnVariantVec4).
+      // with texel loads (kMvnVariantVec4), with a Scale or Bias also with
+      // their texel loads (kMvnVariantVec4ScaleBias).
       for (int stage = 0; stage < 9; ++stage) {
         const int s = stage < 5 ? stage : stage - 5;
         k.stage = s == 0   ? KernelStage::kMvnApply
@@ -1064,6 +1093,11 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
                 k.has_bias = hb;
                 k.fused = f;
                 keys.push_back(k);
+                if (stage >= 5 && (hs || hb)) {
+                  KernelKey sb = k;  // and with Scale/Bias texels
+                  sb.variant |= kMvnVariantVec4ScaleBias;
+                  keys.push_back(sb);
+                }
               }
             }
           }

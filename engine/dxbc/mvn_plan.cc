@@ -44,13 +44,13 @@ absl::StatusOr<View> WholeTexelView(BufferSlot slot, const TensorDesc& t, uint64
   return View{slot, ViewFormat::kR32G32B32A32Uint, 0, static_cast<uint32_t>(texels)};
 }
 
-// Whether every group is a run of whole 16-byte texels in tensors 0 and 1
-// (input and output): packed over the inner dimensions, with N and every
-// outer stride a multiple of 16 bytes (the tensors start at 16-byte
-// aligned buffer offsets).
+// Whether every group is a run of whole 16-byte texels in each of
+// `tensors` (indices into the dimensions' strides): packed over the inner
+// dimensions, with N and every outer stride a multiple of 16 bytes (the
+// tensors start at 16-byte aligned buffer offsets).
 bool GroupsAreTexelRuns(const std::vector<Dim>& outer, const std::vector<Dim>& inner,
-                        uint32_t element_bytes) {
-  for (size_t t : {0, 1}) {
+                        uint32_t element_bytes, const std::vector<size_t>& tensors) {
+  for (size_t t : tensors) {
     uint64_t packed = 1;
     for (size_t k = inner.size(); k-- > 0;) {
       if (inner[k].strides[t] != packed) return false;
@@ -156,28 +156,37 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   }
 
   const uint64_t work_groups = groups * chunks;
-  const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, ElementBits(t) / 8);
+  const uint32_t element_bytes = ElementBits(t) / 8;
+  const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, element_bytes, {0, 1});
+  // Scale/Bias (strides 2 and up) as texels too.
+  std::vector<size_t> sb_tensors;
+  for (size_t i = 2; i < strides.size(); ++i) sb_tensors.push_back(i);
+  const bool sb_texel_runs = texel_runs && !sb_tensors.empty() && o.mvn_vec4_scale_bias &&
+                             GroupsAreTexelRuns(outer, inner, element_bytes, sb_tensors);
   const MvnSchedule schedule =
-      ChooseMvnSchedule(groups, n, ElementBits(t) / 8, o, texel_runs, has_scale || has_bias);
+      ChooseMvnSchedule(groups, n, element_bytes, o, texel_runs, has_scale || has_bias);
   // Texel loads and stores (not in kMvnCoop, nor in its clear).
   const bool vec4 = texel_runs && schedule.kind != MvnSchedule::kCoop;
+  const bool sb_vec4 = vec4 && sb_texel_runs;
   if (vec4) {
     key.variant |= kMvnVariantVec4;
     apply.variant |= kMvnVariantVec4;
   }
+  if (sb_vec4) apply.variant |= kMvnVariantVec4ScaleBias;
   auto io_view = vec4 ? WholeTexelView : WholeView;
+  auto sb_view = sb_vec4 ? WholeTexelView : WholeView;
   absl::StatusOr<View> vin = io_view(BufferSlot::kInput, in, o.max_view_texels);
   if (!vin.ok()) return vin.status();
   absl::StatusOr<View> vout = io_view(BufferSlot::kOutput, *op.output, o.max_view_texels);
   if (!vout.ok()) return vout.status();
   View vscale, vbias;
   if (has_scale) {
-    absl::StatusOr<View> v = WholeView(BufferSlot::kScale, *op.scale, o.max_view_texels);
+    absl::StatusOr<View> v = sb_view(BufferSlot::kScale, *op.scale, o.max_view_texels);
     if (!v.ok()) return v.status();
     vscale = *v;
   }
   if (has_bias) {
-    absl::StatusOr<View> v = WholeView(BufferSlot::kBias, *op.bias, o.max_view_texels);
+    absl::StatusOr<View> v = sb_view(BufferSlot::kBias, *op.bias, o.max_view_texels);
     if (!v.ok()) return v.status();
     vbias = *v;
   }

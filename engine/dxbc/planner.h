@@ -47,6 +47,11 @@ struct PlannerOptions {
   // is a run of whole texels of the input and of the output (kMvnVariantVec4,
   // mvn_plan.h); false: one word per element always (to compare the two).
   bool mvn_vec4 = true;
+  // With mvn_vec4, Scale and Bias load whole texels too where each is
+  // packed over the reduced dimensions like the input (per column, as in a
+  // layer norm's weight and bias; kMvnVariantVec4ScaleBias); false: one
+  // word per element (to compare the two).
+  bool mvn_vec4_scale_bias = true;
   // The blocked schedule (statistics and normalisation of cache-sized row
   // blocks in turn). Off by default, and implied by a nonzero
   // mvn_block_bytes: on the H100 it was slower than the two passes at

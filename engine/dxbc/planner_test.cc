@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_set>
 #include <vector>
@@ -468,7 +469,8 @@ TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
 }
 
 // Whether every dispatch of `plan` loads whole texels (kMvnVariantVec4),
-// with R32G32B32A32_UINT views of the input and output, and none otherwise.
+// with R32G32B32A32_UINT views of the input and output, and none otherwise;
+// Scale/Bias views are texels exactly where kMvnVariantVec4ScaleBias says.
 bool AllVec4(const DispatchPlan& plan) {
   bool all = true;
   for (const Dispatch& d : plan.dispatches) {
@@ -481,8 +483,12 @@ bool AllVec4(const DispatchPlan& plan) {
     if (d.uav[0].buffer != BufferSlot::kNone) {
       EXPECT_EQ(d.uav[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
     }
-    EXPECT_EQ(d.srv[1].format, d.srv[1].buffer == BufferSlot::kNone ? ViewFormat::kUnknown
-                                                                      : ViewFormat::kR32Uint);
+    const ViewFormat sb = (d.key.variant & kMvnVariantVec4ScaleBias) != 0
+                              ? ViewFormat::kR32G32B32A32Uint
+                              : ViewFormat::kR32Uint;
+    for (size_t i : {1, 2}) {
+      EXPECT_EQ(d.srv[i].format, d.srv[i].buffer == BufferSlot::kNone ? ViewFormat::kUnknown : sb);
+    }
     all = all && v;
   }
   return all;
@@ -512,7 +518,7 @@ TEST(MvnPlannerTest, Vec4WhereGroupsAreWholeTexels) {
   };
   for (const Case& c : cases) {
     OperatorDesc op = Mvn1(MakeTensorDesc(c.t, c.sizes), {1});
-    op.scale = MakeTensorDesc(c.t, {1, c.sizes[1]});  // Scale/Bias: per-element loads
+    op.scale = MakeTensorDesc(c.t, {1, c.sizes[1]});  // Scale texels too
     auto plan = PlanExecution(op, false, c.o);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_TRUE(AllVec4(*plan)) << c.sizes[1];
@@ -544,6 +550,73 @@ TEST(MvnPlannerTest, Vec4WhereGroupsAreWholeTexels) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(AllVec4(*plan));
   EXPECT_EQ(plan->dispatches[0].uav[0].num_elements, (3 * 1004 + 1000) / 4);
+}
+
+// kMvnVariantVec4ScaleBias: where every Scale/Bias present is packed over
+// the reduced dimensions and its groups start at whole texels, in the
+// normalising kernels (not the statistics, which read neither).
+TEST(MvnPlannerTest, ScaleAndBiasTexelsWherePackedLikeTheInput) {
+  const std::vector<KernelKey> keys = AllKernelKeys();
+  auto sb_texels = [&](const OperatorDesc& op, const PlannerOptions& o = {}) {
+    auto plan = PlanExecution(op, false, o);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (!plan.ok()) return false;
+    AllVec4(*plan);  // views against the key bits
+    bool any = false;
+    for (const Dispatch& d : plan->dispatches) {
+      const bool sb = (d.key.variant & kMvnVariantVec4ScaleBias) != 0;
+      EXPECT_TRUE(!sb || d.key.stage != KernelStage::kMvnPartial) << d.key.DebugString();
+      EXPECT_NE(std::find(keys.begin(), keys.end(), d.key), keys.end()) << d.key.DebugString();
+      any = any || sb;
+    }
+    return any;
+  };
+  auto mvn1 = [](DataType t, const std::vector<uint64_t>& sizes,
+                 std::optional<std::vector<uint64_t>> scale,
+                 std::optional<std::vector<uint64_t>> bias) {
+    OperatorDesc op = Mvn1(MakeTensorDesc(t, sizes), {1});
+    if (scale) op.scale = MakeTensorDesc(t, *scale);
+    if (bias) op.bias = MakeTensorDesc(t, *bias);
+    return op;
+  };
+  const DataType f32 = DataType::kFloat32, f16 = DataType::kFloat16;
+  // A layer norm's weight and bias, per row, scale or bias alone; row,
+  // two-pass and (forced) wide row schedules.
+  EXPECT_TRUE(sb_texels(mvn1(f32, {4096, 1024}, {{1, 1024}}, {{1, 1024}})));
+  EXPECT_TRUE(sb_texels(mvn1(f16, {4096, 32768}, {{1, 32768}}, {{1, 32768}})));
+  EXPECT_TRUE(sb_texels(mvn1(f32, {6, 40000}, {{6, 40000}}, std::nullopt)));
+  EXPECT_TRUE(sb_texels(mvn1(f16, {6, 1000}, std::nullopt, {{1, 1000}})));
+  PlannerOptions wide;
+  wide.mvn_wide_row = true;
+  EXPECT_TRUE(sb_texels(mvn1(f32, {64, 30000}, {{1, 30000}}, {{1, 30000}}), wide));
+  // Not: a Bias per row (broadcast over the group), Scale per row of a
+  // padded stride that breaks the texels (1,002 FLOAT32), groups not whole
+  // texels, the option off, or word loads for the input.
+  EXPECT_FALSE(sb_texels(mvn1(f32, {8, 1024}, {{1, 1024}}, {{8, 1}})));
+  OperatorDesc padded = mvn1(f32, {8, 1000}, {{8, 1000}}, std::nullopt);
+  padded.scale = MakeTensorDesc(f32, {8, 1000}, std::vector<uint64_t>{1002, 1});
+  EXPECT_FALSE(sb_texels(padded));
+  padded.scale = MakeTensorDesc(f32, {8, 1000}, std::vector<uint64_t>{1004, 1});
+  EXPECT_TRUE(sb_texels(padded));
+  EXPECT_FALSE(sb_texels(mvn1(f16, {8, 1004}, {{1, 1004}}, {{1, 1004}})));
+  PlannerOptions off;
+  off.mvn_vec4_scale_bias = false;
+  EXPECT_FALSE(sb_texels(mvn1(f32, {4096, 1024}, {{1, 1024}}, {{1, 1024}}), off));
+  off = {};
+  off.mvn_vec4 = false;
+  EXPECT_FALSE(sb_texels(mvn1(f32, {4096, 1024}, {{1, 1024}}, {{1, 1024}}), off));
+  // A key with the bit but nothing it can apply to is not a kernel.
+  KernelKey k;
+  k.op = OperatorType::kMeanVarianceNormalization1;
+  k.data_type = f32;
+  k.layout = LayoutClass::kStrided;
+  k.stage = KernelStage::kMvnApply;
+  k.variant = 1 | kMvnVariantVec4 | kMvnVariantVec4ScaleBias;
+  EXPECT_FALSE(BuildKernel(k).ok());  // no Scale or Bias
+  k.has_scale = true;
+  EXPECT_TRUE(BuildKernel(k).ok());
+  k.variant = 1 | kMvnVariantVec4ScaleBias;
+  EXPECT_FALSE(BuildKernel(k).ok());  // no texel loads of the input
 }
 
 TEST(MvnPlannerTest, OneWordPerElementWhereGroupsAreNotWholeTexels) {

@@ -78,7 +78,7 @@ class BatchingTest(unittest.TestCase):
         self.assertGreaterEqual(int(counters["coalesced_requests"]), 128,
                                 counters)
         self.assertLess(dispatches, requests // 4, counters)
-        self.assertEqual(int(counters["views_created"]), 10, counters)
+        self.assertEqual(int(counters["views_created"]), 13, counters)
 
 
 if __name__ == "__main__":

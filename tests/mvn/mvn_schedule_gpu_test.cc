@@ -9,7 +9,8 @@
 // schedule with and without waiting; 16-byte texel loads and stores
 // (kMvnVariantVec4) where groups are runs of whole texels, in the row,
 // two-pass and blocked schedules, and one word per element where they are
-// not. Each test first checks that the planner picked the schedule it is
+// not; Scale/Bias texels (kMvnVariantVec4ScaleBias) where they are packed
+// like the input. Each test first checks that the planner picked the schedule it is
 // about.
 #include <algorithm>
 #include <memory>
@@ -429,6 +430,88 @@ TEST_F(MvnScheduleTest, Vec4TwoPassAndBlocked) {
   blocked = BlockBudget(6000 * 4);
   blocked.mvn_row = false;
   RunTexels(op, blocked, true, MvnSchedule::kBlocked, 74, 0.05, 1e4);
+}
+
+// Whether every normalising dispatch of `op`'s plan loads Scale/Bias as
+// texels (kMvnVariantVec4ScaleBias), or none does.
+::testing::AssertionResult TakesScaleBiasTexels(const OperatorDesc& op,
+                                                const gpu::PlannerOptions& o, bool want) {
+  absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+  if (!plan.ok()) return ::testing::AssertionFailure() << plan.status();
+  for (const gpu::Dispatch& d : plan->dispatches) {
+    if (d.key.stage == KernelStage::kMvnPartial) continue;
+    if (((d.key.variant & gpu::kMvnVariantVec4ScaleBias) != 0) != want) {
+      return ::testing::AssertionFailure() << d.key.DebugString();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(MvnScheduleTest, ScaleAndBiasTexels) {
+  // Per column (a layer norm's weight and bias) in the 64-, 256- and
+  // 1,024-thread row kernels and the two passes, FLOAT32 and FLOAT16, with
+  // fused activations; per element (outer stride N); Scale or Bias alone.
+  gpu::PlannerOptions no_row;
+  no_row.mvn_row = false;
+  gpu::PlannerOptions wide;
+  wide.mvn_wide_row = true;
+  struct Case {
+    DataType t;
+    std::vector<uint64_t> sizes, scale, bias;  // empty: absent
+    gpu::PlannerOptions o;
+    MvnSchedule::Kind kind;
+    OperatorType fused;
+  };
+  const Case cases[] = {
+      {DataType::kFloat32, {5, 1000}, {1, 1000}, {1, 1000}, {}, MvnSchedule::kRow,
+       OperatorType::kInvalid},
+      {DataType::kFloat16, {4, 336}, {1, 336}, {1, 336}, {}, MvnSchedule::kRow,
+       OperatorType::kActivationElu},
+      {DataType::kFloat32, {3, 4092}, {3, 4092}, {}, {}, MvnSchedule::kRow,
+       OperatorType::kActivationSigmoid},
+      {DataType::kFloat16, {3, 4088}, {}, {3, 4088}, {}, MvnSchedule::kRow,
+       OperatorType::kInvalid},
+      {DataType::kFloat32, {3, 10000}, {1, 10000}, {1, 10000}, {}, MvnSchedule::kTwoPass,
+       OperatorType::kActivationCelu},
+      {DataType::kFloat16, {2, 40008}, {2, 40008}, {1, 40008}, {}, MvnSchedule::kTwoPass,
+       OperatorType::kInvalid},
+      {DataType::kFloat32, {3, 9000}, {1, 9000}, {1, 9000}, no_row, MvnSchedule::kTwoPass,
+       OperatorType::kActivationLeakyRelu},
+      {DataType::kFloat32, {2, 30000}, {1, 30000}, {1, 30000}, wide, MvnSchedule::kRow,
+       OperatorType::kInvalid},
+      {DataType::kFloat16, {2, gpu::kMvnWideRowChunk}, {1, gpu::kMvnWideRowChunk},
+       {1, gpu::kMvnWideRowChunk}, wide, MvnSchedule::kRow, OperatorType::kActivationGelu},
+  };
+  uint32_t seed = 90;
+  for (const Case& c : cases) {
+    OperatorDesc op = Mvn1(c.t, c.sizes, {1});
+    if (!c.scale.empty()) op.scale = MakeTensorDesc(c.t, c.scale);
+    if (!c.bias.empty()) op.bias = MakeTensorDesc(c.t, c.bias);
+    if (c.fused != OperatorType::kInvalid) op.fused_activation = Fused(c.fused, 0.5f);
+    ASSERT_TRUE(TakesScaleBiasTexels(op, c.o, true)) << c.sizes[1];
+    RunTexels(op, c.o, true, c.kind, seed++);
+  }
+  // Blocked, with blocks of 2 of 7 groups; Scale per row padded to 8,208
+  // FLOAT16 (whole texels), Bias per column.
+  OperatorDesc op = Mvn1(DataType::kFloat16, {7, 8200}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {7, 8200}, std::vector<uint64_t>{8208, 1});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {1, 8200});
+  gpu::PlannerOptions blocked = BlockBudget(2 * 8200 * 2);
+  blocked.mvn_row = false;
+  ASSERT_TRUE(TakesScaleBiasTexels(op, blocked, true));
+  RunTexels(op, blocked, true, MvnSchedule::kBlocked, seed++);
+  // Off: a Bias per row beside a Scale per column keeps both on words;
+  // so does the option.
+  op = Mvn1(DataType::kFloat32, {4, 1000}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat32, {1, 1000});
+  op.bias = MakeTensorDesc(DataType::kFloat32, {4, 1});
+  ASSERT_TRUE(TakesScaleBiasTexels(op, {}, false));
+  RunTexels(op, {}, true, MvnSchedule::kRow, seed++);
+  gpu::PlannerOptions off;
+  off.mvn_vec4_scale_bias = false;
+  op.bias = MakeTensorDesc(DataType::kFloat32, {1, 1000});
+  ASSERT_TRUE(TakesScaleBiasTexels(op, off, false));
+  RunTexels(op, off, true, MvnSchedule::kRow, seed++);
 }
 
 TEST_F(MvnScheduleTest, WordLoadsWhereGroupsAreNotWholeTexels) {
