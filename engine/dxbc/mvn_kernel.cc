@@ -353,6 +353,7 @@ class MvnEmitter {
   struct Elem {
     Operand ok, y, s, bias, out_off;
     Operand x;  // exact-mean mode: the input, kept once y is its deviation
+    Operand texel;  // kMvnVariantVec4: the index of the element's texel
   };
   // Exact-mean mode: the group's mean of x/s as c_hi + c_lo, and 1/s.
   struct ExactMean {
@@ -363,8 +364,9 @@ class MvnEmitter {
   // group) and their Scale/Bias: all loads first, so that every load of a
   // thread is in flight at once. `ok` excludes out-of-range work groups.
   std::vector<Elem> LoadElements(const std::vector<Tensor>& tensors,
-                                 const std::vector<Operand>& base) {
-    if (vec4_) return LoadTexels(tensors, base);
+                                 const std::vector<Operand>& base,
+                                 bool defer_scale_bias = false) {
+    if (vec4_) return LoadTexels(tensors, base, defer_scale_bias);
     std::vector<Elem> el(elems_);
     std::vector<Operand> y(elems_), in_off(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
@@ -405,60 +407,49 @@ class MvnEmitter {
 
   // LoadElements of kMvnVariantVec4 (`tensors`: kIn alone, or
   // NormaliseTensors()): this thread's texels of the input, all loads
-  // first (el[j]: element j % lanes_ of texel j / lanes_, whose `ok` and
-  // out_off, the output texel's address in u0, its elements share: N is
-  // whole texels), then Scale/Bias: the texels beside the input's with
-  // kMvnVariantVec4ScaleBias, else per element through InnerOffsets.
+  // first (el[j]: element j % lanes_ of texel j / lanes_, whose `ok`,
+  // texel index and out_off, the output texel's address in u0, its
+  // elements share: N is whole texels), then Scale/Bias: the texels beside
+  // the input's with kMvnVariantVec4ScaleBias (ScaleBiasTexels; none with
+  // `defer_scale_bias`, for the caller to load later), else per element
+  // through InnerOffsets.
   std::vector<Elem> LoadTexels(const std::vector<Tensor>& tensors,
-                               const std::vector<Operand>& base) {
+                               const std::vector<Operand>& base, bool defer_scale_bias = false) {
     std::vector<Elem> el(elems_);
-    std::vector<Operand> t(elems_ / lanes_), v;
+    std::vector<Operand> v;
+    for (uint32_t k = 0; k < elems_ / lanes_; ++k) {
+      Elem& e = el[k * lanes_];
+      e.texel = T();
+      e.ok = T();
+      TexelIndex(k, e.texel, e.ok);
+      v.push_back(texel_.Load(0, texel_.Address(base[0], e.texel, SrvBase(0))));
+      if (tensors.size() > 1) e.out_off = texel_.Address(base[1], e.texel, UavBase(0));
+    }
+    for (uint32_t j = 0; j < elems_; ++j) {
+      const Elem& first = el[j / lanes_ * lanes_];
+      el[j].ok = first.ok;
+      el[j].texel = first.texel;
+      el[j].out_off = first.out_off;
+    }
     const size_t first_sb = std::min<size_t>(2, tensors.size());
     const std::vector<Tensor> sb(tensors.begin() + first_sb, tensors.end());
     const std::vector<Operand> sb_base(base.begin() + first_sb, base.end());
-    const bool sb_texels = !sb.empty() && (key_.variant & kMvnVariantVec4ScaleBias) != 0;
-    std::vector<Operand> vs, vb;  // sb_texels: the Scale and Bias texels
-    for (uint32_t k = 0; k < t.size(); ++k) {
-      Elem& e = el[k * lanes_];
-      t[k] = T();
-      e.ok = T();
-      TexelIndex(k, t[k], e.ok);
-      v.push_back(texel_.Load(0, texel_.Address(base[0], t[k], SrvBase(0))));
-      if (tensors.size() > 1) e.out_off = texel_.Address(base[1], t[k], UavBase(0));
-      if (!sb_texels) continue;
-      if (key_.has_scale) {
-        vs.push_back(texel_.Load(1, texel_.Address(sb_base.front(), t[k], SrvBase(1))));
-      }
-      if (key_.has_bias) {
-        vb.push_back(texel_.Load(2, texel_.Address(sb_base.back(), t[k], SrvBase(2))));
-      }
-    }
-    for (uint32_t j = 0; j < elems_; ++j) {
-      Elem& e = el[j];
-      e.ok = el[j / lanes_ * lanes_].ok;
-      e.out_off = el[j / lanes_ * lanes_].out_off;
-      if (sb.empty()) continue;
-      if (sb_texels) {
+    if (ScaleBiasAreTexels()) {
+      if (!defer_scale_bias) ScaleBiasTexels(el, base);
+    } else {
+      for (uint32_t j = 0; j < elems_ && !sb.empty(); ++j) {
+        Elem& e = el[j];
+        Operand nj = T();
+        b_.IMad(nj, e.texel, U(lanes_), U(j % lanes_));
+        std::vector<Operand> off = InnerOffsets(nj, sb, sb_base);
         if (key_.has_scale) {
           e.s = T();
-          texel_.Unpack(e.s, vs[j / lanes_], j % lanes_);
+          Load(e.s, 1, off.front());
         }
         if (key_.has_bias) {
           e.bias = T();
-          texel_.Unpack(e.bias, vb[j / lanes_], j % lanes_);
+          Load(e.bias, 2, off.back());
         }
-        continue;
-      }
-      Operand nj = T();
-      b_.IMad(nj, t[j / lanes_], U(lanes_), U(j % lanes_));
-      std::vector<Operand> off = InnerOffsets(nj, sb, sb_base);
-      if (key_.has_scale) {
-        e.s = T();
-        Load(e.s, 1, off.front());
-      }
-      if (key_.has_bias) {
-        e.bias = T();
-        Load(e.bias, 2, off.back());
       }
     }
     for (uint32_t j = 0; j < elems_; ++j) {
@@ -466,6 +457,32 @@ class MvnEmitter {
       texel_.Unpack(el[j].y, v[j / lanes_], j % lanes_);
     }
     return el;
+  }
+
+  // Whether Scale/Bias load as texels (kMvnVariantVec4ScaleBias; the key
+  // has one of them).
+  bool ScaleBiasAreTexels() const { return (key_.variant & kMvnVariantVec4ScaleBias) != 0; }
+
+  // el[j].s and .bias from the Scale/Bias texels beside each input texel
+  // (kMvnVariantVec4ScaleBias): all loads, then the unpacking. `base`:
+  // OuterOffsets(NormaliseTensors()).
+  void ScaleBiasTexels(std::vector<Elem>& el, const std::vector<Operand>& base) {
+    std::vector<Operand> vs, vb;
+    for (uint32_t k = 0; k < elems_ / lanes_; ++k) {
+      const Operand t = el[k * lanes_].texel;
+      if (key_.has_scale) vs.push_back(texel_.Load(1, texel_.Address(base[2], t, SrvBase(1))));
+      if (key_.has_bias) vb.push_back(texel_.Load(2, texel_.Address(base.back(), t, SrvBase(2))));
+    }
+    for (uint32_t j = 0; j < elems_; ++j) {
+      if (key_.has_scale) {
+        el[j].s = T();
+        texel_.Unpack(el[j].s, vs[j / lanes_], j % lanes_);
+      }
+      if (key_.has_bias) {
+        el[j].bias = T();
+        texel_.Unpack(el[j].bias, vb[j / lanes_], j % lanes_);
+      }
+    }
   }
 
   // kMvnVariantVec4: this thread's results as whole output texels (N is
@@ -961,7 +978,10 @@ class MvnEmitter {
     std::vector<Operand> base = OuterOffsets(tensors);
     SetPairShift(base[1]);  // the output's words
     Operand ref = Reference(base[0]);
-    std::vector<Elem> el = LoadElements(tensors, base);
+    // Scale/Bias texels once the statistics are in: they are not live
+    // through the reduction (the wide row's registers).
+    const bool defer = vec4_ && ScaleBiasAreTexels();
+    std::vector<Elem> el = LoadElements(tensors, base, defer);
     std::vector<Operand> x, ok;
     for (const Elem& e : el) {
       x.push_back(e.y);
@@ -969,6 +989,7 @@ class MvnEmitter {
     }
     MvnStat st = stats_.Local(x, ok, ref);
     stats_.GroupReduce(st, tid_, threads_);
+    if (defer) ScaleBiasTexels(el, base);
     Normalise(st, ref, el);
     return Finish(b_, threads_);
   }
