@@ -463,24 +463,28 @@ class MvnEmitter {
   // has one of them).
   bool ScaleBiasAreTexels() const { return (key_.variant & kMvnVariantVec4ScaleBias) != 0; }
 
-  // el[j].s and .bias from the Scale/Bias texels beside each input texel
-  // (kMvnVariantVec4ScaleBias): all loads, then the unpacking. `base`:
+  // el[j].s and .bias from the Scale/Bias texels beside input texels
+  // [first, first + count) of this thread (all of them by default;
+  // kMvnVariantVec4ScaleBias): all loads, then the unpacking. `base`:
   // OuterOffsets(NormaliseTensors()).
-  void ScaleBiasTexels(std::vector<Elem>& el, const std::vector<Operand>& base) {
+  void ScaleBiasTexels(std::vector<Elem>& el, const std::vector<Operand>& base,
+                       uint32_t first = 0, uint32_t count = ~0u) {
+    const uint32_t end = std::min(elems_ / lanes_, first + std::min(count, elems_ / lanes_));
     std::vector<Operand> vs, vb;
-    for (uint32_t k = 0; k < elems_ / lanes_; ++k) {
+    for (uint32_t k = first; k < end; ++k) {
       const Operand t = el[k * lanes_].texel;
       if (key_.has_scale) vs.push_back(texel_.Load(1, texel_.Address(base[2], t, SrvBase(1))));
       if (key_.has_bias) vb.push_back(texel_.Load(2, texel_.Address(base.back(), t, SrvBase(2))));
     }
-    for (uint32_t j = 0; j < elems_; ++j) {
+    for (uint32_t j = first * lanes_; j < end * lanes_; ++j) {
+      const uint32_t k = j / lanes_ - first;
       if (key_.has_scale) {
         el[j].s = T();
-        texel_.Unpack(el[j].s, vs[j / lanes_], j % lanes_);
+        texel_.Unpack(el[j].s, vs[k], j % lanes_);
       }
       if (key_.has_bias) {
         el[j].bias = T();
-        texel_.Unpack(el[j].bias, vb[j / lanes_], j % lanes_);
+        texel_.Unpack(el[j].bias, vb[k], j % lanes_);
       }
     }
   }
@@ -488,21 +492,28 @@ class MvnEmitter {
   // kMvnVariantVec4: this thread's results as whole output texels (N is
   // whole texels, so every texel in range is this thread's alone).
   void StoreTexels(const std::vector<Elem>& el) {
-    for (uint32_t k = 0; k < elems_ / lanes_; ++k) {
-      const Elem& e = el[k * lanes_];
-      std::vector<Operand> y;
-      for (uint32_t j = 0; j < lanes_; ++j) y.push_back(el[k * lanes_ + j].y);
-      const Operand v = texel_.Pack(y);
-      b_.IfNz(e.ok);
-      b_.StoreUavTyped(Operand::Uav(0), e.out_off, v);
-      b_.EndIf();
-    }
+    for (uint32_t k = 0; k < elems_ / lanes_; ++k) StoreTexel(el, k);
+  }
+  // The output texel k of this thread.
+  void StoreTexel(const std::vector<Elem>& el, uint32_t k) {
+    const Elem& e = el[k * lanes_];
+    std::vector<Operand> y;
+    for (uint32_t j = 0; j < lanes_; ++j) y.push_back(el[k * lanes_ + j].y);
+    const Operand v = texel_.Pack(y);
+    b_.IfNz(e.ok);
+    b_.StoreUavTyped(Operand::Uav(0), e.out_off, v);
+    b_.EndIf();
   }
 
   // out = act(((x - ref)/s - m) * rstd * Scale + Bias) for the group
   // statistic `st`; rstd = 1/sqrt(M/n + eps/s^2) (s/sqrt(eps) where eps/s^2
   // overflows), or s when NormalizeVariance is FALSE (undoing the scale).
-  void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el) {
+  // `sb_base` (the row kernels with kMvnVariantVec4ScaleBias: their
+  // OuterOffsets): Scale/Bias are loaded here a texel at a time, just
+  // before that texel's elements, and each output texel is stored once
+  // computed, so that few are live at once (the wide row's 32 a thread).
+  void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el,
+                 const std::vector<Operand>* sb_base = nullptr) {
     Operand inv = T(), rs = T(), rstd = T();
     stats_.InverseScale(st.s, inv);
     if (!stats_.exact_mean()) stats_.ScaledRef(rs, ref, inv);  // exact: no shift
@@ -551,7 +562,10 @@ class MvnEmitter {
       exact = ExactMean{inv, T(), T()};
       stats_.MeanOf(exact->c_hi, exact->c_lo, st);
     }
-    for (Elem& e : el) {
+    for (size_t j = 0; j < el.size(); ++j) {
+      Elem& e = el[j];
+      const uint32_t k = static_cast<uint32_t>(j / lanes_);
+      if (sb_base && j % lanes_ == 0) ScaleBiasTexels(el, *sb_base, k, 1);
       if (exact) {
         e.x = e.y;
         e.y = T();
@@ -562,9 +576,10 @@ class MvnEmitter {
       }
       Affine(math, e, rstd, params, exact ? &*exact : nullptr);
       b_.And(e.ok, e.ok, valid_);
+      if (sb_base && j % lanes_ == lanes_ - 1) StoreTexel(el, k);
     }
     if (vec4_) {
-      StoreTexels(el);
+      if (!sb_base) StoreTexels(el);
       return;
     }
     for (size_t j = 0; j < el.size(); ++j) {
@@ -978,8 +993,9 @@ class MvnEmitter {
     std::vector<Operand> base = OuterOffsets(tensors);
     SetPairShift(base[1]);  // the output's words
     Operand ref = Reference(base[0]);
-    // Scale/Bias texels once the statistics are in: they are not live
-    // through the reduction (the wide row's registers).
+    // Scale/Bias texels once the statistics are in, a texel at a time
+    // (Normalise): they are not live through the reduction (the wide
+    // row's registers).
     const bool defer = vec4_ && ScaleBiasAreTexels();
     std::vector<Elem> el = LoadElements(tensors, base, defer);
     std::vector<Operand> x, ok;
@@ -989,8 +1005,7 @@ class MvnEmitter {
     }
     MvnStat st = stats_.Local(x, ok, ref);
     stats_.GroupReduce(st, tid_, threads_);
-    if (defer) ScaleBiasTexels(el, base);
-    Normalise(st, ref, el);
+    Normalise(st, ref, el, defer ? &base : nullptr);
     return Finish(b_, threads_);
   }
 
