@@ -164,7 +164,8 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   const bool sb_texel_runs = texel_runs && !sb_tensors.empty() && o.mvn_vec4_scale_bias &&
                              GroupsAreTexelRuns(outer, inner, element_bytes, sb_tensors);
   const MvnSchedule schedule =
-      ChooseMvnSchedule(groups, n, element_bytes, o, texel_runs, has_scale || has_bias);
+      ChooseMvnSchedule(groups, n, element_bytes, o, texel_runs, has_scale || has_bias,
+                        sb_texel_runs);
   // Texel loads and stores (not in kMvnCoop, nor in its clear).
   const bool vec4 = texel_runs && schedule.kind != MvnSchedule::kCoop;
   const bool sb_vec4 = vec4 && sb_texel_runs;
@@ -289,9 +290,12 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 }
 
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
-                              const PlannerOptions& o, bool texel_runs, bool scale_or_bias) {
+                              const PlannerOptions& o, bool texel_runs, bool scale_or_bias,
+                              bool scale_bias_texels) {
   MvnSchedule s;
-  const bool wide = o.mvn_wide_row || (texel_runs && !scale_or_bias);
+  const bool wide =
+      o.mvn_wide_row ||
+      (texel_runs && (!scale_or_bias || (scale_bias_texels && element_bytes == 2)));
   if (o.mvn_row && (n <= kMvnChunk || (wide && n <= kMvnWideRowChunk))) {
     s.kind = MvnSchedule::kRow;
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow

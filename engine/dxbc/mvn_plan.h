@@ -48,12 +48,16 @@ struct MvnSchedule {
 // `texel_runs`: they take texel loads (kMvnVariantVec4), with which the
 // wide row kernel is the fastest up to kMvnWideRowChunk elements, unless
 // `scale_or_bias`: with a Scale or Bias its 32 elements a thread carry two
-// more values each, and on the H100 it ran 2.8 (FLOAT32) and 4.6 (FLOAT16)
-// times slower than the two passes at 4,096 x 32,768 (run 15), so such
-// groups take the two passes (PlannerOptions::mvn_wide_row still forces it).
+// more values each. With one load per element for them it ran 2.8
+// (FLOAT32) and 4.6 (FLOAT16) times slower than the two passes at 4,096 x
+// 32,768 on the H100 (run 15). With `scale_bias_texels`
+// (kMvnVariantVec4ScaleBias, loaded a texel at a time after the reduction)
+// FLOAT16 wins (282 against 356 us) and FLOAT32 still loses (615 against
+// 590; run 21), so only FLOAT16 takes it (PlannerOptions::mvn_wide_row
+// still forces it).
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& options, bool texel_runs = false,
-                              bool scale_or_bias = false);
+                              bool scale_or_bias = false, bool scale_bias_texels = false);
 
 }  // namespace dmls::gpu
 

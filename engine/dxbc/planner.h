@@ -40,7 +40,9 @@ struct PlannerOptions {
   // 1,852 for the two passes (32 values a thread in registers cost
   // occupancy; docs/PERFORMANCE.md). Groups that take texel loads
   // (mvn_vec4) use it regardless: there it won, 2,212 against 1,995 GB/s
-  // FLOAT32 and 2,171 against 1,628 FLOAT16 at 4,096 x 32,768.
+  // FLOAT32 and 2,171 against 1,628 FLOAT16 at 4,096 x 32,768; with a
+  // Scale or Bias only FLOAT16 with Scale/Bias texels does
+  // (ChooseMvnSchedule, mvn_plan.h).
   bool mvn_wide_row = false;
   // MVN statistics and normalisation (row, two-pass and blocked schedules,
   // not cooperative) load and store whole 16-byte texels where every group

@@ -411,12 +411,17 @@ TEST(MvnPlannerTest, DefaultsAreTheFastestOnTheH100) {
   EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, o, true).kind, MvnSchedule::kRow);
   EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o, true).row_bits, kMvnVariantWideRow);
   EXPECT_EQ(ChooseMvnSchedule(64, kMvnWideRowChunk + 4, 4, o, true).kind, MvnSchedule::kTwoPass);
-  // With a Scale or Bias the wide row lost to the two passes, and the
-  // 64-thread row still won at 65,536 x 1,024 (run 15; the 256-thread row
-  // was not measured with them and keeps its place).
+  // With a Scale or Bias by words the wide row lost to the two passes, and
+  // the 64-thread row still won at 65,536 x 1,024 (run 15; the 256-thread
+  // row was not measured with them and keeps its place).
   EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, o, true, true).kind, MvnSchedule::kTwoPass);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o, true, true).kind, MvnSchedule::kTwoPass);
   EXPECT_EQ(ChooseMvnSchedule(65536, 1024, 2, o, true, true).row_bits, kMvnVariantSmallRow);
   EXPECT_EQ(ChooseMvnSchedule(65536, kMvnChunk, 4, o, true, true).kind, MvnSchedule::kRow);
+  // With Scale/Bias texels the wide row won for FLOAT16 only (run 21).
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o, true, true, true).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 4, o, true, true, true).kind, MvnSchedule::kTwoPass);
+  EXPECT_EQ(ChooseMvnSchedule(16384, 4096, 4, o, true, true, true).row_bits, 0);
 }
 
 TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
@@ -508,9 +513,10 @@ TEST(MvnPlannerTest, Vec4WhereGroupsAreWholeTexels) {
   const Case cases[] = {
       {DataType::kFloat32, {65536, 1024}, {}, KernelStage::kMvnRow, 65536 * 1024 / 4},
       {DataType::kFloat16, {65536, 1024}, {}, KernelStage::kMvnRow, 65536 * 1024 / 8},
-      // Texel loads take the wide row kernel by default, but not with a
-      // Scale (MvnPlannerTest.DefaultsAreTheFastestOnTheH100).
-      {DataType::kFloat16, {4096, 32768}, {}, KernelStage::kMvnPartial, 4096 * 32768 / 8},
+      // Texel loads take the wide row kernel by default, with a Scale only
+      // FLOAT16 (MvnPlannerTest.DefaultsAreTheFastestOnTheH100).
+      {DataType::kFloat16, {4096, 32768}, {}, KernelStage::kMvnRow, 4096 * 32768 / 8},
+      {DataType::kFloat32, {4096, 32768}, {}, KernelStage::kMvnPartial, 4096 * 32768 / 4},
       {DataType::kFloat16, {64, 65536}, {}, KernelStage::kMvnPartial, 64 * 65536 / 8},
       {DataType::kFloat32, {4096, 32768}, wide, KernelStage::kMvnRow, 4096 * 32768 / 4},
       {DataType::kFloat32, {5, 1000}, {}, KernelStage::kMvnRow, 1250},  // not whole runs of 16
