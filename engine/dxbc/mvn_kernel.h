@@ -7,7 +7,9 @@
 // normalisation workgroup per chunk exchanging partials through scratch
 // (after kMvnClear has zeroed the counters; kernel_abi.h). With
 // kMvnVariantVec4, kMvnPartial, kMvnApply and kMvnRow load and store the
-// input and output in whole 16-byte texels (kernel_abi.h).
+// input and output in whole 16-byte texels, and with
+// kMvnVariantVec4ScaleBias kMvnApply and kMvnRow load Scale/Bias so too
+// (kMvnRow a texel at a time after the reduction; kernel_abi.h).
 // Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
 // functions; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_

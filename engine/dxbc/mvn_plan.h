@@ -20,7 +20,10 @@
 // the runtime aligns to 16 bytes or more), the row, blocked and two-pass
 // kernels take kMvnVariantVec4 (PlannerOptions::mvn_vec4): R32G32B32A32_UINT
 // views of the input and output, one load per 4 FLOAT32 or 8 FLOAT16
-// elements, whole-texel stores.
+// elements, whole-texel stores; where Scale/Bias are packed over the
+// reduced dimensions too, with their groups' starts 16 bytes times a whole
+// number, the normalising kernels load them so as well
+// (kMvnVariantVec4ScaleBias, PlannerOptions::mvn_vec4_scale_bias).
 // Pure; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
 #define DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
