@@ -27,7 +27,7 @@
 // mvn1_nv0 is the same with NormalizeVariance FALSE (exact-mean statistics);
 // mvn1_affine with a Scale and a Bias per column (PyTorch's layer_norm with
 // weight and bias), whose FLOAT32 kernels carry the overflow and
-// cancellation slow path (mvn_kernel.cc, Affine).
+// cancellation slow path (mvn_emitter_normalise.cc, Affine).
 // --cache_mib tells the planner the adapter's L2 size (D3D12 does not
 // report it; default gpu::kAssumedCacheBytes); --mvn_blocked turns on the
 // blocked MVN schedule (off by default) with row blocks of a quarter of the

@@ -1,7 +1,8 @@
 // A CPU model of the MVN kernels' statistics (mvn_stats_emit.cc: ScaleFor,
-// Local, Combine, GroupReduce; mvn_kernel.cc: the apply kernel's loop over
-// partials and Normalise), operation for operation in float32, run with
-// and without denormal flushing (testing/ftz_float.h). lavapipe keeps
+// Local, Combine, GroupReduce; mvn_emitter_stages.cc: the apply kernel's
+// loop over partials; mvn_emitter_normalise.cc: Normalise), operation for
+// operation in float32, run with and without denormal flushing
+// (testing/ftz_float.h). lavapipe keeps
 // denormals, so the GPU tests cannot show what the H100 does with a tiny
 // group; this model can. It also models the two earlier schemes (no
 // scaling below 2^40 on main; the reverted patch's scaling below 2^-40 with

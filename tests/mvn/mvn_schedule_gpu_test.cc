@@ -326,7 +326,7 @@ TEST_F(MvnScheduleTest, MoreChunksThanThreads) {
 
 // FLOAT16 without texels: the chunks of a group that starts in the high
 // half of a word start one element early, so that a thread's pairs are
-// whole words (SetPairShift in mvn_kernel.cc): N one short of whole chunks
+// whole words (SetPairShift in mvn_emitter.cc): N one short of whole chunks
 // (the shifted chunks end exactly at the group's last element), one past
 // them, a row kernel filled to its last element, and an even N whose odd
 // output stride leaves no room for the shift (every other group stored
