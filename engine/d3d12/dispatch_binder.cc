@@ -278,6 +278,10 @@ absl::StatusOr<ArenaTables> DispatchBinder::CreateTables(
       return absl::InvalidArgumentError(
           absl::StrCat("a buffer of ", b, " bytes exceeds one R32 view"));
     }
+    if (b % 16 != 0) {  // the texel views would drop its tail
+      return absl::InvalidArgumentError(
+          absl::StrCat("a buffer of ", b, " bytes is not whole 16-byte texels"));
+    }
   }
   uint32_t first = 0;
   {

@@ -62,7 +62,7 @@ struct BoundDispatch {
 
 // Descriptor tables over whole buffers, created once: over one arena buffer
 // (arena.h) in every position, or (CreateTables) over a buffer per
-// position, for the resident executor's steps. Every kernel's views are one of these format sets
+// position. Every kernel's views are one of these format sets
 // (kernel_abi.h), so an arena request binds a table instead of creating
 // views: srv[0] = t0 R32G32B32A32_UINT, srv[1] = t0 R32_UINT, with t1 and
 // t2 R32_UINT in both, and srv[2] = t0, t1 and t2 R32G32B32A32_UINT (MVN's
@@ -79,8 +79,10 @@ struct ArenaTables {
 struct DispatchBinderOptions {
   // Shader-visible CBV/SRV/UAV descriptors (5 per dispatch).
   uint32_t descriptor_capacity = 65536;
-  // Descriptors kept for arena tables (13 per arena), beyond the ring.
-  uint32_t persistent_descriptors = 1024;
+  // Descriptors kept for arena tables (13 per arena), beyond the ring: 157
+  // arenas, more than fit in half an 80 GB adapter at 256 MiB each (the
+  // default memory cap and arena size).
+  uint32_t persistent_descriptors = 2048;
   // 256-byte constant blocks (1 per dispatch).
   uint32_t constant_blocks = 8192;
 };
@@ -113,7 +115,8 @@ class DispatchBinder {
   absl::StatusOr<ArenaTables> CreateArenaTables(ID3D12Resource* buffer,
                                                 uint64_t bytes);
   // The same over a buffer per position: t0, t1, t2, u0, u1 (null: a null
-  // descriptor), each of `bytes` (at most kMaxViewTexels R32 texels).
+  // descriptor), each of `bytes` (a multiple of 16, at most kMaxViewTexels
+  // R32 texels; INVALID_ARGUMENT otherwise).
   absl::StatusOr<ArenaTables> CreateTables(const std::array<ID3D12Resource*, 5>& buffers,
                                            const std::array<uint64_t, 5>& bytes);
   // Gives an arena's table descriptors back for a later arena (the arena's

@@ -22,6 +22,7 @@ constexpr uint64_t kGuardBytes = 256;
 // multiple of every view's texel size, so a range offset is a whole number
 // of texels of any format.
 constexpr uint64_t kRangeAlign = 256;
+static_assert(kRangeAlign % 16 == 0, "ranges start at whole 16-byte texels");
 constexpr uint8_t kPoison = 0xFF;
 
 uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }

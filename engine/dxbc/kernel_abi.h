@@ -226,6 +226,7 @@ inline constexpr uint8_t kMvnVariantVec4 = 0x40;
 // (mvn_plan.cc). t1/t2 are then R32G32B32A32_UINT views too, view bases in
 // texels, and a thread loads the Scale/Bias texel of each input texel:
 // one load per 4 (FLOAT32) or 8 (FLOAT16) elements instead of one each.
+// The last free bit of KernelKey::variant for MVN.
 inline constexpr uint8_t kMvnVariantVec4ScaleBias = 0x80;
 inline constexpr uint8_t kMvnVariantRankMask = 0x0f;
 // kMvnCoop: at most this many chunks per group (one partial per thread in

@@ -36,7 +36,8 @@ inline Operand CbWord(uint32_t reg, uint32_t k) {
 }
 
 // Where a slot's tensor starts in its view (ViewBases, kernel_abi.h), in
-// texels (words, or 16-byte texels for t0 and u0 with kMvnVariantVec4).
+// texels (words, or 16-byte texels for t0 and u0 with kMvnVariantVec4 and
+// for t1 and t2 with kMvnVariantVec4ScaleBias).
 inline Operand SrvBase(uint32_t t) { return CbWord(kRegViewBases, ViewBaseWordSrv(t)); }
 inline Operand UavBase(uint32_t u) { return CbWord(kRegViewBases, ViewBaseWordUav(u)); }
 

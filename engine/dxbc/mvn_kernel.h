@@ -9,7 +9,8 @@
 // kMvnVariantVec4, kMvnPartial, kMvnApply and kMvnRow load and store the
 // input and output in whole 16-byte texels, and with
 // kMvnVariantVec4ScaleBias kMvnApply and kMvnRow load Scale/Bias so too
-// (kMvnRow a texel at a time after the reduction; kernel_abi.h).
+// (kMvnRow after the reduction, a texel at a time, four in the FLOAT16
+// wide row; kernel_abi.h).
 // Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
 // functions; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_

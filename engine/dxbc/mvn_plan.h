@@ -22,7 +22,7 @@
 // views of the input and output, one load per 4 FLOAT32 or 8 FLOAT16
 // elements, whole-texel stores; where Scale/Bias are packed over the
 // reduced dimensions too, with their groups' starts 16 bytes times a whole
-// number, the normalising kernels load them so as well
+// number, the apply and row kernels load them so as well
 // (kMvnVariantVec4ScaleBias, PlannerOptions::mvn_vec4_scale_bias).
 // Pure; thread-safe.
 #ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_

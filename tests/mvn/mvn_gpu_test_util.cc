@@ -22,10 +22,12 @@ std::vector<double> Logical(const TensorDesc& desc, const std::string& buffer) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> MakeEngine(const gpu::PlannerOptions& options) {
+absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> MakeEngine(const gpu::PlannerOptions& options,
+                                                             uint64_t arena_bytes) {
   d3d12::GpuEngineOptions o;
   o.device.kind = d3d12::TestAdapterKind();
   o.poison_outputs = true;
+  if (arena_bytes != 0) o.arena_bytes = arena_bytes;
   o.planner = [options](const OperatorDesc& op, bool in_place) {
     return gpu::PlanExecution(op, in_place, options);
   };

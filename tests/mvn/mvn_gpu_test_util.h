@@ -20,8 +20,11 @@ namespace dmls::mvn_testing {
 
 // A GpuEngine (software adapter, or the GPU with
 // DMLS_KERNELS_TEST_ADAPTER=gpu) whose planner uses `options`, with
-// poisoned outputs (an unwritten element reads back as NaN).
-absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> MakeEngine(const gpu::PlannerOptions& options);
+// poisoned outputs (an unwritten element reads back as NaN); `arena_bytes`
+// (nonzero) sets its arena size (requests above half of it take dedicated
+// buffers and views).
+absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> MakeEngine(const gpu::PlannerOptions& options,
+                                                             uint64_t arena_bytes = 0);
 
 // MVN1 over `axes` of a packed tensor, Epsilon 1e-5.
 OperatorDesc Mvn1(DataType type, const std::vector<uint64_t>& sizes,

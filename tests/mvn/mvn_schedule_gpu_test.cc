@@ -503,6 +503,27 @@ TEST_F(MvnScheduleTest, ScaleAndBiasTexels) {
   blocked.mvn_row = false;
   ASSERT_TRUE(TakesScaleBiasTexels(op, blocked, true));
   RunTexels(op, blocked, true, MvnSchedule::kBlocked, seed++);
+  // Dedicated buffers and views (the request is above half of a 64 KiB
+  // arena) instead of the arena's tables: a Scale per element and a Bias
+  // per column.
+  {
+    absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine({}, 64 << 10);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
+      OperatorDesc d = Mvn1(t, {4, 10000}, {1});
+      d.scale = MakeTensorDesc(t, {4, 10000});
+      d.bias = MakeTensorDesc(t, {1, 10000});
+      ASSERT_TRUE(TakesScaleBiasTexels(d, {}, true));
+      ExecuteRequest r;
+      r.op = d;
+      r.input = Payload(*d.input, RandomValues(40000, seed, 3.0));
+      r.scale = Payload(*d.scale, RandomValues(40000, seed + 1, 2.0));
+      r.bias = Payload(*d.bias, RandomValues(10000, seed + 2, 1.0));
+      ++seed;
+      EXPECT_TRUE(MatchesCpu(**engine, r));
+    }
+    EXPECT_EQ((*engine)->stats().dedicated_requests, 2u);
+  }
   // Off: a Bias per row beside a Scale per column keeps both on words;
   // so does the option.
   op = Mvn1(DataType::kFloat32, {4, 1000}, {1});

@@ -6,7 +6,7 @@
 // invalid (then only the exact result conforms). The conformance corpus
 // stores that result beside the exact one (expected_ftz); the robustness
 // test's mutants are made at run time, so it asks the CPU engine for it.
-// Pure functions; thread-safe.
+// Stateless; thread-safe for distinct arguments.
 #ifndef DMLSERVE_TESTS_ROBUSTNESS_FTZ_ALTERNATIVE_H_
 #define DMLSERVE_TESTS_ROBUSTNESS_FTZ_ALTERNATIVE_H_
 
