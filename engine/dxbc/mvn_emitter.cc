@@ -22,38 +22,26 @@ void MvnEmitter::GroupCoordinates() {
 }
 
 std::vector<Operand> MvnEmitter::OuterOffsets(const std::vector<Tensor>& tensors) {
-  std::vector<Operand> base;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    base.push_back(T());
-    b_.Mov(base.back(), U(0));
-  }
-  Operand rem = T(), coord = T();
-  b_.Mov(rem, g_);
-  const uint32_t outer = kMaxRank - inner_;
-  for (uint32_t k = outer; k-- > 0;) {
-    if (k > 0) {
-      b_.UDiv(rem, coord, rem, CbWord(kRegSizes, k));
-    } else {
-      b_.Mov(coord, rem);
-    }
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      b_.IMad(base[i], coord, CbWord(kRegStrides[tensors[i]], k), base[i]);
-    }
-  }
-  return base;
+  return DimOffsets(g_, 0, kMaxRank - inner_, tensors,
+                    std::vector<Operand>(tensors.size(), U(0)));
 }
 
 std::vector<Operand> MvnEmitter::InnerOffsets(Operand n, const std::vector<Tensor>& tensors,
                                               const std::vector<Operand>& base) {
+  return DimOffsets(n, kMaxRank - inner_, kMaxRank, tensors, base);
+}
+
+std::vector<Operand> MvnEmitter::DimOffsets(Operand index, uint32_t first, uint32_t end,
+                                            const std::vector<Tensor>& tensors,
+                                            const std::vector<Operand>& start) {
   std::vector<Operand> offs;
   for (size_t i = 0; i < tensors.size(); ++i) {
     offs.push_back(T());
-    b_.Mov(offs.back(), base[i]);
+    b_.Mov(offs.back(), start[i]);
   }
   Operand rem = T(), coord = T();
-  b_.Mov(rem, n);
-  const uint32_t first = kMaxRank - inner_;
-  for (uint32_t k = kMaxRank; k-- > first;) {
+  b_.Mov(rem, index);
+  for (uint32_t k = end; k-- > first;) {
     if (k > first) {
       b_.UDiv(rem, coord, rem, CbWord(kRegSizes, k));
     } else {
@@ -268,13 +256,12 @@ std::vector<MvnEmitter::Elem> MvnEmitter::LoadTexels(const std::vector<Tensor>& 
     el[j].texel = first.texel;
     el[j].out_off = first.out_off;
   }
-  const size_t first_sb = std::min<size_t>(2, tensors.size());
-  const std::vector<Tensor> sb(tensors.begin() + first_sb, tensors.end());
-  const std::vector<Operand> sb_base(base.begin() + first_sb, base.end());
   if (ScaleBiasAreTexels()) {
     if (!defer_scale_bias) ScaleBiasTexels(el, base);
-  } else {
-    for (uint32_t j = 0; j < elems_ && !sb.empty(); ++j) {
+  } else if (tensors.size() > 2) {
+    const std::vector<Tensor> sb(tensors.begin() + 2, tensors.end());
+    const std::vector<Operand> sb_base(base.begin() + 2, base.end());
+    for (uint32_t j = 0; j < elems_; ++j) {
       Elem& e = el[j];
       Operand nj = T();
       b_.IMad(nj, e.texel, U(lanes_), U(j % lanes_));
@@ -298,7 +285,8 @@ std::vector<MvnEmitter::Elem> MvnEmitter::LoadTexels(const std::vector<Tensor>& 
 
 void MvnEmitter::ScaleBiasTexels(std::vector<Elem>& el, const std::vector<Operand>& base,
                                  uint32_t first, uint32_t count) {
-  const uint32_t end = std::min(elems_ / lanes_, first + std::min(count, elems_ / lanes_));
+  const uint32_t texels = elems_ / lanes_;
+  const uint32_t end = first + std::min(count, texels - first);
   std::vector<Operand> vs, vb;
   for (uint32_t k = first; k < end; ++k) {
     const Operand t = el[k * lanes_].texel;

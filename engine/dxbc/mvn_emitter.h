@@ -108,6 +108,12 @@ class MvnEmitter {
   std::vector<Operand> InnerOffsets(Operand n, const std::vector<Tensor>& tensors,
                                     const std::vector<Operand>& base);
 
+  // offs[t] = start[t] + offset in tensor t of `index` decomposed over
+  // dimensions [first, end) (the last one varying fastest).
+  std::vector<Operand> DimOffsets(Operand index, uint32_t first, uint32_t end,
+                                  const std::vector<Tensor>& tensors,
+                                  const std::vector<Operand>& start);
+
   // FLOAT16 addressing: `word` = the view word holding the element at
   // element offset `off` of a tensor that starts `view_base` words into
   // its view, and `shift` = that element's bit position in it (0 or 16).

@@ -287,7 +287,7 @@ absl::StatusOr<KernelInfo> MvnEmitter::Row() {
   // Scale/Bias texels once the statistics are in, a texel at a time
   // (Normalise): they are not live through the reduction (the wide
   // row's registers).
-  const bool defer = vec4_ && ScaleBiasAreTexels();
+  const bool defer = ScaleBiasAreTexels();  // implies kMvnVariantVec4
   std::vector<Elem> el = LoadElements(tensors, base, defer);
   std::vector<Operand> x, ok;
   for (const Elem& e : el) {

@@ -44,13 +44,13 @@ absl::StatusOr<View> WholeTexelView(BufferSlot slot, const TensorDesc& t, uint64
   return View{slot, ViewFormat::kR32G32B32A32Uint, 0, static_cast<uint32_t>(texels)};
 }
 
-// Whether every group is a run of whole 16-byte texels in each of
-// `tensors` (indices into the dimensions' strides): packed over the inner
-// dimensions, with N and every outer stride a multiple of 16 bytes (the
-// tensors start at 16-byte aligned buffer offsets).
+// Whether every group is a run of whole 16-byte texels in each of tensors
+// [first, end) (indices into the dimensions' strides): packed over the
+// inner dimensions, with N and every outer stride a multiple of 16 bytes
+// (the tensors start at 16-byte aligned buffer offsets).
 bool GroupsAreTexelRuns(const std::vector<Dim>& outer, const std::vector<Dim>& inner,
-                        uint32_t element_bytes, const std::vector<size_t>& tensors) {
-  for (size_t t : tensors) {
+                        uint32_t element_bytes, size_t first, size_t end) {
+  for (size_t t = first; t < end; ++t) {
     uint64_t packed = 1;
     for (size_t k = inner.size(); k-- > 0;) {
       if (inner[k].strides[t] != packed) return false;
@@ -157,12 +157,10 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 
   const uint64_t work_groups = groups * chunks;
   const uint32_t element_bytes = ElementBits(t) / 8;
-  const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, element_bytes, {0, 1});
-  // Scale/Bias (strides 2 and up) as texels too.
-  std::vector<size_t> sb_tensors;
-  for (size_t i = 2; i < strides.size(); ++i) sb_tensors.push_back(i);
-  const bool sb_texel_runs = texel_runs && !sb_tensors.empty() && o.mvn_vec4_scale_bias &&
-                             GroupsAreTexelRuns(outer, inner, element_bytes, sb_tensors);
+  // Input and output (strides 0 and 1), then Scale/Bias (2 and up).
+  const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, element_bytes, 0, 2);
+  const bool sb_texel_runs = texel_runs && (has_scale || has_bias) && o.mvn_vec4_scale_bias &&
+                             GroupsAreTexelRuns(outer, inner, element_bytes, 2, strides.size());
   const MvnSchedule schedule =
       ChooseMvnSchedule(groups, n, element_bytes, o, texel_runs, has_scale || has_bias,
                         sb_texel_runs);
