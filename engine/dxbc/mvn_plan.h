@@ -37,16 +37,6 @@ namespace dmls::gpu {
 
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& options);
 
-struct MvnSchedule {
-  enum Kind { kRow, kBlocked, kTwoPass, kCoop };
-  Kind kind = kRow;
-  // Groups per dispatch pair (kBlocked, kTwoPass); kCoop: the lag, groups
-  // between a group's statistics and its normalisation (MvnArgs::lag).
-  uint64_t block_groups = 0;
-  // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
-  // kMvnVariantSmallRow, kMvnVariantWideRow).
-  uint8_t row_bits = 0;
-};
 // The schedule of `groups` reduction groups of `n` elements each;
 // `texel_runs`: they take texel loads (kMvnVariantVec4), with which the
 // wide row kernel is the fastest up to kMvnWideRowChunk elements, unless

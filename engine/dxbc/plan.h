@@ -47,6 +47,17 @@ struct Dispatch {
   bool barrier_before = false;
 };
 
+struct MvnSchedule {
+  enum Kind { kRow, kBlocked, kTwoPass, kCoop };
+  Kind kind = kRow;
+  // Groups per dispatch pair (kBlocked, kTwoPass); kCoop: the lag, groups
+  // between a group's statistics and its normalisation (MvnArgs::lag).
+  uint64_t block_groups = 0;
+  // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
+  // kMvnVariantSmallRow, kMvnVariantWideRow).
+  uint8_t row_bits = 0;
+};
+
 struct DispatchPlan {
   std::vector<Dispatch> dispatches;
   uint64_t scratch_bytes = 0;
