@@ -494,17 +494,7 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
               plan.dispatches.size(), static_cast<unsigned long long>(plan.scratch_bytes));
   if (op.type == static_cast<uint32_t>(OperatorType::kMeanVarianceNormalization1)) {
     const uint64_t cols = op.input->sizes.back(), rows = n / cols;
-    // The planner's inputs as PlanMvn has them: texel runs where the plan
-    // took texels (for Scale/Bias too), and whether a Scale or Bias comes
-    // along.
-    bool texels = false, sb_texels = false;
-    for (const gpu::Dispatch& d : plan.dispatches) {
-      texels = texels || (d.key.variant & gpu::kMvnVariantVec4) != 0;
-      sb_texels = sb_texels || (d.key.variant & gpu::kMvnVariantVec4ScaleBias) != 0;
-    }
-    const gpu::MvnSchedule s =
-        gpu::ChooseMvnSchedule(rows, cols, ElementBits(op.input->type()) / 8, f.planner, texels,
-                               op.scale.has_value() || op.bias.has_value(), sb_texels);
+    const gpu::MvnSchedule& s = plan.mvn_schedule;
     const uint64_t cache = f.planner.cache_bytes ? f.planner.cache_bytes : gpu::kAssumedCacheBytes;
     const uint32_t threads = s.row_bits == gpu::kMvnVariantSmallRow  ? gpu::kMvnSmallRowThreads
                              : s.row_bits == gpu::kMvnVariantWideRow ? gpu::kMvnWideRowThreads

@@ -237,6 +237,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   };
 
   DispatchPlan plan;
+  plan.mvn_schedule = schedule;
   if (schedule.kind == MvnSchedule::kRow) {
     absl::StatusOr<Dispatch> d = make(KernelStage::kMvnRow, 0, groups);
     if (!d.ok()) return d.status();

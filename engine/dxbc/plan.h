@@ -47,6 +47,7 @@ struct Dispatch {
   bool barrier_before = false;
 };
 
+// How an MVN/MVN1 plan reduces its groups (ChooseMvnSchedule, mvn_plan.h).
 struct MvnSchedule {
   enum Kind { kRow, kBlocked, kTwoPass, kCoop };
   Kind kind = kRow;
@@ -61,6 +62,9 @@ struct MvnSchedule {
 struct DispatchPlan {
   std::vector<Dispatch> dispatches;
   uint64_t scratch_bytes = 0;
+  // MVN/MVN1: the schedule PlanMvn chose (to show it; the dispatches are
+  // what runs). Default for other operators.
+  MvnSchedule mvn_schedule;
 };
 
 }  // namespace dmls::gpu
