@@ -72,8 +72,8 @@
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/hresult.h"
 #include "engine/d3d12/pipeline_cache.h"
-#include "engine/dxbc/mvn_plan.h"
-#include "engine/dxbc/planner.h"
+#include "engine/plan/mvn_plan.h"
+#include "engine/plan/planner.h"
 #include "engine/ops/validator.h"
 
 namespace dmls::d3d12 {

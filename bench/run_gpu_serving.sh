@@ -93,7 +93,7 @@ unset LD_LIBRARY_PATH
 {
   DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
     ours $b/tests/conformance/conformance_gpu_test 2>&1 | tail -4
-  DMLS_KERNELS_TEST_ADAPTER=gpu ours $b/engine/dxbc/dxbc_view_base_gpu_test 2>&1 | tail -4
+  DMLS_KERNELS_TEST_ADAPTER=gpu ours $b/engine/d3d12/dxbc_view_base_gpu_test 2>&1 | tail -4
   DMLS_KERNELS_TEST_ADAPTER=gpu ours $b/engine/d3d12/d3d12_operators_test 2>&1 | tail -4
 } 2>&1 | tee "$OUT/gpu_tests.log"
 

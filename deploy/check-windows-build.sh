@@ -54,7 +54,7 @@ for lib in absl spdlog fmt directx gtest gmock; do
   ln -s "/usr/include/$lib" "$WORK/include/$lib"
 done
 
-ENGINE_DIRS=(engine/core engine/ops engine/cpu engine/sched engine/dxbc
+ENGINE_DIRS=(engine/core engine/ops engine/cpu engine/sched engine/dxbc engine/kernels engine/plan
              engine/d3d12)
 # The engine's libraries: every non-test .cc under ENGINE_DIRS.
 # engine/dxbc/testing is left out on purpose: it is the Linux test harness

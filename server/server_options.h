@@ -61,7 +61,7 @@ struct ServerOptions {
   // when that is unknown. 0: no cap beyond the device's own.
   std::optional<uint64_t> gpu_memory_cap_bytes;
   // The adapters' last-level (L2) cache in MiB, which sizes the row blocks
-  // of MVN plans (engine/dxbc/mvn_plan.h). D3D12 does not report it; 0:
+  // of MVN plans (engine/plan/mvn_plan.h). D3D12 does not report it; 0:
   // gpu::kAssumedCacheBytes (32 MiB). H100/H200: 50.
   uint64_t gpu_cache_mib = 0;
   // TLS on the gRPC port: the server's certificate chain and private key

@@ -31,7 +31,7 @@
 #include "engine/d3d12/pipeline_cache.h"
 #include "engine/d3d12/platform.h"
 #include "engine/d3d12/view_cache.h"
-#include "engine/dxbc/plan.h"
+#include "engine/plan/plan.h"
 
 namespace dmls::d3d12 {
 

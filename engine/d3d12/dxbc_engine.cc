@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "engine/dxbc/kernels.h"
-#include "engine/dxbc/planner.h"
+#include "engine/kernels/kernels.h"
+#include "engine/plan/planner.h"
 
 namespace dmls::d3d12 {
 

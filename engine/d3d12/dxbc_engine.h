@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/d3d12/gpu_engine.h"
-#include "engine/dxbc/planner.h"
+#include "engine/plan/planner.h"
 
 namespace dmls::d3d12 {
 

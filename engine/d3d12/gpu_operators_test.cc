@@ -18,7 +18,7 @@
 #include "engine/d3d12/test_adapter.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/d3d12/dxbc_engine.h"
-#include "engine/dxbc/planner.h"
+#include "engine/plan/planner.h"
 #include "engine/ops/validator.h"
 #include "gtest/gtest.h"
 

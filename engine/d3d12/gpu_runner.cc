@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "engine/d3d12/hresult.h"
 #include "engine/d3d12/state_tracker.h"
-#include "engine/dxbc/planner.h"
+#include "engine/plan/planner.h"
 #include "engine/sched/admission.h"
 #include "spdlog/spdlog.h"
 

@@ -58,7 +58,7 @@
 #include "engine/d3d12/dispatch_binder.h"
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/pipeline_cache.h"
-#include "engine/dxbc/plan.h"
+#include "engine/plan/plan.h"
 #include "engine/sched/runner.h"
 #include "engine/sched/thread_pool.h"
 #include "spdlog/logger.h"

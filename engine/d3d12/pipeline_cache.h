@@ -1,5 +1,5 @@
 // PipelineCache: the one root signature every kernel shares
-// (engine/dxbc/kernel_abi.h) and one compute pipeline state per KernelKey,
+// (engine/kernels/kernel_abi.h) and one compute pipeline state per KernelKey,
 // created on first use and kept for the life of the engine.
 //
 // Root signature: parameter 0 root CBV b0; parameter 1 descriptor table
@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/platform.h"
-#include "engine/dxbc/kernel_key.h"
+#include "engine/kernels/kernel_key.h"
 
 namespace dmls::d3d12 {
 

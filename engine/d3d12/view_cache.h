@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/platform.h"
-#include "engine/dxbc/plan.h"
+#include "engine/plan/plan.h"
 
 namespace dmls::d3d12 {
 

@@ -16,7 +16,7 @@
 #include "absl/container/flat_hash_set.h"
 
 #include "engine/dxbc/checksum.h"
-#include "engine/dxbc/kernels.h"
+#include "engine/kernels/kernels.h"
 #include "engine/dxbc/testing/vkd3d_compile.h"
 
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
 #include "engine/d3d12/dxbc_engine.h"
-#include "engine/dxbc/planner.h"
+#include "engine/plan/planner.h"
 #include "gtest/gtest.h"
 
 namespace dmls::mvn_testing {

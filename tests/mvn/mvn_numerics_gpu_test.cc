@@ -19,7 +19,7 @@
 #include <ostream>
 #include <vector>
 
-#include "engine/dxbc/planner.h"
+#include "engine/plan/planner.h"
 #include "gtest/gtest.h"
 #include "tests/mvn/mvn_gpu_test_util.h"
 

@@ -16,9 +16,9 @@
 #include <memory>
 #include <vector>
 
-#include "engine/dxbc/kernel_key.h"
-#include "engine/dxbc/mvn_plan.h"
-#include "engine/dxbc/planner.h"
+#include "engine/kernels/kernel_key.h"
+#include "engine/plan/mvn_plan.h"
+#include "engine/plan/planner.h"
 #include "gtest/gtest.h"
 #include "tests/mvn/mvn_gpu_test_util.h"
 

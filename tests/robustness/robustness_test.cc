@@ -41,8 +41,8 @@
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/tensor_access.h"
 #include "engine/d3d12/dxbc_engine.h"
-#include "engine/dxbc/kernels.h"
-#include "engine/dxbc/planner.h"
+#include "engine/kernels/kernels.h"
+#include "engine/plan/planner.h"
 #include "engine/ops/schema.h"
 #include "engine/ops/validator.h"
 #include "gtest/gtest.h"
@@ -130,7 +130,7 @@ std::string Resized(const std::string& original, uint64_t bytes) {
 
 // MVN groups with values beyond what unscaled float32 statistics survive
 // (|x| above 2^40, or an infinite or NaN element). The GPU's statistics
-// scale such groups (engine/dxbc/mvn_stats_emit.h), so they are compared
+// scale such groups (engine/kernels/mvn_stats_emit.h), so they are compared
 // like every other request; counted to show that the mix reaches them.
 bool MvnHasExtremeValues(const OperatorDesc& op, const std::string& input) {
   const ops::OperatorSchema* schema = ops::FindOperator(op.type);

@@ -1,0 +1,60 @@
+#include "engine/kernels/kernel_key.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace dmls::gpu {
+namespace {
+
+// Packs every field into 64 bits; fields are small enums/bools so the
+// packing is injective and doubles as the hash input.
+uint64_t Pack(const KernelKey& k) {
+  uint64_t v = static_cast<uint64_t>(k.stage);
+  v = v << 8 | (static_cast<uint32_t>(k.op) & 0xff);
+  v = v << 4 | (static_cast<uint32_t>(k.data_type) & 0xf);
+  v = v << 1 | static_cast<uint64_t>(k.layout);
+  v = v << 1 | k.scale_bias;
+  v = v << 1 | k.normalize_variance;
+  v = v << 1 | k.has_scale;
+  v = v << 1 | k.has_bias;
+  v = v << 8 | (static_cast<uint32_t>(k.fused) & 0xff);
+  v = v << 8 | k.variant;
+  return v;
+}
+
+}  // namespace
+
+bool KernelKey::operator==(const KernelKey& o) const {
+  return stage == o.stage && op == o.op && data_type == o.data_type &&
+         layout == o.layout && scale_bias == o.scale_bias &&
+         normalize_variance == o.normalize_variance && has_scale == o.has_scale &&
+         has_bias == o.has_bias && fused == o.fused && variant == o.variant;
+}
+
+uint64_t KernelKey::Hash() const {
+  // splitmix64 finaliser over the packed fields.
+  uint64_t z = Pack(*this) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::string KernelKey::DebugString() const {
+  static const char* kStages[] = {"elementwise", "mvn_partial", "mvn_apply",
+                                  "mvn_row",     "mvn_coop",    "mvn_clear"};
+  const int s = static_cast<int>(stage);
+  std::string out = s < 6 ? kStages[s] : "stage?";
+  out += absl::StrCat(" op=", static_cast<uint32_t>(op), " type=");
+  out += std::string(DataTypeName(data_type));
+  out += layout == LayoutClass::kContiguous ? " contiguous" : " strided";
+  if (scale_bias) out += " scale_bias";
+  if (stage != KernelStage::kElementwise) {
+    out += normalize_variance ? " normvar" : " nonorm";
+    if (has_scale) out += " scale";
+    if (has_bias) out += " bias";
+    out += absl::StrCat(" fused=", static_cast<uint32_t>(fused));
+  }
+  out += absl::StrCat(" variant=", static_cast<uint32_t>(variant));
+  return out;
+}
+
+}  // namespace dmls::gpu

@@ -1,0 +1,134 @@
+#include "engine/kernels/mvn_kernel.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/kernels/activation_emit.h"
+#include "engine/kernels/mvn_emitter.h"
+#include "engine/ops/schema.h"
+
+namespace dmls::gpu {
+namespace {
+
+using mvn_emit::MvnEmitter;
+
+static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0,
+              "FLOAT16 elements go in pairs, and in whole texels with kMvnVariantVec4");
+
+bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
+
+}  // namespace
+
+absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
+  if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||
+      key.layout != LayoutClass::kStrided ||
+      (key.variant & ~(kMvnVariantRankMask | kMvnVariantSmallRow | kMvnVariantWideRow |
+                       kMvnVariantVec4 | kMvnVariantVec4ScaleBias)) != 0 ||
+      (key.variant & kMvnVariantRankMask) < 1 || (key.variant & kMvnVariantRankMask) > kMaxRank ||
+      key.scale_bias ||
+      (key.fused != OperatorType::kInvalid && !IsSupportedActivation(key.fused))) {
+    return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
+  }
+  const uint8_t row_bits = key.variant & (kMvnVariantSmallRow | kMvnVariantWideRow);
+  if (row_bits != 0 && (key.stage != KernelStage::kMvnRow ||
+                        row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
+    return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
+                                                   key.DebugString()));
+  }
+  if ((key.variant & kMvnVariantVec4) != 0 && key.stage != KernelStage::kMvnPartial &&
+      key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("texel loads are kMvnPartial/Apply/Row only: ", key.DebugString()));
+  }
+  if ((key.variant & kMvnVariantVec4ScaleBias) != 0 &&
+      ((key.variant & kMvnVariantVec4) == 0 || (!key.has_scale && !key.has_bias) ||
+       (key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Scale/Bias texels need texel loads, a Scale or Bias, kMvnApply/Row: ",
+        key.DebugString()));
+  }
+  if (key.stage == KernelStage::kMvnClear && key != MvnClearKey()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the MVN clear kernel has one key: ", key.DebugString()));
+  }
+  ShaderBuilder b(MvnEmitter::ThreadsOf(key));
+  MvnEmitter e(b, key);
+  if (key.stage == KernelStage::kMvnClear) return e.Clear();
+  if (key.stage == KernelStage::kMvnCoop) return e.Coop();
+  if (key.stage == KernelStage::kMvnPartial) {
+    if (key.has_scale || key.has_bias || key.fused != OperatorType::kInvalid) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MVN partial keys carry no apply options: ", key.DebugString()));
+    }
+    return e.Partial();
+  }
+  return key.stage == KernelStage::kMvnRow ? e.Row() : e.Apply();
+}
+
+KernelKey MvnClearKey() {
+  KernelKey k;
+  k.stage = KernelStage::kMvnClear;
+  k.op = OperatorType::kMeanVarianceNormalization1;
+  k.data_type = DataType::kFloat32;
+  k.layout = LayoutClass::kStrided;
+  k.variant = 1;
+  return k;
+}
+
+void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
+  keys.push_back(MvnClearKey());
+  // No fused activation, then every activation the schema lets MVN fuse.
+  std::vector<OperatorType> fused = {OperatorType::kInvalid};
+  for (const ops::OperatorSchema& s : ops::AllOperators()) {
+    if (s.fusable_from.has_value()) fused.push_back(s.type);
+  }
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
+    for (uint8_t r = 1; r <= kMaxRank; ++r) {
+      KernelKey k;
+      k.op = OperatorType::kMeanVarianceNormalization1;
+      k.data_type = t;
+      k.layout = LayoutClass::kStrided;
+      k.variant = r;
+      k.stage = KernelStage::kMvnPartial;
+      for (bool vec4 : {false, true}) {
+        k.variant = vec4 ? static_cast<uint8_t>(r | kMvnVariantVec4) : r;
+        for (bool nv : {false, true}) {
+          k.normalize_variance = nv;  // false: exact-mean statistics
+          keys.push_back(k);
+        }
+      }
+      const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
+      // Apply, the three row kernels, coop; then apply and the row kernels
+      // with texel loads (kMvnVariantVec4), with a Scale or Bias also with
+      // their texel loads (kMvnVariantVec4ScaleBias).
+      for (int stage = 0; stage < 9; ++stage) {
+        const int s = stage < 5 ? stage : stage - 5;
+        k.stage = s == 0   ? KernelStage::kMvnApply
+                  : s == 4 ? KernelStage::kMvnCoop
+                           : KernelStage::kMvnRow;
+        k.variant = s == 0 || s == 4 ? r : static_cast<uint8_t>(r | row_bits[s - 1]);
+        if (stage >= 5) k.variant |= kMvnVariantVec4;
+        for (bool nv : {false, true}) {
+          for (bool hs : {false, true}) {
+            for (bool hb : {false, true}) {
+              for (OperatorType f : fused) {
+                k.normalize_variance = nv;
+                k.has_scale = hs;
+                k.has_bias = hb;
+                k.fused = f;
+                keys.push_back(k);
+                if (stage >= 5 && (hs || hb)) {
+                  KernelKey sb = k;  // and with Scale/Bias texels
+                  sb.variant |= kMvnVariantVec4ScaleBias;
+                  keys.push_back(sb);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace dmls::gpu

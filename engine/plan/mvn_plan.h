@@ -1,0 +1,57 @@
+// PlanMvn: the MVN/MVN1 part of the planner. Three schedules:
+//  * row: a group of at most kMvnWideRowChunk elements is one workgroup of one
+//    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
+//    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 1,024 threads of 32
+//    elements up to kMvnWideRowChunk);
+//  * blocked: larger groups in blocks of rows sized from the adapter's cache
+//    (PlannerOptions::cache_bytes): per block, partial statistics into
+//    scratch then combine + normalise, so that the normalisation rereads
+//    the block from the cache instead of DRAM;
+//  * two-pass: the same two dispatches over all groups at once, when one
+//    group alone exceeds the block budget or the tensor fits one block;
+//  * cooperative (PlannerOptions::mvn_coop_max_chunks): a clear of the
+//    counters, then one kMvnCoop dispatch whose workgroups take the
+//    statistics of each chunk, then, a cache's worth of groups later, its
+//    normalisation (kernel_abi.h), so that DRAM sees the input once; it
+//    takes precedence over the two above where enabled.
+// Where each group is a run of whole 16-byte texels of the input and of the
+// output (packed over the reduced dimensions, N and every outer stride a
+// multiple of 16 bytes: tensors start at their buffer's first byte, which
+// the runtime aligns to 16 bytes or more), the row, blocked and two-pass
+// kernels take kMvnVariantVec4 (PlannerOptions::mvn_vec4): R32G32B32A32_UINT
+// views of the input and output, one load per 4 FLOAT32 or 8 FLOAT16
+// elements, whole-texel stores; where Scale/Bias are packed over the
+// reduced dimensions too, with their groups' starts 16 bytes times a whole
+// number, the apply and row kernels load them so as well
+// (kMvnVariantVec4ScaleBias, PlannerOptions::mvn_vec4_scale_bias).
+// Pure; thread-safe.
+#ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
+#define DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
+
+#include "absl/status/statusor.h"
+#include "engine/core/operator_desc.h"
+#include "engine/plan/plan.h"
+#include "engine/plan/planner.h"
+
+namespace dmls::gpu {
+
+absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& options);
+
+// The schedule of `groups` reduction groups of `n` elements each;
+// `texel_runs`: they take texel loads (kMvnVariantVec4), with which the
+// wide row kernel is the fastest up to kMvnWideRowChunk elements, unless
+// `scale_or_bias`: with a Scale or Bias its 32 elements a thread carry two
+// more values each. With one load per element for them it ran 2.8
+// (FLOAT32) and 4.6 (FLOAT16) times slower than the two passes at 4,096 x
+// 32,768 on the H100 (run 15). With `scale_bias_texels`
+// (kMvnVariantVec4ScaleBias, loaded a texel at a time after the reduction)
+// FLOAT16 wins (282 against 356 us) and FLOAT32 still loses (615 against
+// 590; run 21), so only FLOAT16 takes it (PlannerOptions::mvn_wide_row
+// still forces it).
+MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
+                              const PlannerOptions& options, bool texel_runs = false,
+                              bool scale_or_bias = false, bool scale_bias_texels = false);
+
+}  // namespace dmls::gpu
+
+#endif  // DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
