@@ -9,7 +9,7 @@
 #include "engine/ops/rule_status.h"
 #include "engine/ops/schema.h"
 #include "engine/ops/validator.h"
-#include "server/proto_mapping.h"
+#include "server/mapping/proto_mapping.h"
 
 namespace dmls::server {
 namespace {

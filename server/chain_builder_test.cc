@@ -3,9 +3,9 @@
 #include "engine/ops/rule_status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/fake_engine.h"
-#include "server/proto_mapping.h"
-#include "server/test_requests.h"
+#include "server/testing/fake_engine.h"
+#include "server/mapping/proto_mapping.h"
+#include "server/testing/test_requests.h"
 
 namespace dmls::server {
 namespace {

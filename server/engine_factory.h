@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
 #include "engine/sched/scheduler_observer.h"
-#include "server/server_options.h"
+#include "server/options/server_options.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {

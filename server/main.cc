@@ -21,12 +21,12 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpc/grpc.h"
-#include "server/dml_server.h"
+#include "server/lifecycle/dml_server.h"
 #include "server/engine_factory.h"
-#include "server/exit_deadline.h"
-#include "server/logging.h"
-#include "server/metrics.h"
-#include "server/server_options.h"
+#include "server/lifecycle/exit_deadline.h"
+#include "server/telemetry/logging.h"
+#include "server/telemetry/metrics.h"
+#include "server/options/server_options.h"
 
 namespace {
 const dmls::server::ServerOptions kDefaults;

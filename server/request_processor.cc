@@ -12,7 +12,7 @@
 #include "engine/ops/validator.h"
 #include "engine/sched/admission.h"
 #include "server/chain_builder.h"
-#include "server/proto_mapping.h"
+#include "server/mapping/proto_mapping.h"
 
 namespace dmls::server {
 namespace {

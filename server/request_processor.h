@@ -26,8 +26,8 @@
 #include "engine/core/operator_desc.h"
 #include "engine/sched/admission.h"
 #include "server/byte_budget.h"
-#include "server/metrics.h"
-#include "server/status_mapping.h"
+#include "server/telemetry/metrics.h"
+#include "server/mapping/status_mapping.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
 

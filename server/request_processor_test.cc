@@ -6,8 +6,8 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/fake_engine.h"
-#include "server/test_requests.h"
+#include "server/testing/fake_engine.h"
+#include "server/testing/test_requests.h"
 
 namespace dmls::server {
 namespace {

@@ -5,7 +5,7 @@
 #include "engine/core/host_resident.h"
 #include "engine/ops/rule_status.h"
 #include "gtest/gtest.h"
-#include "server/fake_engine.h"
+#include "server/testing/fake_engine.h"
 
 namespace dmls::server {
 namespace {

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "engine/cpu/tensor_access.h"
-#include "server/proto_mapping.h"
+#include "server/mapping/proto_mapping.h"
 #include "tests/conformance/tolerance.h"
 
 namespace dmls::conformance {

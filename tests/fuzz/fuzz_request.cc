@@ -22,8 +22,8 @@
 #include "engine/ops/validator.h"
 #include "engine/sched/admission.h"
 #include "server/chain_builder.h"
-#include "server/message_codec.h"
-#include "server/proto_mapping.h"
+#include "server/rpc/message_codec.h"
+#include "server/mapping/proto_mapping.h"
 #include "server/tensor_store.h"
 
 namespace {

@@ -46,7 +46,7 @@
 #include "engine/ops/schema.h"
 #include "engine/ops/validator.h"
 #include "gtest/gtest.h"
-#include "server/proto_mapping.h"
+#include "server/mapping/proto_mapping.h"
 #include "tests/conformance/corpus.h"
 #include "tests/conformance/tolerance.h"
 #include "tests/robustness/ftz_alternative.h"

@@ -1,0 +1,235 @@
+#include "server/lifecycle/dml_server.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <algorithm>
+#include <climits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "server/mapping/capabilities.h"
+#include "server/rpc/send_queues.h"
+#include "server/security/server_credentials.h"
+
+namespace dmls::server {
+
+absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
+    const ServerOptions& options, Engine* engine,
+    std::shared_ptr<spdlog::logger> logger, Metrics* metrics) {
+  if (absl::Status status = ValidateOptions(options); !status.ok()) {
+    return status;
+  }
+  // Process-wide switches; both must be set before the builder runs.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  std::unique_ptr<DmlServer> server(new DmlServer());
+  server->engine_ = engine;
+  server->logger_ = logger;
+  ServiceOptions service_options;
+  service_options.processor.metrics = metrics;
+  service_options.processor.max_tensor_bytes = options.max_tensor_bytes;
+  service_options.processor.max_in_flight = options.max_in_flight;
+  service_options.processor.memory_budget_bytes = EffectiveMemoryBudget(options);
+  service_options.processor.max_message_bytes = options.max_message_bytes;
+  service_options.stream_window = options.stream_window;
+  service_options.processor.max_chain_steps = options.max_chain_steps;
+  service_options.processor.max_output_ratio = options.max_output_ratio;
+  service_options.processor.max_output_ratio_limit = options.max_output_ratio_limit;
+  service_options.stream_queue_bytes = options.stream_queue_bytes;
+  service_options.chunked.max_tensor_bytes = options.max_tensor_bytes;
+  service_options.chunked.default_chunk_bytes = DefaultChunkBytes(options);
+  service_options.chunked.max_chunk_bytes = MaxChunkBytes(options);
+  service_options.store.bytes_per_principal = options.resident_bytes_per_principal;
+  service_options.store.bytes_total = options.resident_bytes_total;
+  service_options.store.default_ttl =
+      absl::Seconds(static_cast<int64_t>(options.resident_ttl_seconds));
+  server->service_ = std::make_unique<DmlServiceImpl>(
+      engine, service_options,
+      BuildCapabilities(engine->device_info(), engine->devices(), options,
+                        kHighestFeatureLevel),
+      logger);
+
+  absl::StatusOr<ServerSecurity> security = MakeServerSecurity(options);
+  if (!security.ok()) {
+    server->shut_down_ = true;  // nothing started: nothing to shut down
+    return security.status();
+  }
+  server->tokens_ = security->tokens;
+  server->security_ = security->description;
+  const std::string listen = ListenAddress(options);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, security->credentials, &server->port_);
+  // gRPC sets SO_REUSEPORT by default, which would let a second server
+  // "bind" a port that is already serving; a taken port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (const auto& [name, value] : ConnectionChannelArgs(options)) {
+    builder.AddChannelArgument(name, value);
+  }
+  builder.RegisterService(server->service_.get());
+  TensorServiceOptions tensor_options;
+  tensor_options.max_tensor_bytes = options.max_tensor_bytes;
+  tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
+  tensor_options.max_chunk_bytes = MaxChunkBytes(options);
+  server->tensor_service_ = std::make_unique<TensorServiceImpl>(
+      &server->service_->store(), engine, &server->service_->calls(), tensor_options, logger);
+  builder.RegisterService(server->tensor_service_.get());
+  // ValidateOptions keeps the size within int.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    // Nothing was started, so the destructor must not shut anything down.
+    server->shut_down_ = true;
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", listen,
+                     " (address in use, or not a local address?)"));
+  }
+  std::string host = listen.substr(0, listen.rfind(':'));
+  server->address_ = absl::StrCat(host, ":", server->port_);
+
+  const bool serving = engine->Healthy();
+  server->SetServing(serving);
+  DmlServer* raw = server.get();
+  server->health_thread_ = std::thread([raw, serving] { raw->WatchHealth(serving); });
+  return server;
+}
+
+absl::Status DmlServer::ReloadTokens() {
+  if (tokens_ == nullptr) return absl::OkStatus();
+  return tokens_->Reload();
+}
+
+void DmlServer::SetServing(bool serving) {
+  if (grpc::HealthCheckServiceInterface* health =
+          server_->GetHealthCheckService()) {
+    health->SetServingStatus(kServiceName, serving);
+    health->SetServingStatus(serving);
+  }
+}
+
+void DmlServer::WatchHealth(bool serving) {
+  absl::Time next_trim = absl::Now() + kMemoryTrimInterval;
+  absl::MutexLock lock(&health_mu_);
+  while (!stop_watching_) {
+    health_cv_.WaitWithTimeout(&health_mu_, kHealthCheckInterval);
+    if (stop_watching_) break;
+    if (absl::Now() >= next_trim) {
+      // glibc keeps freed payload buffers (megabytes each, from many
+      // threads) in its arenas: give the free pages back, so that memory
+      // returns to where it was after a burst of large requests.
+#ifdef __GLIBC__
+      malloc_trim(0);
+#endif
+      next_trim = absl::Now() + kMemoryTrimInterval;
+    }
+    const bool now = engine_->Healthy();
+    if (now == serving) continue;
+    serving = now;
+    if (serving) {
+      logger_->info("the engine is healthy again: health SERVING");
+    } else {
+      logger_->error("the engine cannot run anything (every device lost): "
+                     "health NOT_SERVING");
+    }
+    SetServing(serving);
+  }
+}
+
+DmlServer::~DmlServer() { Shutdown(absl::ZeroDuration()); }
+
+void DmlServer::StartDrain() {
+  if (shut_down_ || draining_) return;
+  draining_ = true;
+  // The health watcher stops first, so that it cannot turn health back to
+  // SERVING during the drain.
+  {
+    absl::MutexLock lock(&health_mu_);
+    stop_watching_ = true;
+    health_cv_.Signal();
+  }
+  if (health_thread_.joinable()) health_thread_.join();
+  if (grpc::HealthCheckServiceInterface* health =
+          server_->GetHealthCheckService()) {
+    health->SetServingStatus(false);
+  }
+  logger_->info("draining: health NOT_SERVING, still serving calls");
+}
+
+void DmlServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  const absl::Time deadline = absl::Now() + grace;
+  StartDrain();
+  shut_down_ = true;
+  CallTracker& calls = service_->calls();
+  logger_->info("shutting down: {} grace for the {} calls in flight",
+                absl::FormatDuration(grace), calls.in_flight());
+  // Our own stop first (docs/OPERATIONS.md, "Connection reset"): gRPC
+  // closes a connection as soon as its last stream ends after the final
+  // GOAWAY, and a close with the client's window updates unread makes the
+  // kernel reset the connection, dropping the tail of a large response
+  // still in the send buffer. So gRPC's Shutdown must come when none of our
+  // calls is in flight and every byte written has been sent
+  // (send_queues.h). Serve on for up to kQuiesceWait until a moment without
+  // calls, and stop accepting (UNAVAILABLE) at that moment: a call refused
+  // by us is not retried elsewhere by clients and proxies on their own, as
+  // one refused by gRPC's GOAWAY is, so that window is kept short. Calls
+  // that outlast kQuiesceWait (long device work, ExecuteStreams, which are
+  // asked to end then) are waited for with new calls refused. All of it
+  // within the grace: the wait ends kShutdownLinger before it.
+  const absl::Duration linger = std::min(kShutdownLinger, grace / 2);
+  const absl::Time wait_end = deadline - linger;
+  bool idle = calls.CloseWhenIdle(std::min(absl::Now() + kQuiesceWait, wait_end));
+  if (!idle) {
+    logger_->info("{} calls still in flight after {}: refusing new calls, asking "
+                  "streams to end",
+                  calls.in_flight(), absl::FormatDuration(kQuiesceWait));
+    calls.StopAll();
+    idle = calls.WaitIdle(wait_end);
+  }
+  absl::Time grpc_deadline = deadline;
+  if (idle) {
+    // At most kShutdownLinger after the last call ended (none on an idle
+    // server): a client that does not read cannot hold the stop.
+    const absl::Time linger_start = absl::Now();
+    const absl::Time linger_end = std::min(calls.last_end() + linger, deadline);
+    while (absl::Now() < linger_end) {
+      absl::StatusOr<uint64_t> unsent = UnsentTcpBytes();
+      if (!unsent.ok()) {  // cannot tell: the whole linger
+        absl::SleepFor(linger_end - absl::Now());
+        break;
+      }
+      if (*unsent == 0) break;
+      absl::SleepFor(kSendQueuePoll);
+    }
+    logger_->info("calls over; {} until every byte was sent",
+                  absl::FormatDuration(absl::Now() - linger_start));
+    // None of our calls is left, only refused ones, health watches and
+    // connections without calls, which gRPC 1.51 would keep open until the
+    // deadline (it closes a connection after the final GOAWAY only when a
+    // stream on it ends).
+    grpc_deadline = std::min(deadline, absl::Now() + kIdleConnectionWait);
+  } else if (grace > absl::ZeroDuration()) {
+    logger_->warn("{} calls still in flight {} before the grace ends; gRPC "
+                  "cancels those still running then",
+                  calls.in_flight(), absl::FormatDuration(linger));
+  }
+  // Refuses new calls at once, waits for calls in flight until the deadline,
+  // then cancels them (their reactors Finish with CANCELLED) and closes the
+  // connections.
+  server_->Shutdown(absl::ToChronoTime(grpc_deadline));
+  server_->Wait();
+  // Engine callbacks still pending reach reactors kept alive by their
+  // reference counts; draining here guarantees they are all done before the
+  // service is destroyed.
+  engine_->Shutdown();
+  logger_->info("shutdown complete");
+}
+
+}  // namespace dmls::server

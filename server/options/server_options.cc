@@ -1,0 +1,220 @@
+#include "server/options/server_options.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <climits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "grpc/grpc.h"
+
+namespace dmls::server {
+
+uint64_t EffectiveMemoryBudget(const ServerOptions& o) {
+  if (o.memory_budget_bytes != 0) return o.memory_budget_bytes;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  const uint64_t physical =
+      pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  return std::max<uint64_t>(physical / 4, 4 * o.max_message_bytes);
+}
+
+sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& o) {
+  sched::SchedulerOptions s;
+  s.policy.max_batch_requests = o.max_batch_requests;
+  s.policy.max_batch_bytes = o.max_batch_bytes;
+  s.policy.max_queue_delay =
+      absl::Microseconds(static_cast<int64_t>(o.max_queue_delay_us));
+  s.policy.max_queue_depth = o.max_queue_depth;
+  s.admission.validate = false;  // RequestProcessor admitted it already
+  s.admission.max_tensor_bytes = o.max_tensor_bytes;
+  s.max_in_flight = 0;  // RequestProcessor counts calls in flight
+  return s;
+}
+
+absl::StatusOr<std::optional<uint64_t>> ParseMemoryCap(const std::string& text) {
+  if (text == "auto") return std::optional<uint64_t>();
+  uint64_t scale = 1;
+  std::string digits = text;
+  if (!digits.empty()) {
+    const char suffix = digits.back();
+    scale = suffix == 'K' ? uint64_t{1} << 10
+            : suffix == 'M' ? kMiB
+            : suffix == 'G' ? kGiB
+                            : 1;
+    if (scale != 1) digits.pop_back();
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value) || value > UINT64_MAX / scale) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--gpu_memory_cap_bytes must be auto, 0 (no cap) or a byte count "
+        "such as 8G; got \"", text, "\""));
+  }
+  return std::optional<uint64_t>(value * scale);
+}
+
+absl::Status ValidateOptions(const ServerOptions& o) {
+  if (o.address.empty()) {
+    return absl::InvalidArgumentError("--address must not be empty");
+  }
+  if (o.port < 0 || o.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--port must be in [0, 65535], got ", o.port));
+  }
+  if (o.metrics_port < 0 || o.metrics_port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics_port must be in [0, 65535], got ", o.metrics_port));
+  }
+  if (o.metrics_port != 0 && o.metrics_port == o.port) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics_port must differ from --port (both ", o.port, ")"));
+  }
+  if (o.metrics_port != 0 && o.metrics_address.empty()) {
+    return absl::InvalidArgumentError("--metrics_address must not be empty");
+  }
+  // gRPC takes the message size as an int.
+  if (o.max_message_bytes < 1024 || o.max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_message_bytes must be in [1024, ", INT_MAX,
+                     "], got ", o.max_message_bytes));
+  }
+  if (o.worker_threads < 0 || o.worker_threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--worker_threads must be in [0, 1024], got ", o.worker_threads));
+  }
+  if (o.max_in_flight == 0) {
+    return absl::InvalidArgumentError("--max_in_flight must be at least 1");
+  }
+  if (o.max_chain_steps == 0) {
+    return absl::InvalidArgumentError("--max_chain_steps must be at least 1");
+  }
+  if (o.chunk_bytes == 0) {
+    return absl::InvalidArgumentError("--chunk_bytes must be at least 1");
+  }
+  if (o.stream_queue_bytes == 0) {
+    return absl::InvalidArgumentError("--stream_queue_bytes must be at least 1");
+  }
+  if (o.max_output_ratio_limit < o.max_output_ratio) {
+    return absl::InvalidArgumentError(
+        "--max_output_ratio_limit must be at least --max_output_ratio");
+  }
+  if (o.stream_window == 0) {
+    return absl::InvalidArgumentError("--stream_window must be at least 1");
+  }
+  if (o.max_tensor_bytes == 0) {
+    return absl::InvalidArgumentError("--max_tensor_bytes must be at least 1");
+  }
+  if (o.max_batch_requests == 0 || o.max_batch_requests > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_batch_requests must be in [1, 4096], got ", o.max_batch_requests));
+  }
+  if (o.max_batch_bytes == 0) {
+    return absl::InvalidArgumentError("--max_batch_bytes must be at least 1");
+  }
+  if (o.max_queue_delay_us > 1000000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_queue_delay_us must be at most 1000000 (1 s), got ",
+        o.max_queue_delay_us));
+  }
+  if (o.max_queue_depth == 0) {
+    return absl::InvalidArgumentError("--max_queue_depth must be at least 1");
+  }
+  if (o.device != "auto" && o.device != "gpu" && o.device != "software" &&
+      o.device != "cpu") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--device must be auto, gpu, software or cpu, got \"", o.device, "\""));
+  }
+  if (!o.adapter.empty() && !o.adapters.empty()) {
+    return absl::InvalidArgumentError(
+        "--adapter and --adapters exclude each other (--adapter=X is "
+        "--adapters with the first adapter matching X)");
+  }
+  if (o.device == "cpu" && (!o.adapter.empty() || !o.adapters.empty())) {
+    return absl::InvalidArgumentError(
+        "--adapter/--adapters select Direct3D 12 adapters; --device=cpu has "
+        "none");
+  }
+  if (o.log_format != "text" && o.log_format != "json") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--log_format must be text or json, got \"", o.log_format, "\""));
+  }
+  static constexpr const char* kLevels[] = {
+      "trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
+  bool level_ok = false;
+  for (const char* level : kLevels) level_ok |= o.log_level == level;
+  if (!level_ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--log_level must be one of trace, debug, info, warn, error, "
+        "critical, off; got \"",
+        o.log_level, "\""));
+  }
+  // Seconds become milliseconds in an int channel argument.
+  constexpr int kMaxSeconds = 1000000;
+  const std::pair<const char*, int> seconds[] = {
+      {"--drain_seconds", o.drain_seconds},
+      {"--shutdown_grace_seconds", o.shutdown_grace_seconds},
+      {"--keepalive_time_seconds", o.keepalive_time_seconds},
+      {"--max_connection_idle_seconds", o.max_connection_idle_seconds}};
+  for (const auto& [flag, value] : seconds) {
+    if (value < 0 || value > kMaxSeconds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " must be in [0, ", kMaxSeconds, "], got ", value));
+    }
+  }
+  const std::pair<const char*, int> positive[] = {
+      {"--handshake_timeout_seconds", o.handshake_timeout_seconds},
+      {"--keepalive_timeout_seconds", o.keepalive_timeout_seconds}};
+  for (const auto& [flag, value] : positive) {
+    if (value < 1 || value > kMaxSeconds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " must be in [1, ", kMaxSeconds, "], got ", value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, int>> ConnectionChannelArgs(
+    const ServerOptions& o) {
+  std::vector<std::pair<std::string, int>> args = {
+      {GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+       o.handshake_timeout_seconds * 1000},
+      {GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+       kMinClientPingIntervalSeconds * 1000},
+  };
+  if (o.keepalive_time_seconds > 0) {
+    args.push_back(
+        {GRPC_ARG_KEEPALIVE_TIME_MS, o.keepalive_time_seconds * 1000});
+    args.push_back(
+        {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, o.keepalive_timeout_seconds * 1000});
+    // Ping idle connections too (a dead peer rarely has calls), and do not
+    // stop after gRPC's default of two pings without data.
+    args.push_back({GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1});
+    args.push_back({GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0});
+  }
+  if (o.max_connection_idle_seconds > 0) {
+    args.push_back({GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                    o.max_connection_idle_seconds * 1000});
+  }
+  return args;
+}
+
+std::string ListenAddress(const ServerOptions& o) {
+  // An IPv6 literal ("::", "::1") needs brackets before the port.
+  if (absl::StrContains(o.address, ':') && !absl::StartsWith(o.address, "[")) {
+    return absl::StrCat("[", o.address, "]:", o.port);
+  }
+  return absl::StrCat(o.address, ":", o.port);
+}
+
+uint64_t MaxChunkBytes(const ServerOptions& o) {
+  return o.max_message_bytes - std::min(kChunkOverheadBytes, o.max_message_bytes / 4);
+}
+
+uint64_t DefaultChunkBytes(const ServerOptions& o) {
+  return std::min(o.chunk_bytes, MaxChunkBytes(o));
+}
+
+}  // namespace dmls::server

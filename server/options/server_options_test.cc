@@ -1,0 +1,156 @@
+#include "server/options/server_options.h"
+
+#include <map>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/telemetry/logging.h"
+
+namespace dmls::server {
+namespace {
+
+TEST(ServerOptions, DefaultsAreValid) {
+  ServerOptions o;
+  EXPECT_TRUE(ValidateOptions(o).ok());
+  EXPECT_EQ(o.max_message_bytes, 256u * 1024 * 1024);
+  EXPECT_EQ(ListenAddress(o), "127.0.0.1:50051");
+}
+
+TEST(ServerOptions, Ipv6GetsBrackets) {
+  ServerOptions o;
+  o.address = "::";
+  o.port = 7;
+  EXPECT_EQ(ListenAddress(o), "[::]:7");
+  o.address = "[::1]";
+  EXPECT_EQ(ListenAddress(o), "[::1]:7");
+}
+
+TEST(ServerOptions, BadValuesAreNamed) {
+  auto bad = [](auto mutate) {
+    ServerOptions o;
+    mutate(o);
+    return std::string(ValidateOptions(o).message());
+  };
+  EXPECT_NE(bad([](ServerOptions& o) { o.port = 70000; }).find("--port"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.metrics_port = -1; }).find("--metrics_port"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.metrics_port = o.port; }).find("--metrics_port"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.metrics_port = 9464;
+              o.metrics_address = "";
+            }).find("--metrics_address"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) { o.device = "tpu"; }).find("--device"),
+            std::string::npos);
+  EXPECT_NE(
+      bad([](ServerOptions& o) { o.log_format = "xml"; }).find("--log_format"),
+      std::string::npos);
+  EXPECT_NE(
+      bad([](ServerOptions& o) { o.log_level = "loud"; }).find("--log_level"),
+      std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.max_in_flight = 0;
+            }).find("--max_in_flight"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.max_message_bytes = 1ull << 40;
+            }).find("--max_message_bytes"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.adapter = "H200";
+              o.adapters = "0,1";
+            }).find("exclude each other"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.device = "cpu";
+              o.adapters = "0";
+            }).find("--device=cpu"),
+            std::string::npos);
+  ServerOptions two;
+  two.device = "gpu";
+  two.adapters = "0,1";
+  EXPECT_TRUE(ValidateOptions(two).ok());
+}
+
+TEST(ServerOptions, TimeoutsAreChecked) {
+  auto bad = [](auto mutate) {
+    ServerOptions o;
+    mutate(o);
+    return std::string(ValidateOptions(o).message());
+  };
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.drain_seconds = -1;
+            }).find("--drain_seconds"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.handshake_timeout_seconds = 0;
+            }).find("--handshake_timeout_seconds"),
+            std::string::npos);
+  EXPECT_NE(bad([](ServerOptions& o) {
+              o.keepalive_time_seconds = 3000000;
+            }).find("--keepalive_time_seconds"),
+            std::string::npos);
+  ServerOptions zero;
+  zero.drain_seconds = 0;
+  zero.keepalive_time_seconds = 0;
+  zero.max_connection_idle_seconds = 0;
+  EXPECT_TRUE(ValidateOptions(zero).ok());
+}
+
+TEST(ServerOptions, ConnectionChannelArgs) {
+  ServerOptions o;
+  o.handshake_timeout_seconds = 3;
+  auto args = ConnectionChannelArgs(o);
+  std::map<std::string, int> m(args.begin(), args.end());
+  EXPECT_EQ(m.size(), args.size());
+  EXPECT_EQ(m["grpc.server_handshake_timeout_ms"], 3000);
+  EXPECT_EQ(m["grpc.keepalive_time_ms"], 60000);
+  EXPECT_EQ(m["grpc.keepalive_timeout_ms"], 20000);
+  EXPECT_EQ(m["grpc.keepalive_permit_without_calls"], 1);
+  EXPECT_EQ(m["grpc.http2.max_pings_without_data"], 0);
+  EXPECT_EQ(m["grpc.http2.min_ping_interval_without_data_ms"], 10000);
+  EXPECT_EQ(m["grpc.max_connection_idle_ms"], 600000);
+  // 0 turns keepalive and the idle limit off (gRPC's defaults apply).
+  o.keepalive_time_seconds = 0;
+  o.max_connection_idle_seconds = 0;
+  m.clear();
+  for (const auto& [k, v] : ConnectionChannelArgs(o)) m[k] = v;
+  EXPECT_EQ(m.count("grpc.keepalive_time_ms"), 0u);
+  EXPECT_EQ(m.count("grpc.max_connection_idle_ms"), 0u);
+  EXPECT_EQ(m["grpc.server_handshake_timeout_ms"], 3000);
+}
+
+TEST(Logging, JsonEscapeKeepsLinesParseable) {
+  EXPECT_EQ(JsonEscape("a\"b\\c\nd\x01"), "a\\\"b\\\\c\\nd\\u0001");
+}
+
+TEST(Logging, MakeLoggerChecksItsArguments) {
+  EXPECT_TRUE(MakeLogger("t1", "debug", "json").ok());
+  EXPECT_TRUE(MakeLogger("t2", "warning", "text").ok());
+  EXPECT_TRUE(MakeLogger("t3", "off", "text").ok());
+  EXPECT_FALSE(MakeLogger("t4", "loud", "text").ok());
+  EXPECT_FALSE(MakeLogger("t5", "info", "xml").ok());
+}
+
+TEST(ServerOptions, MemoryCapAutoZeroAndSizes) {
+  EXPECT_EQ(*ParseMemoryCap("auto"), std::nullopt);
+  EXPECT_EQ(*ParseMemoryCap("0"), std::optional<uint64_t>(0));
+  EXPECT_EQ(*ParseMemoryCap("1073741824"), std::optional<uint64_t>(kGiB));
+  EXPECT_EQ(*ParseMemoryCap("8G"), std::optional<uint64_t>(8 * kGiB));
+  EXPECT_EQ(*ParseMemoryCap("512M"), std::optional<uint64_t>(512 * kMiB));
+  EXPECT_EQ(*ParseMemoryCap("64K"), std::optional<uint64_t>(64 << 10));
+  for (const char* bad : {"", "G", "-1", "1.5G", "half", "99999999999999999999",
+                          "20000000000G"}) {
+    absl::StatusOr<std::optional<uint64_t>> cap = ParseMemoryCap(bad);
+    EXPECT_FALSE(cap.ok()) << bad;
+    EXPECT_THAT(std::string(cap.status().message()),
+                ::testing::HasSubstr("--gpu_memory_cap_bytes")) << bad;
+  }
+  EXPECT_FALSE(ServerOptions().gpu_memory_cap_bytes.has_value());  // auto
+}
+
+}  // namespace
+}  // namespace dmls::server

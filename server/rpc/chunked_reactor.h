@@ -1,0 +1,49 @@
+// ExecuteChunked: one operator whose tensors travel in chunks both ways
+// (dmlserve.proto, ChunkedHeader), for tensors larger than one message.
+//
+// The reactor keeps each tensor as a pending resident tensor of the
+// caller's (tensor_store.h: the quotas apply, nothing is visible to anyone,
+// and everything is abandoned when the call ends however it ends), writes
+// the chunks into it as they arrive (one at a time, so gRPC flow control
+// holds a fast client back), runs the operator as a one-step chain once the
+// client says it is done, and streams the output range back in chunks of
+// the header's chunk_bytes (the server's default when 0, at most its
+// largest), then a final message with done set.
+//
+// Ownership: borrows the engine and the store (both must outlive the
+// reactor). The reactor deletes itself when gRPC and the engine are done
+// with it.
+#ifndef DMLSERVE_SERVER_CHUNKED_REACTOR_H_
+#define DMLSERVE_SERVER_CHUNKED_REACTOR_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "engine/core/engine.h"
+#include "grpcpp/server_context.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/server_callback.h"
+#include "server/lifecycle/call_tracker.h"
+#include "server/tensor_store.h"
+#include "spdlog/logger.h"
+
+namespace dmls::server {
+
+struct ChunkedOptions {
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  uint64_t default_chunk_bytes = uint64_t{1} << 20;
+  uint64_t max_chunk_bytes = uint64_t{4} << 20;
+  FeatureLevel highest_feature_level = kHighestFeatureLevel;
+};
+
+// `ticket` tracks the call until gRPC is done with it (OnDone). A chunked
+// call carries one operator, so at shutdown it is waited for like a unary
+// call (within the grace), not asked to stop.
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
+    grpc::CallbackServerContext* context, Engine* engine, TensorStore* store,
+    const ChunkedOptions& options, CallTracker::Ticket ticket,
+    std::shared_ptr<spdlog::logger> logger);
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_CHUNKED_REACTOR_H_

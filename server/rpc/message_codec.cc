@@ -1,0 +1,250 @@
+#include "server/rpc/message_codec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/stubs/common.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
+
+namespace dmls::server {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::FileDescriptor;
+
+// protobuf's default recursion limit.
+constexpr int kMaxDepth = 100;
+
+// Walks serialized bytes the way protobuf's parser does, with the field
+// descriptors at hand for nested messages, packed repeated scalars and
+// strings, and stops at the first rule broken.
+class WireScanner {
+ public:
+  explicit WireScanner(std::string_view bytes) : bytes_(bytes) {}
+
+  std::optional<std::string> Scan(const Descriptor& type) {
+    return Fields(bytes_.size(), &type, "", 0, 0);
+  }
+
+ private:
+  // The fields of one message (or group) up to `end`; `group` is the field
+  // number of the open group, 0 for a message.
+  std::optional<std::string> Fields(size_t end, const Descriptor* type,
+                                    const std::string& path, int depth,
+                                    uint32_t group) {
+    while (pos_ < end) {
+      const size_t at = pos_;
+      uint64_t tag = 0;
+      if (!Varint(end, 5, &tag)) return Error(path, "malformed field tag", at);
+      // protobuf reads a tag as at most five varint bytes and keeps the low
+      // 32 bits (found by tests/fuzz/fuzz_request): so does the scanner.
+      tag &= 0xFFFFFFFFu;
+      const uint32_t number = static_cast<uint32_t>(tag >> 3);
+      const int wire_type = static_cast<int>(tag & 7);
+      if (number == 0) return Error(path, "field number 0", at);
+      const FieldDescriptor* field =
+          type != nullptr ? type->FindFieldByNumber(static_cast<int>(number))
+                          : nullptr;
+      const std::string name =
+          field != nullptr ? field->name() : absl::StrCat("#", number);
+      const std::string field_path =
+          path.empty() ? name : absl::StrCat(path, ".", name);
+      uint64_t value = 0;
+      switch (wire_type) {
+        case 0:
+          if (!Varint(end, 10, &value)) {
+            return Error(field_path, "truncated or overlong varint", at);
+          }
+          break;
+        case 1:
+        case 5: {
+          const size_t width = wire_type == 1 ? 8 : 4;
+          if (end - pos_ < width) {
+            return Error(field_path,
+                         absl::StrCat(width, "-byte value runs past the end"),
+                         at);
+          }
+          pos_ += width;
+          break;
+        }
+        case 2:
+          if (auto error = LengthDelimited(end, field, field_path, depth, at)) {
+            return error;
+          }
+          break;
+        case 3: {
+          if (depth + 1 > kMaxDepth) {
+            return Error(field_path, "nested deeper than 100 levels", at);
+          }
+          const Descriptor* group_type =
+              field != nullptr && field->type() == FieldDescriptor::TYPE_GROUP
+                  ? field->message_type()
+                  : nullptr;
+          if (auto error =
+                  Fields(end, group_type, field_path, depth + 1, number)) {
+            return error;
+          }
+          break;
+        }
+        case 4:
+          if (group == number) return std::nullopt;  // the group ends
+          return Error(
+              path, absl::StrCat("unexpected end-group tag of field ", number),
+              at);
+        default:
+          return Error(field_path,
+                       absl::StrCat("invalid wire type ", wire_type), at);
+      }
+    }
+    if (group != 0) return Error(path, "group is not closed", pos_);
+    return std::nullopt;
+  }
+
+  // A length-delimited value of `field` (null when unknown); its tag
+  // started at `at`.
+  std::optional<std::string> LengthDelimited(size_t end,
+                                             const FieldDescriptor* field,
+                                             const std::string& path, int depth,
+                                             size_t at) {
+    uint64_t length = 0;
+    if (!Varint(end, 10, &length) || length > 0x7FFFFFFFu) {
+      return Error(path, "malformed length", at);
+    }
+    if (length > end - pos_) {
+      return Error(path,
+                   absl::StrCat("length ", length, " runs past the end (",
+                                end - pos_, " bytes left)"),
+                   at);
+    }
+    const size_t stop = pos_ + length;
+    if (field != nullptr && field->type() == FieldDescriptor::TYPE_MESSAGE) {
+      if (depth + 1 > kMaxDepth) {
+        return Error(path, "nested deeper than 100 levels", at);
+      }
+      if (auto error =
+              Fields(stop, field->message_type(), path, depth + 1, 0)) {
+        return error;
+      }
+    } else if (field != nullptr && field->is_packable()) {
+      if (auto error = Packed(stop, field, path)) return error;
+    } else if (field != nullptr &&
+               field->type() == FieldDescriptor::TYPE_STRING &&
+               field->file()->syntax() == FileDescriptor::SYNTAX_PROTO3 &&
+               !google::protobuf::internal::IsStructurallyValidUTF8(
+                   bytes_.data() + pos_, static_cast<int>(length))) {
+      return Error(path, "string is not valid UTF-8", at);
+    }
+    pos_ = stop;
+    return std::nullopt;
+  }
+
+  // The packed values of a repeated scalar field, up to `stop`.
+  std::optional<std::string> Packed(size_t stop, const FieldDescriptor* field,
+                                    const std::string& path) {
+    size_t width = 0;
+    switch (field->type()) {
+      case FieldDescriptor::TYPE_FIXED64:
+      case FieldDescriptor::TYPE_SFIXED64:
+      case FieldDescriptor::TYPE_DOUBLE:
+        width = 8;
+        break;
+      case FieldDescriptor::TYPE_FIXED32:
+      case FieldDescriptor::TYPE_SFIXED32:
+      case FieldDescriptor::TYPE_FLOAT:
+        width = 4;
+        break;
+      default:
+        break;  // varints
+    }
+    if (width != 0) {
+      if ((stop - pos_) % width != 0) {
+        return Error(path,
+                     absl::StrCat("packed length ", stop - pos_,
+                                  " is not a multiple of ", width),
+                     pos_);
+      }
+      return std::nullopt;
+    }
+    while (pos_ < stop) {
+      const size_t at = pos_;
+      uint64_t value = 0;
+      if (!Varint(stop, 10, &value)) {
+        return Error(path, "truncated or overlong packed varint", at);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // A varint of at most `max_bytes` bytes before `end`.
+  bool Varint(size_t end, int max_bytes, uint64_t* value) {
+    uint64_t v = 0;
+    for (int i = 0; i < max_bytes; ++i) {
+      if (pos_ >= end) return false;
+      const uint8_t byte = static_cast<uint8_t>(bytes_[pos_++]);
+      v |= static_cast<uint64_t>(byte & 0x7F) << (7 * i);
+      if ((byte & 0x80) == 0) {
+        *value = v;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static std::string Error(const std::string& path, const std::string& what,
+                           size_t at) {
+    if (path.empty()) return absl::StrCat(what, " at byte ", at);
+    return absl::StrCat("field ", path, ": ", what, " at byte ", at);
+  }
+
+  const std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
+                          google::protobuf::Message* message) {
+  message->Clear();
+  if (!bytes.Valid()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no ", message->GetTypeName(), " was sent"));
+  }
+  // A copy shares the slices (no bytes are copied); parsing consumes it.
+  grpc::ByteBuffer consumed(bytes);
+  grpc::Status status =
+      grpc::SerializationTraits<google::protobuf::Message>::Deserialize(
+          &consumed, message);
+  if (status.ok()) return absl::OkStatus();
+  // The failure path only: flatten the bytes and find out why.
+  std::vector<grpc::Slice> slices;
+  std::string flat;
+  if (bytes.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      flat.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  std::optional<std::string> reason =
+      FindWireFormatError(flat, *message->GetDescriptor());
+  message->Clear();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the request is not a valid ", message->GetTypeName(), " (", flat.size(),
+      " bytes): ", reason ? *reason : "malformed protobuf message"));
+}
+
+grpc::Status SerializeResponse(const google::protobuf::Message& message,
+                               grpc::ByteBuffer* out) {
+  bool own_buffer = false;
+  out->Clear();  // the serializer expects an empty buffer
+  return grpc::SerializationTraits<google::protobuf::Message>::Serialize(
+      message, out, &own_buffer);
+}
+
+std::optional<std::string> FindWireFormatError(std::string_view bytes,
+                                               const Descriptor& type) {
+  return WireScanner(bytes).Scan(type);
+}
+
+}  // namespace dmls::server

@@ -1,0 +1,520 @@
+#include "server/rpc/tensor_service.h"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "engine/ops/rule_status.h"
+#include "engine/ops/validator.h"
+#include "server/rpc/chunk_cursor.h"
+#include "server/rpc/message_codec.h"
+#include "server/security/principal.h"
+#include "server/mapping/proto_mapping.h"
+#include "server/mapping/status_mapping.h"
+#include "server/rpc/tracked_reactor.h"
+
+namespace dmls::server {
+namespace v1 = dmlserve::v1;
+
+v1::ResidentTensorInfo InfoOf(const ResidentTensor& t) {
+  v1::ResidentTensorInfo info;
+  info.set_handle(t.handle);
+  v1::TensorDesc& d = *info.mutable_desc();
+  if (t.desc.data_type != 0) d.set_data_type(static_cast<v1::DataType>(t.desc.data_type));
+  d.set_flags(t.desc.flags);
+  for (uint64_t s : t.desc.sizes) d.add_sizes(s);
+  if (t.desc.strides) {
+    for (uint64_t s : *t.desc.strides) d.add_strides(s);
+  }
+  d.set_total_tensor_size_in_bytes(t.desc.total_tensor_size_in_bytes);
+  d.set_guaranteed_base_offset_alignment(t.desc.guaranteed_base_offset_alignment);
+  info.set_size_bytes(t.desc.total_tensor_size_in_bytes);
+  if (t.expires != absl::InfiniteFuture()) {
+    info.set_expires_unix_ms(static_cast<uint64_t>(absl::ToUnixMillis(t.expires)));
+  }
+  info.set_device(t.buffer ? t.buffer->device() : "");
+  return info;
+}
+
+absl::Status CheckResidentDesc(const TensorDesc& desc, const std::string& path,
+                               uint64_t max_tensor_bytes) {
+  // The tensor rules are the operators' (OPERATORS.md §2): check the
+  // descriptor as the input of IDENTITY, whose output is its packed twin.
+  OperatorDesc op;
+  op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
+  op.input = desc;
+  if (!desc.sizes.empty() && desc.data_type != 0) {
+    op.output = MakeTensorDesc(static_cast<DataType>(desc.data_type), desc.sizes);
+  } else {
+    op.output = desc;  // the input's rules report what is wrong
+  }
+  constexpr absl::string_view kInput = "operator.identity.input";
+  std::vector<ops::Violation> found;
+  for (ops::Violation& v : ops::ValidateAll(op, static_cast<uint32_t>(kHighestFeatureLevel), false)) {
+    // IDENTITY's own data type support is not the tensor's business: a
+    // resident tensor may hold any valid data type.
+    if (!absl::StartsWith(v.field, kInput) || v.rule == "DATATYPE_UNSUPPORTED") continue;
+    v.field = absl::StrCat(path, v.field.substr(kInput.size()));
+    found.push_back(std::move(v));
+  }
+  if (!found.empty()) {
+    return ops::RuleStatus(absl::StatusCode::kInvalidArgument, std::move(found));
+  }
+  if (desc.total_tensor_size_in_bytes > max_tensor_bytes) {
+    return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT",
+                           path + ".total_tensor_size_in_bytes",
+                           absl::StrCat("the tensor has ", desc.total_tensor_size_in_bytes,
+                                        " bytes, above the server limit of ",
+                                        max_tensor_bytes, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status ChunkError(std::string rule, std::string field, std::string message) {
+  return ChunkCursor::Error(std::move(rule), std::move(field), std::move(message));
+}
+
+// Answers a unary call with `status` or the serialized `message`.
+void Answer(grpc::ServerUnaryReactor* reactor, const absl::Status& status,
+            const google::protobuf::Message& message, grpc::ByteBuffer* response,
+            spdlog::logger& log) {
+  if (!status.ok()) {
+    reactor->Finish(ToGrpcStatus(RequestError::FromEngine(status), &log));
+    return;
+  }
+  reactor->Finish(SerializeResponse(message, response));
+}
+
+// The client's error as its code (not made INTERNAL): for store and
+// checks' statuses, which carry client errors with rule ids.
+grpc::Status ClientStatus(const absl::Status& s, spdlog::logger& log) {
+  return ToGrpcStatus(RequestError::FromStatus(s), &log);
+}
+
+// WriteTensor: chunks in order into one tensor. Up to kWriteWindow chunks
+// may be with the engine at once (it applies them in order) while the next
+// is read, so receiving overlaps copying to the device. Lives until gRPC is
+// done (OnDone) and the engine has answered every write.
+constexpr int kWriteWindow = 4;
+
+class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
+ public:
+  WriteReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
+               grpc::ByteBuffer* response, CallTracker::Ticket ticket)
+      : service_(service),
+        ticket_(std::move(ticket)),
+        principal_(PrincipalOf(*context)),
+        response_(response) {
+    StartRead(&incoming_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      bool end;
+      {
+        absl::MutexLock lock(&mu_);
+        reads_done_ = true;
+        end = writes_ == 0;
+      }
+      if (end) End();
+      return;
+    }
+    // Reads come one at a time: tensor_ and cursor_ are this thread's.
+    v1::WriteTensorRequest msg;
+    if (absl::Status s = ParseRequest(incoming_, &msg); !s.ok()) return Fail(s);
+    if (!tensor_) {
+      if (absl::Status s = Open(msg); !s.ok()) return Fail(s);
+    } else if (!msg.handle().empty() || msg.has_create()) {
+      return Fail(ChunkError("CHUNK_HEADER_REPEATED", "handle",
+                             "only the first message names the tensor"));
+    }
+    if (!msg.has_chunk() || msg.chunk().data().empty()) {
+      StartRead(&incoming_);
+      return;
+    }
+    const uint64_t offset = msg.chunk().offset();
+    if (absl::Status s = cursor_.Accept(offset, msg.chunk().data().size(), "chunk");
+        !s.ok()) {
+      return Fail(s);
+    }
+    bool read_now;
+    {
+      absl::MutexLock lock(&mu_);
+      ++writes_;
+      read_now = reading_ = writes_ < kWriteWindow;
+    }
+    refs_.fetch_add(1);
+    service_.engine().WriteResident(
+        tensor_->buffer, offset, std::move(*msg.mutable_chunk()->mutable_data()),
+        [this](absl::Status s) {
+          OnWritten(s);
+          Unref();
+        });
+    if (read_now) StartRead(&incoming_);
+  }
+
+  void OnCancel() override {}
+  void OnDone() override {
+    if (created_ && !published_) service_.store().Abandon(tensor_->handle);
+    ticket_.End();
+    Unref();
+  }
+
+ private:
+  void OnWritten(const absl::Status& s) {
+    if (!s.ok()) return Fail(s, /*engine=*/true);
+    bool read_now = false, end = false;
+    {
+      absl::MutexLock lock(&mu_);
+      --writes_;
+      if (finished_) return;
+      if (reads_done_) {
+        end = writes_ == 0;
+      } else if (!reading_) {
+        read_now = reading_ = true;
+      }
+    }
+    if (read_now) StartRead(&incoming_);
+    if (end) End();
+  }
+
+  absl::Status Open(v1::WriteTensorRequest& msg) {
+    if (!principal_.ok()) return principal_.status();
+    if (msg.has_create() == !msg.handle().empty()) {
+      return ChunkError("CHUNK_HEADER_MISSING", "handle",
+                        "the first message names the tensor: a handle or create, one of them");
+    }
+    if (msg.has_create()) {
+      const TensorDesc desc = TensorFromProto(msg.create().desc());
+      if (absl::Status s = CheckResidentDesc(desc, "create.desc",
+                                             service_.options().max_tensor_bytes);
+          !s.ok()) {
+        return s;
+      }
+      if (!msg.create().data().empty()) {
+        return ChunkError("CREATE_DATA_SIZE", "create.data",
+                          "WriteTensor sends its bytes in chunks, not in create.data");
+      }
+      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t = service_.store().Create(
+          *principal_, desc, absl::Seconds(msg.create().ttl_seconds()), /*pending=*/true);
+      if (!t.ok()) return t.status();
+      tensor_ = *t;
+      created_ = true;
+    } else {
+      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+          service_.store().Find(*principal_, msg.handle());
+      if (!t.ok()) return t.status();
+      tensor_ = *t;
+    }
+    const uint64_t size = tensor_->desc.total_tensor_size_in_bytes;
+    if (msg.start_offset() > size || msg.total_bytes() > size - msg.start_offset()) {
+      return ChunkError("CHUNK_EXCESS", "total_bytes",
+                        absl::StrCat("bytes [", msg.start_offset(), ", +", msg.total_bytes(),
+                                     ") are outside the tensor's ", size));
+    }
+    cursor_ = ChunkCursor(msg.start_offset(), msg.total_bytes() == 0
+                                                  ? size
+                                                  : msg.start_offset() + msg.total_bytes());
+    return absl::OkStatus();
+  }
+
+  // Every chunk is read and written.
+  void End() {
+    if (!tensor_) {
+      return Fail(ChunkError("CHUNK_HEADER_MISSING", "handle",
+                             "the stream ended before naming a tensor"));
+    }
+    if (absl::Status s = cursor_.Complete("chunk"); !s.ok()) return Fail(s);
+    if (!MarkFinished()) return;
+    if (created_) {
+      service_.store().Publish(tensor_->handle);
+      published_ = true;
+    }
+    Finish(SerializeResponse(InfoOf(*tensor_), response_));
+  }
+
+  void Fail(const absl::Status& s, bool engine = false) {
+    if (!MarkFinished()) return;
+    // The quota is back before the client hears of the failure.
+    if (created_) service_.store().Abandon(tensor_->handle);
+    Finish(engine ? ToGrpcStatus(RequestError::FromEngine(s), &service_.logger())
+                  : ClientStatus(s, service_.logger()));
+  }
+
+  bool MarkFinished() {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return false;
+    finished_ = true;
+    return true;
+  }
+
+  void Unref() {
+    if (refs_.fetch_sub(1) == 1) delete this;
+  }
+
+  TensorServiceImpl& service_;
+  CallTracker::Ticket ticket_;  // ended in OnDone
+  const absl::StatusOr<std::string> principal_;
+  grpc::ByteBuffer* const response_;
+  grpc::ByteBuffer incoming_;
+  // Set by the reading side only (reads are sequential); End and OnDone
+  // come after the last read.
+  std::shared_ptr<const ResidentTensor> tensor_;
+  bool created_ = false;
+  bool published_ = false;
+  ChunkCursor cursor_;
+  absl::Mutex mu_;
+  int writes_ ABSL_GUARDED_BY(mu_) = 0;        // chunks with the engine
+  bool reading_ ABSL_GUARDED_BY(mu_) = true;   // a read is outstanding
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<int> refs_{1};  // gRPC's, plus one per engine write
+};
+
+// ReadTensor: the range in chunks; the engine reads chunk k+1 while chunk k
+// is written. Lives until gRPC is done and the engine has answered.
+class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  ReadReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
+              const grpc::ByteBuffer& request, CallTracker::Ticket ticket)
+      : service_(service), ticket_(std::move(ticket)) {
+    absl::Status s = Open(context, request);
+    if (!s.ok()) {
+      Finish(ClientStatus(s, service_.logger()));
+      return;
+    }
+    Pump();
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!ok) FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+    }
+    Pump();
+  }
+  void OnDone() override {
+    ticket_.End();
+    Unref();
+  }
+
+ private:
+  absl::Status Open(grpc::CallbackServerContext* context, const grpc::ByteBuffer& bytes) {
+    v1::ReadTensorRequest req;
+    if (absl::Status s = ParseRequest(bytes, &req); !s.ok()) return s;
+    absl::StatusOr<std::string> principal = PrincipalOf(*context);
+    if (!principal.ok()) return principal.status();
+    absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+        service_.store().Find(*principal, req.handle());
+    if (!t.ok()) return t.status();
+    tensor_ = *t;
+    const uint64_t size = tensor_->desc.total_tensor_size_in_bytes;
+    if (req.offset() > size || req.length() > size - req.offset()) {
+      return ChunkError("READ_RANGE_INVALID", "length",
+                        absl::StrCat("bytes [", req.offset(), ", +", req.length(),
+                                     ") are outside the tensor's ", size));
+    }
+    const TensorServiceOptions& o = service_.options();
+    chunk_ = req.chunk_bytes() == 0 ? o.default_chunk_bytes
+                                    : std::min(req.chunk_bytes(), o.max_chunk_bytes);
+    absl::MutexLock lock(&mu_);
+    next_ = req.offset();
+    end_ = req.length() == 0 ? size : req.offset() + req.length();
+    return absl::OkStatus();
+  }
+
+  // Writes the ready chunk when the stream is free, starts the engine read
+  // of the next one when none is under way, finishes after the last. The
+  // engine is called without mu_ held (it may answer at once).
+  void Pump() {
+    uint64_t offset = 0, n = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      if (!writing_ && have_ready_) {
+        have_ready_ = false;
+        writing_ = true;
+        outgoing_ = std::move(ready_);
+        ready_.Clear();
+        StartWrite(&outgoing_);
+      }
+      if (!fetching_ && !have_ready_ && next_ < end_) {
+        offset = next_;
+        n = std::min(chunk_, end_ - next_);
+        next_ += n;
+        fetching_ = true;
+        refs_.fetch_add(1);
+      } else if (!writing_ && !fetching_ && !have_ready_ && next_ == end_) {
+        FinishLocked(grpc::Status::OK);
+      }
+    }
+    if (n == 0) return;
+    service_.engine().ReadResident(
+        tensor_->buffer, offset, n, [this, offset](absl::StatusOr<std::string> bytes) {
+          {
+            absl::MutexLock lock(&mu_);
+            fetching_ = false;
+            if (!bytes.ok()) {
+              FinishLocked(ToGrpcStatus(RequestError::FromEngine(bytes.status()),
+                                        &service_.logger()));
+            } else {
+              v1::TensorChunk chunk;
+              chunk.set_slot(v1::TENSOR_SLOT_OUTPUT);
+              chunk.set_offset(offset);
+              chunk.set_data(std::move(*bytes));
+              grpc::Status s = SerializeResponse(chunk, &ready_);
+              if (s.ok()) {
+                have_ready_ = true;
+              } else {
+                FinishLocked(s);
+              }
+            }
+          }
+          Pump();
+          Unref();
+        });
+  }
+
+  void FinishLocked(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_) return;
+    finished_ = true;
+    Finish(status);
+  }
+
+  void Unref() {
+    if (refs_.fetch_sub(1) == 1) delete this;
+  }
+
+  TensorServiceImpl& service_;
+  CallTracker::Ticket ticket_;  // ended in OnDone
+  std::shared_ptr<const ResidentTensor> tensor_;
+  uint64_t chunk_ = 0;
+  absl::Mutex mu_;
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t end_ ABSL_GUARDED_BY(mu_) = 0;
+  bool fetching_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool have_ready_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ByteBuffer ready_ ABSL_GUARDED_BY(mu_);
+  grpc::ByteBuffer outgoing_;  // gRPC's between StartWrite and OnWriteDone
+  std::atomic<int> refs_{1};  // gRPC's, plus one per engine read
+};
+
+}  // namespace
+
+TensorServiceImpl::TensorServiceImpl(TensorStore* store, Engine* engine, CallTracker* calls,
+                                     TensorServiceOptions options,
+                                     std::shared_ptr<spdlog::logger> logger)
+    : store_(store),
+      engine_(engine),
+      calls_(calls),
+      options_(options),
+      logger_(std::move(logger)) {}
+
+grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
+  v1::CreateTensorRequest req;
+  absl::Status s = ParseRequest(*request, &req);
+  absl::StatusOr<std::string> principal = PrincipalOf(*context);
+  if (s.ok()) s = principal.status();
+  const TensorDesc desc = TensorFromProto(req.desc());
+  if (s.ok()) s = CheckResidentDesc(desc, "desc", options_.max_tensor_bytes);
+  if (s.ok() && !req.data().empty() && req.data().size() != desc.total_tensor_size_in_bytes) {
+    s = ChunkError("CREATE_DATA_SIZE", "data",
+                   absl::StrCat(req.data().size(), " bytes of data for a tensor of ",
+                                desc.total_tensor_size_in_bytes,
+                                ": send none or all of it (or use WriteTensor)"));
+  }
+  absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+      s.ok() ? store_->Create(*principal, desc, absl::Seconds(req.ttl_seconds()),
+                              /*pending=*/!req.data().empty())
+             : s;
+  if (!t.ok()) {
+    reactor->Finish(ClientStatus(t.status(), *logger_));
+    return reactor;
+  }
+  if (req.data().empty()) {
+    Answer(reactor, absl::OkStatus(), InfoOf(**t), response, *logger_);
+    return reactor;
+  }
+  std::shared_ptr<const ResidentTensor> tensor = *t;
+  engine_->WriteResident(tensor->buffer, 0, std::move(*req.mutable_data()),
+                         [this, reactor, tensor, response](absl::Status w) {
+                           if (w.ok()) {
+                             store_->Publish(tensor->handle);
+                           } else {
+                             store_->Abandon(tensor->handle);
+                           }
+                           Answer(reactor, w, InfoOf(*tensor), response, *logger_);
+                         });
+  return reactor;
+}
+
+grpc::ServerReadReactor<grpc::ByteBuffer>* TensorServiceImpl::WriteTensor(
+    grpc::CallbackServerContext* context, grpc::ByteBuffer* response) {
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerReadReactor<grpc::ByteBuffer>>();
+  return new WriteReactor(*this, context, response, std::move(ticket));
+}
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* TensorServiceImpl::ReadTensor(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerWriteReactor<grpc::ByteBuffer>>();
+  return new ReadReactor(*this, context, *request, std::move(ticket));
+}
+
+grpc::ServerUnaryReactor* TensorServiceImpl::ReleaseTensor(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
+  v1::ReleaseTensorRequest req;
+  absl::Status s = ParseRequest(*request, &req);
+  absl::StatusOr<std::string> principal = PrincipalOf(*context);
+  if (s.ok()) s = principal.status();
+  if (s.ok()) s = store_->Release(*principal, req.handle());
+  if (!s.ok()) {
+    reactor->Finish(ClientStatus(s, *logger_));
+    return reactor;
+  }
+  reactor->Finish(SerializeResponse(v1::ReleaseTensorResponse(), response));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TensorServiceImpl::ListTensors(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  CallTracker::Ticket ticket = calls_->Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
+  v1::ListTensorsRequest req;
+  absl::Status s = ParseRequest(*request, &req);
+  absl::StatusOr<std::string> principal = PrincipalOf(*context);
+  if (s.ok()) s = principal.status();
+  if (!s.ok()) {
+    reactor->Finish(ClientStatus(s, *logger_));
+    return reactor;
+  }
+  v1::ListTensorsResponse out;
+  for (const auto& t : store_->List(*principal)) *out.add_tensors() = InfoOf(*t);
+  out.set_principal_bytes(store_->PrincipalBytes(*principal));
+  out.set_principal_quota_bytes(store_->options().bytes_per_principal);
+  reactor->Finish(SerializeResponse(out, response));
+  return reactor;
+}
+
+}  // namespace dmls::server

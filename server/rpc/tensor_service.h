@@ -1,0 +1,92 @@
+// TensorServiceImpl: dmlserve.v1.TensorService (resident tensors) on gRPC's
+// callback API, over a TensorStore (owners, quotas, expiry) and the engine
+// (where the bytes live).
+//
+// CreateTensor and WriteTensor check the descriptor with the operator
+// validator's tensor rules (paths under "create.desc" / "desc"). WriteTensor
+// takes its chunks one at a time: each is handed to the engine and the next
+// is read once the engine has taken it, so a fast client meets gRPC flow
+// control rather than growing the server's memory. ReadTensor keeps one
+// chunk being read from the engine while the previous one is written.
+//
+// Every call is tracked in the DmlService's CallTracker and refused with
+// UNAVAILABLE once it is closed (call_tracker.h). WriteTensor and ReadTensor
+// carry one tensor each, so at shutdown they are waited for within the
+// grace like unary calls, not asked to stop.
+//
+// Ownership: borrows the store, the engine and the call tracker, which must
+// outlive the service's reactors (shut the grpc::Server down first).
+// Thread-safe.
+#ifndef DMLSERVE_SERVER_TENSOR_SERVICE_H_
+#define DMLSERVE_SERVER_TENSOR_SERVICE_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "dmlserve/v1/dmlserve.grpc.pb.h"
+#include "engine/core/engine.h"
+#include "server/lifecycle/call_tracker.h"
+#include "server/tensor_store.h"
+#include "spdlog/logger.h"
+
+namespace dmls::server {
+
+struct TensorServiceOptions {
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  // ReadTensor chunks: the default and the largest a client may ask for.
+  uint64_t default_chunk_bytes = uint64_t{1} << 20;
+  uint64_t max_chunk_bytes = uint64_t{4} << 20;
+};
+
+using TensorServiceBase =
+    dmlserve::v1::TensorService::WithRawCallbackMethod_CreateTensor<
+        dmlserve::v1::TensorService::WithRawCallbackMethod_WriteTensor<
+            dmlserve::v1::TensorService::WithRawCallbackMethod_ReadTensor<
+                dmlserve::v1::TensorService::WithRawCallbackMethod_ReleaseTensor<
+                    dmlserve::v1::TensorService::WithRawCallbackMethod_ListTensors<
+                        dmlserve::v1::TensorService::Service>>>>>;
+
+class TensorServiceImpl final : public TensorServiceBase {
+ public:
+  TensorServiceImpl(TensorStore* store, Engine* engine, CallTracker* calls,
+                    TensorServiceOptions options, std::shared_ptr<spdlog::logger> logger);
+
+  grpc::ServerUnaryReactor* CreateTensor(grpc::CallbackServerContext* context,
+                                         const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* WriteTensor(
+      grpc::CallbackServerContext* context, grpc::ByteBuffer* response) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* ReadTensor(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
+  grpc::ServerUnaryReactor* ReleaseTensor(grpc::CallbackServerContext* context,
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ListTensors(grpc::CallbackServerContext* context,
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
+
+  const TensorServiceOptions& options() const { return options_; }
+  TensorStore& store() { return *store_; }
+  Engine& engine() { return *engine_; }
+  spdlog::logger& logger() { return *logger_; }
+
+ private:
+  TensorStore* const store_;
+  Engine* const engine_;
+  CallTracker* const calls_;
+  const TensorServiceOptions options_;
+  const std::shared_ptr<spdlog::logger> logger_;
+};
+
+// The wire description of a tensor.
+dmlserve::v1::ResidentTensorInfo InfoOf(const ResidentTensor& tensor);
+
+// The validator's tensor rules applied to a resident tensor's descriptor
+// (rule ids as for operator tensors, paths under `path`), and the server's
+// tensor byte limit (RESOURCE_EXHAUSTED, TENSOR_BYTES_LIMIT).
+absl::Status CheckResidentDesc(const TensorDesc& desc, const std::string& path,
+                               uint64_t max_tensor_bytes);
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_TENSOR_SERVICE_H_

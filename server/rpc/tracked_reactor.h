@@ -1,0 +1,51 @@
+// The gRPC side of CallTracker (call_tracker.h): the status and reactor of
+// a refused call, and a unary reactor for handlers that answer inline,
+// which keeps its call tracked until gRPC is done with it (OnDone).
+// A handler does:
+//
+//   CallTracker::Ticket ticket = tracker.Begin();
+//   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+//
+// Ownership: both reactors delete themselves in OnDone. The tracker must
+// outlive a TrackedUnaryReactor.
+#ifndef DMLSERVE_SERVER_TRACKED_REACTOR_H_
+#define DMLSERVE_SERVER_TRACKED_REACTOR_H_
+
+#include <utility>
+
+#include "grpcpp/support/server_callback.h"
+#include "grpcpp/support/status.h"
+#include "server/lifecycle/call_tracker.h"
+
+namespace dmls::server {
+
+// UNAVAILABLE, kShuttingDownMessage: what a call gets once the server's
+// stop has begun (clients may retry it on another server).
+inline grpc::Status ShuttingDownStatus() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, kShuttingDownMessage);
+}
+
+// A reactor of any kind (ServerUnaryReactor, ServerBidiReactor<...>, ...)
+// that only answers ShuttingDownStatus: what a handler returns when
+// CallTracker::Begin refused its call.
+template <typename Reactor>
+class RefusedReactor final : public Reactor {
+ public:
+  RefusedReactor() { this->Finish(ShuttingDownStatus()); }
+  void OnDone() override { delete this; }
+};
+
+// For handlers that answer inline (GetCapabilities, Validate, ...): holds
+// the call's Ticket until gRPC is done with the call.
+class TrackedUnaryReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit TrackedUnaryReactor(CallTracker::Ticket ticket) : ticket_(std::move(ticket)) {}
+  void OnDone() override { delete this; }
+
+ private:
+  CallTracker::Ticket ticket_;
+};
+
+}  // namespace dmls::server
+
+#endif  // DMLSERVE_SERVER_TRACKED_REACTOR_H_

@@ -1,0 +1,157 @@
+#include "server/security/token_auth.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dmls::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kTokens[] =
+    "# token                        principal  options\n"
+    "alice-token-0123456789abcdef   alice\n"
+    "bob-token-0123456789abcdefgh   bob   scopes=execute   # no tensors\n"
+    "\n"
+    "old-token-0123456789abcdefgh   carol expires=2026-01-01T00:00:00Z\n";
+
+class TokenAuthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/tokens_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    Write(kTokens);
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+
+  void Write(const std::string& text) {
+    std::ofstream(path_) << text;
+  }
+
+  std::shared_ptr<TokenAuthProcessor> Make() {
+    TokenAuthOptions options;
+    options.tokens_file = path_;
+    options.now = [this] { return now_; };
+    absl::StatusOr<std::shared_ptr<TokenAuthProcessor>> p =
+        TokenAuthProcessor::Create(options);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : nullptr;
+  }
+
+  std::string path_;
+  absl::Time now_ = absl::FromUnixSeconds(1767000000);  // 2025-12-29
+};
+
+TEST_F(TokenAuthTest, ValidTokensGiveTheirPrincipal) {
+  auto auth = Make();
+  ASSERT_NE(auth, nullptr);
+  EXPECT_EQ(auth->token_count(), 3u);
+  const std::string alice = "Bearer alice-token-0123456789abcdef";
+  AuthDecision d = auth->Check("/dmlserve.v1.DmlService/Execute", &alice);
+  EXPECT_TRUE(d.status.ok()) << d.status;
+  EXPECT_EQ(d.principal, "alice");
+  d = auth->Check("/dmlserve.v1.TensorService/CreateTensor", &alice);
+  EXPECT_TRUE(d.status.ok()) << d.status;
+}
+
+TEST_F(TokenAuthTest, MissingWrongAndMalformedTokensAreUnauthenticated) {
+  auto auth = Make();
+  AuthDecision d = auth->Check("/dmlserve.v1.DmlService/Execute", nullptr);
+  EXPECT_EQ(d.status.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(std::string(d.status.message()), HasSubstr("AUTH_TOKEN_MISSING"));
+  for (const std::string& bad :
+       {std::string("Bearer not-a-known-token-at-all"),
+        std::string("alice-token-0123456789abcdef"),  // no "Bearer "
+        std::string("Basic YWxpY2U6c2VjcmV0"), std::string("Bearer ")}) {
+    d = auth->Check("/dmlserve.v1.DmlService/Execute", &bad);
+    EXPECT_EQ(d.status.code(), absl::StatusCode::kUnauthenticated) << bad;
+    EXPECT_THAT(std::string(d.status.message()), HasSubstr("AUTH_TOKEN_INVALID"));
+    EXPECT_TRUE(d.principal.empty());
+  }
+}
+
+TEST_F(TokenAuthTest, ExpiredTokensAreUnauthenticated) {
+  auto auth = Make();
+  const std::string carol = "Bearer old-token-0123456789abcdefgh";
+  EXPECT_TRUE(auth->Check("/dmlserve.v1.DmlService/Execute", &carol).status.ok());
+  now_ = absl::FromUnixSeconds(1767225600);  // 2026-01-01T00:00:00Z
+  AuthDecision d = auth->Check("/dmlserve.v1.DmlService/Execute", &carol);
+  EXPECT_EQ(d.status.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(std::string(d.status.message()),
+              HasSubstr("AUTH_TOKEN_EXPIRED: the token expired at 2026-01-01T00:00:00"));
+}
+
+TEST_F(TokenAuthTest, ScopesGivePermissionDenied) {
+  auto auth = Make();
+  const std::string bob = "Bearer bob-token-0123456789abcdefgh";
+  EXPECT_TRUE(auth->Check("/dmlserve.v1.DmlService/Execute", &bob).status.ok());
+  AuthDecision d = auth->Check("/dmlserve.v1.TensorService/ReadTensor", &bob);
+  EXPECT_EQ(d.status.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(d.status.message()),
+              HasSubstr("AUTH_SCOPE: principal 'bob' may not call "
+                        "/dmlserve.v1.TensorService/ReadTensor"));
+}
+
+TEST_F(TokenAuthTest, HealthAndReflectionAreExemptUnlessConfigured) {
+  auto auth = Make();
+  EXPECT_TRUE(auth->Check("/grpc.health.v1.Health/Check", nullptr).status.ok());
+  EXPECT_TRUE(auth->Check("/grpc.reflection.v1alpha.ServerReflection/"
+                          "ServerReflectionInfo", nullptr).status.ok());
+  // A wrong token is refused even where none is needed.
+  const std::string wrong = "Bearer not-a-known-token-at-all";
+  EXPECT_EQ(auth->Check("/grpc.health.v1.Health/Check", &wrong).status.code(),
+            absl::StatusCode::kUnauthenticated);
+
+  TokenAuthOptions strict;
+  strict.tokens_file = path_;
+  strict.exempt_prefixes = *ParseAuthExempt("");
+  auto all = *TokenAuthProcessor::Create(strict);
+  EXPECT_EQ(all->Check("/grpc.health.v1.Health/Check", nullptr).status.code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(*ParseAuthExempt("health"),
+            std::vector<std::string>{"/grpc.health.v1.Health/"});
+  EXPECT_EQ(ParseAuthExempt("health,bogus").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(TokenAuthTest, ReloadSwapsTheTableAndKeepsItOnError) {
+  auto auth = Make();
+  Write("new-token-0123456789abcdefgh dave\n");
+  ASSERT_TRUE(auth->Reload().ok());
+  const std::string alice = "Bearer alice-token-0123456789abcdef";
+  const std::string dave = "Bearer new-token-0123456789abcdefgh";
+  EXPECT_EQ(auth->Check("/dmlserve.v1.DmlService/Execute", &alice).status.code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(auth->Check("/dmlserve.v1.DmlService/Execute", &dave).principal, "dave");
+  Write("short dave\n");
+  absl::Status bad = auth->Reload();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("line 1"));
+  EXPECT_EQ(auth->Check("/dmlserve.v1.DmlService/Execute", &dave).principal, "dave");
+}
+
+TEST(TokenTableTest, ParseErrorsNameTheLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"only-a-token-0123456789\n", "line 1: want TOKEN PRINCIPAL"},
+      {"# c\nshort p\n", "line 2: a token is 16 to 512"},
+      {"a-token-0123456789abcdef p scopes=admin\n", "unknown scope 'admin'"},
+      {"a-token-0123456789abcdef p expires=tomorrow\n", "expires: want RFC 3339"},
+      {"a-token-0123456789abcdef p color=red\n", "unknown field 'color=red'"},
+      {"a-token-0123456789abcdef p\na-token-0123456789abcdef q\n",
+       "line 2: the token appears twice"},
+  };
+  for (const auto& [text, want] : cases) {
+    absl::StatusOr<TokenTable> table = TokenTable::Parse(text);
+    ASSERT_FALSE(table.ok()) << text;
+    EXPECT_THAT(std::string(table.status().message()), HasSubstr(want)) << text;
+  }
+  EXPECT_EQ(TokenTable::Load("/no/such/tokens").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace dmls::server
