@@ -4,8 +4,8 @@
 // components named by `comps` ("x" for scalar paths, "xyzw" for vector
 // paths) and allocates its own temps. Stateless apart from the builder it
 // writes to; not thread-safe (the builder is not).
-#ifndef DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
-#define DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_ACTIVATION_EMIT_H_
+#define DMLSERVE_ENGINE_KERNELS_ACTIVATION_EMIT_H_
 
 #include <cstdint>
 #include <optional>
@@ -205,4 +205,4 @@ void EmitIntShrink(MathEmitter& m, DataType type, Operand v, Operand bias_i,
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_ACTIVATION_EMIT_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_ACTIVATION_EMIT_H_

@@ -4,8 +4,8 @@
 // has no double instructions, so g is evaluated exactly in float32
 // expansions (see the .cc for the argument). Not thread-safe (writes to a
 // builder).
-#ifndef DMLSERVE_ENGINE_DXBC_INT_CONVERT_EMIT_H_
-#define DMLSERVE_ENGINE_DXBC_INT_CONVERT_EMIT_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_INT_CONVERT_EMIT_H_
+#define DMLSERVE_ENGINE_KERNELS_INT_CONVERT_EMIT_H_
 
 #include "engine/core/types.h"
 #include "engine/kernels/activation_emit.h"
@@ -20,4 +20,4 @@ void EmitIntScaleBias(MathEmitter& m, DataType type, Operand v, Operand scale,
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_INT_CONVERT_EMIT_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_INT_CONVERT_EMIT_H_

@@ -25,8 +25,8 @@
 // a view over a whole arena holds other requests' tensors too) and write
 // only their own elements (for sub-32-bit strided outputs with atomic
 // and/or on the containing word).
-#ifndef DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
-#define DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_KERNEL_ABI_H_
+#define DMLSERVE_ENGINE_KERNELS_KERNEL_ABI_H_
 
 #include <cstdint>
 
@@ -236,4 +236,4 @@ inline constexpr uint32_t kMvnClearThreads = 64;
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_KERNEL_ABI_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_KERNEL_ABI_H_

@@ -1,8 +1,8 @@
 // KernelKey: everything that changes the code of a generated kernel (not the
 // values it reads from its constant block). Kernels are generated and cached
 // per key. Plain value type; thread-compatible. Owned by engine/dxbc.
-#ifndef DMLSERVE_ENGINE_DXBC_KERNEL_KEY_H_
-#define DMLSERVE_ENGINE_DXBC_KERNEL_KEY_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_KERNEL_KEY_H_
+#define DMLSERVE_ENGINE_KERNELS_KERNEL_KEY_H_
 
 #include <cstdint>
 #include <string>
@@ -48,4 +48,4 @@ struct KernelKeyHash {
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_KERNEL_KEY_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_KERNEL_KEY_H_

@@ -2,8 +2,8 @@
 // blob; AllKernelKeys lists every key the planner can emit (the test suite
 // compiles them all, because vkd3d-shader aborts the process on a malformed
 // shader). Pure functions; thread-safe.
-#ifndef DMLSERVE_ENGINE_DXBC_KERNELS_H_
-#define DMLSERVE_ENGINE_DXBC_KERNELS_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_KERNELS_H_
+#define DMLSERVE_ENGINE_KERNELS_KERNELS_H_
 
 #include <cstdint>
 #include <vector>
@@ -37,4 +37,4 @@ bool TakesScaleBias(OperatorType op);
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_KERNELS_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_KERNELS_H_

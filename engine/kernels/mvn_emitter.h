@@ -6,8 +6,8 @@
 // Internal to the MVN kernels; the contract is MvnArgs in kernel_abi.h.
 // Holds references to the builder and the key, which must outlive it;
 // single-threaded like ShaderBuilder.
-#ifndef DMLSERVE_ENGINE_DXBC_MVN_EMITTER_H_
-#define DMLSERVE_ENGINE_DXBC_MVN_EMITTER_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_MVN_EMITTER_H_
+#define DMLSERVE_ENGINE_KERNELS_MVN_EMITTER_H_
 
 #include <cstdint>
 #include <vector>
@@ -290,4 +290,4 @@ class MvnEmitter {
 
 }  // namespace dmls::gpu::mvn_emit
 
-#endif  // DMLSERVE_ENGINE_DXBC_MVN_EMITTER_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_MVN_EMITTER_H_

@@ -13,8 +13,8 @@
 // wide row; kernel_abi.h).
 // Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
 // functions; thread-safe.
-#ifndef DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
-#define DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_MVN_KERNEL_H_
+#define DMLSERVE_ENGINE_KERNELS_MVN_KERNEL_H_
 
 #include <vector>
 
@@ -32,4 +32,4 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys);
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_MVN_KERNEL_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_MVN_KERNEL_H_

@@ -23,8 +23,8 @@
 // the sum fits 48 bits, else within about 2^-48 of the values' scale.
 // Infinite members make S +-inf (or NaN) and S_lo 0.
 // Holds a reference to the builder; single-threaded like ShaderBuilder.
-#ifndef DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
-#define DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_MVN_STATS_EMIT_H_
+#define DMLSERVE_ENGINE_KERNELS_MVN_STATS_EMIT_H_
 
 #include <cstdint>
 #include <optional>
@@ -114,4 +114,4 @@ inline constexpr uint32_t kMvnStatBytes = 16;
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_MVN_STATS_EMIT_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_MVN_STATS_EMIT_H_

@@ -3,8 +3,8 @@
 // their addresses and loads, the widening of their 4 FLOAT32 or 8 FLOAT16
 // elements to float32 and the packing of results back into one texel.
 // Holds a reference to the builder; single-threaded like ShaderBuilder.
-#ifndef DMLSERVE_ENGINE_DXBC_MVN_TEXEL_EMIT_H_
-#define DMLSERVE_ENGINE_DXBC_MVN_TEXEL_EMIT_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_MVN_TEXEL_EMIT_H_
+#define DMLSERVE_ENGINE_KERNELS_MVN_TEXEL_EMIT_H_
 
 #include <cstdint>
 #include <vector>
@@ -52,4 +52,4 @@ class MvnTexelEmitter {
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_MVN_TEXEL_EMIT_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_MVN_TEXEL_EMIT_H_

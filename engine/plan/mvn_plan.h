@@ -25,8 +25,8 @@
 // number, the apply and row kernels load them so as well
 // (kMvnVariantVec4ScaleBias, PlannerOptions::mvn_vec4_scale_bias).
 // Pure; thread-safe.
-#ifndef DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
-#define DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
+#ifndef DMLSERVE_ENGINE_PLAN_MVN_PLAN_H_
+#define DMLSERVE_ENGINE_PLAN_MVN_PLAN_H_
 
 #include "absl/status/statusor.h"
 #include "engine/core/operator_desc.h"
@@ -54,4 +54,4 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_MVN_PLAN_H_
+#endif  // DMLSERVE_ENGINE_PLAN_MVN_PLAN_H_

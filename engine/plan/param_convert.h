@@ -2,8 +2,8 @@
 // from their constant block: binary16 rounding for FLOAT16 tensors and the
 // trunc/saturate/NaN->0 conversion of float parameters to integer tensor
 // types (OPERATORS.md §4.1, §6.1). Pure functions; thread-safe.
-#ifndef DMLSERVE_ENGINE_DXBC_PARAM_CONVERT_H_
-#define DMLSERVE_ENGINE_DXBC_PARAM_CONVERT_H_
+#ifndef DMLSERVE_ENGINE_PLAN_PARAM_CONVERT_H_
+#define DMLSERVE_ENGINE_PLAN_PARAM_CONVERT_H_
 
 #include <cstdint>
 
@@ -26,4 +26,4 @@ uint64_t ConvertToInt64Param(float f, DataType t);
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_PARAM_CONVERT_H_
+#endif  // DMLSERVE_ENGINE_PLAN_PARAM_CONVERT_H_

@@ -4,8 +4,8 @@
 // in which order. Built by the planner (engine/plan/planner.h) from a
 // validated OperatorDesc; executed by engine/d3d12. Plain data;
 // thread-compatible. Owned by engine/dxbc.
-#ifndef DMLSERVE_ENGINE_DXBC_PLAN_H_
-#define DMLSERVE_ENGINE_DXBC_PLAN_H_
+#ifndef DMLSERVE_ENGINE_PLAN_PLAN_H_
+#define DMLSERVE_ENGINE_PLAN_PLAN_H_
 
 #include <array>
 #include <cstdint>
@@ -69,4 +69,4 @@ struct DispatchPlan {
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_PLAN_H_
+#endif  // DMLSERVE_ENGINE_PLAN_PLAN_H_

@@ -2,8 +2,8 @@
 // dimension coalescing, splitting a strided iteration space into chunks whose
 // views fit the view texel limit, 2-D dispatch grids, and constant-block
 // encoding. Pure functions; thread-safe.
-#ifndef DMLSERVE_ENGINE_DXBC_PLAN_UTIL_H_
-#define DMLSERVE_ENGINE_DXBC_PLAN_UTIL_H_
+#ifndef DMLSERVE_ENGINE_PLAN_PLAN_UTIL_H_
+#define DMLSERVE_ENGINE_PLAN_PLAN_UTIL_H_
 
 #include <array>
 #include <cstdint>
@@ -62,4 +62,4 @@ std::vector<uint8_t> EncodeArgs(const T& args) {
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_PLAN_UTIL_H_
+#endif  // DMLSERVE_ENGINE_PLAN_PLAN_UTIL_H_

@@ -4,8 +4,8 @@
 // coalesced dimensions), and splits work so that no view exceeds the view
 // texel limit and no dispatch dimension exceeds the group limit. Pure
 // functions; thread-safe.
-#ifndef DMLSERVE_ENGINE_DXBC_PLANNER_H_
-#define DMLSERVE_ENGINE_DXBC_PLANNER_H_
+#ifndef DMLSERVE_ENGINE_PLAN_PLANNER_H_
+#define DMLSERVE_ENGINE_PLAN_PLANNER_H_
 
 #include <cstdint>
 #include <string>
@@ -110,4 +110,4 @@ MvnArgs DecodeMvnArgs(const Dispatch& d);
 
 }  // namespace dmls::gpu
 
-#endif  // DMLSERVE_ENGINE_DXBC_PLANNER_H_
+#endif  // DMLSERVE_ENGINE_PLAN_PLANNER_H_

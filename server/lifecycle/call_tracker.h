@@ -16,8 +16,8 @@
 //
 // Thread-safety: all methods are thread-safe. The tracker must outlive
 // every Ticket.
-#ifndef DMLSERVE_SERVER_CALL_TRACKER_H_
-#define DMLSERVE_SERVER_CALL_TRACKER_H_
+#ifndef DMLSERVE_SERVER_LIFECYCLE_CALL_TRACKER_H_
+#define DMLSERVE_SERVER_LIFECYCLE_CALL_TRACKER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -113,4 +113,4 @@ class CallTracker {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_CALL_TRACKER_H_
+#endif  // DMLSERVE_SERVER_LIFECYCLE_CALL_TRACKER_H_

@@ -11,8 +11,8 @@
 // service's reactors need the engine's last callbacks). Start, StartDrain
 // and Shutdown are for one thread; the server itself serves from gRPC's
 // threads.
-#ifndef DMLSERVE_SERVER_DML_SERVER_H_
-#define DMLSERVE_SERVER_DML_SERVER_H_
+#ifndef DMLSERVE_SERVER_LIFECYCLE_DML_SERVER_H_
+#define DMLSERVE_SERVER_LIFECYCLE_DML_SERVER_H_
 
 #include <memory>
 #include <string>
@@ -130,4 +130,4 @@ class DmlServer {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_DML_SERVER_H_
+#endif  // DMLSERVE_SERVER_LIFECYCLE_DML_SERVER_H_

@@ -10,8 +10,8 @@
 // Thread-safety: construct and destroy on one thread. The destructor
 // disarms (joins the watchdog) unless the callback has already started;
 // a callback that returns lets the destructor finish normally.
-#ifndef DMLSERVE_SERVER_EXIT_DEADLINE_H_
-#define DMLSERVE_SERVER_EXIT_DEADLINE_H_
+#ifndef DMLSERVE_SERVER_LIFECYCLE_EXIT_DEADLINE_H_
+#define DMLSERVE_SERVER_LIFECYCLE_EXIT_DEADLINE_H_
 
 #include <functional>
 #include <thread>
@@ -37,4 +37,4 @@ class ExitDeadline {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_EXIT_DEADLINE_H_
+#endif  // DMLSERVE_SERVER_LIFECYCLE_EXIT_DEADLINE_H_

@@ -1,8 +1,8 @@
 // The GetCapabilities answer, built from the operator schema tables, the
 // engine's device and the server limits. Built once at startup (the inputs
 // do not change while serving). Stateless function: thread-safe.
-#ifndef DMLSERVE_SERVER_CAPABILITIES_H_
-#define DMLSERVE_SERVER_CAPABILITIES_H_
+#ifndef DMLSERVE_SERVER_MAPPING_CAPABILITIES_H_
+#define DMLSERVE_SERVER_MAPPING_CAPABILITIES_H_
 
 #include "dmlserve/v1/dmlserve.pb.h"
 #include <vector>
@@ -24,4 +24,4 @@ dmlserve::v1::GetCapabilitiesResponse BuildCapabilities(
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_CAPABILITIES_H_
+#endif  // DMLSERVE_SERVER_MAPPING_CAPABILITIES_H_

@@ -4,8 +4,8 @@
 // operator needs a schema row and a proto message, no mapping code. The
 // mapping never rejects anything: whatever is absent or out of range is left
 // for the validator to report with its rule id. Stateless: thread-safe.
-#ifndef DMLSERVE_SERVER_PROTO_MAPPING_H_
-#define DMLSERVE_SERVER_PROTO_MAPPING_H_
+#ifndef DMLSERVE_SERVER_MAPPING_PROTO_MAPPING_H_
+#define DMLSERVE_SERVER_MAPPING_PROTO_MAPPING_H_
 
 #include <cstdint>
 
@@ -26,4 +26,4 @@ uint32_t FeatureLevelFromProto(int proto_value, FeatureLevel highest);
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_PROTO_MAPPING_H_
+#endif  // DMLSERVE_SERVER_MAPPING_PROTO_MAPPING_H_

@@ -15,8 +15,8 @@
 // The first violation (rule id, field path) is always kept as is. With a
 // logger, whatever was left out is logged at debug level.
 // Stateless functions: thread-safe.
-#ifndef DMLSERVE_SERVER_STATUS_MAPPING_H_
-#define DMLSERVE_SERVER_STATUS_MAPPING_H_
+#ifndef DMLSERVE_SERVER_MAPPING_STATUS_MAPPING_H_
+#define DMLSERVE_SERVER_MAPPING_STATUS_MAPPING_H_
 
 #include <cstddef>
 #include <string>
@@ -93,4 +93,4 @@ void FillResponse(const RequestError& error, dmlserve::v1::ExecuteResponse* out,
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_STATUS_MAPPING_H_
+#endif  // DMLSERVE_SERVER_MAPPING_STATUS_MAPPING_H_

@@ -1,8 +1,8 @@
 // ServerOptions: every knob of the dmlserve binary, with its documented
 // default. main.cc fills it from absl flags; tests fill it directly, so no
 // flag is read outside main. Plain value type; thread-compatible.
-#ifndef DMLSERVE_SERVER_SERVER_OPTIONS_H_
-#define DMLSERVE_SERVER_SERVER_OPTIONS_H_
+#ifndef DMLSERVE_SERVER_OPTIONS_SERVER_OPTIONS_H_
+#define DMLSERVE_SERVER_OPTIONS_SERVER_OPTIONS_H_
 
 #include <cstdint>
 #include <optional>
@@ -192,4 +192,4 @@ uint64_t DefaultChunkBytes(const ServerOptions& options);
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_SERVER_OPTIONS_H_
+#endif  // DMLSERVE_SERVER_OPTIONS_SERVER_OPTIONS_H_

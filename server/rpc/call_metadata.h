@@ -4,8 +4,8 @@
 //                              this call's requests (admission.h) to N, at
 //                              most the server's --max_output_ratio_limit.
 // Stateless: thread-safe.
-#ifndef DMLSERVE_SERVER_CALL_METADATA_H_
-#define DMLSERVE_SERVER_CALL_METADATA_H_
+#ifndef DMLSERVE_SERVER_RPC_CALL_METADATA_H_
+#define DMLSERVE_SERVER_RPC_CALL_METADATA_H_
 
 #include <cstdint>
 
@@ -22,4 +22,4 @@ absl::StatusOr<uint64_t> RequestedOutputRatio(const grpc::ServerContextBase& con
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_CALL_METADATA_H_
+#endif  // DMLSERVE_SERVER_RPC_CALL_METADATA_H_

@@ -2,8 +2,8 @@
 // the rules every chunk meets (WriteTensor and ExecuteChunked): chunks
 // arrive in order, without overlap, gap or excess, and cover the range.
 // Plain value; thread-compatible.
-#ifndef DMLSERVE_SERVER_CHUNK_CURSOR_H_
-#define DMLSERVE_SERVER_CHUNK_CURSOR_H_
+#ifndef DMLSERVE_SERVER_RPC_CHUNK_CURSOR_H_
+#define DMLSERVE_SERVER_RPC_CHUNK_CURSOR_H_
 
 #include <cstdint>
 #include <string>
@@ -60,4 +60,4 @@ class ChunkCursor {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_CHUNK_CURSOR_H_
+#endif  // DMLSERVE_SERVER_RPC_CHUNK_CURSOR_H_

@@ -13,8 +13,8 @@
 // Ownership: borrows the engine and the store (both must outlive the
 // reactor). The reactor deletes itself when gRPC and the engine are done
 // with it.
-#ifndef DMLSERVE_SERVER_CHUNKED_REACTOR_H_
-#define DMLSERVE_SERVER_CHUNKED_REACTOR_H_
+#ifndef DMLSERVE_SERVER_RPC_CHUNKED_REACTOR_H_
+#define DMLSERVE_SERVER_RPC_CHUNKED_REACTOR_H_
 
 #include <cstdint>
 #include <memory>
@@ -46,4 +46,4 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_CHUNKED_REACTOR_H_
+#endif  // DMLSERVE_SERVER_RPC_CHUNKED_REACTOR_H_

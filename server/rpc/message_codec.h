@@ -7,8 +7,8 @@
 // path and its byte offset. Serialization is what gRPC's own protobuf codec
 // does (grpc::SerializationTraits), so well-formed traffic is unchanged.
 // Stateless functions: thread-safe.
-#ifndef DMLSERVE_SERVER_MESSAGE_CODEC_H_
-#define DMLSERVE_SERVER_MESSAGE_CODEC_H_
+#ifndef DMLSERVE_SERVER_RPC_MESSAGE_CODEC_H_
+#define DMLSERVE_SERVER_RPC_MESSAGE_CODEC_H_
 
 #include <optional>
 #include <string>
@@ -43,4 +43,4 @@ std::optional<std::string> FindWireFormatError(
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_MESSAGE_CODEC_H_
+#endif  // DMLSERVE_SERVER_RPC_MESSAGE_CODEC_H_

@@ -13,8 +13,8 @@
 //
 // Thread-safety: thread-safe (reads kernel state only). A descriptor that
 // is closed or reused while it is read counts whatever it is then.
-#ifndef DMLSERVE_SERVER_SEND_QUEUES_H_
-#define DMLSERVE_SERVER_SEND_QUEUES_H_
+#ifndef DMLSERVE_SERVER_RPC_SEND_QUEUES_H_
+#define DMLSERVE_SERVER_RPC_SEND_QUEUES_H_
 
 #include <cstdint>
 
@@ -26,4 +26,4 @@ absl::StatusOr<uint64_t> UnsentTcpBytes();
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_SEND_QUEUES_H_
+#endif  // DMLSERVE_SERVER_RPC_SEND_QUEUES_H_

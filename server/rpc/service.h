@@ -29,8 +29,8 @@
 // engine. Reactors may outlive their RPC until the engine has called back,
 // so the service (and the engine) must outlive the engine's drain: shut
 // down the grpc::Server, then the engine, then destroy this. Thread-safe.
-#ifndef DMLSERVE_SERVER_SERVICE_H_
-#define DMLSERVE_SERVER_SERVICE_H_
+#ifndef DMLSERVE_SERVER_RPC_SERVICE_H_
+#define DMLSERVE_SERVER_RPC_SERVICE_H_
 
 #include <cstdint>
 #include <memory>
@@ -114,4 +114,4 @@ class DmlServiceImpl final : public DmlServiceBase {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_SERVICE_H_
+#endif  // DMLSERVE_SERVER_RPC_SERVICE_H_

@@ -17,8 +17,8 @@
 // Ownership: borrows the store, the engine and the call tracker, which must
 // outlive the service's reactors (shut the grpc::Server down first).
 // Thread-safe.
-#ifndef DMLSERVE_SERVER_TENSOR_SERVICE_H_
-#define DMLSERVE_SERVER_TENSOR_SERVICE_H_
+#ifndef DMLSERVE_SERVER_RPC_TENSOR_SERVICE_H_
+#define DMLSERVE_SERVER_RPC_TENSOR_SERVICE_H_
 
 #include <cstdint>
 #include <memory>
@@ -89,4 +89,4 @@ absl::Status CheckResidentDesc(const TensorDesc& desc, const std::string& path,
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_TENSOR_SERVICE_H_
+#endif  // DMLSERVE_SERVER_RPC_TENSOR_SERVICE_H_

@@ -8,8 +8,8 @@
 //
 // Ownership: both reactors delete themselves in OnDone. The tracker must
 // outlive a TrackedUnaryReactor.
-#ifndef DMLSERVE_SERVER_TRACKED_REACTOR_H_
-#define DMLSERVE_SERVER_TRACKED_REACTOR_H_
+#ifndef DMLSERVE_SERVER_RPC_TRACKED_REACTOR_H_
+#define DMLSERVE_SERVER_RPC_TRACKED_REACTOR_H_
 
 #include <utility>
 
@@ -48,4 +48,4 @@ class TrackedUnaryReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_TRACKED_REACTOR_H_
+#endif  // DMLSERVE_SERVER_RPC_TRACKED_REACTOR_H_

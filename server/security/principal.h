@@ -11,8 +11,8 @@
 // only what its own connection created.
 //
 // Thread-safe (stateless).
-#ifndef DMLSERVE_SERVER_PRINCIPAL_H_
-#define DMLSERVE_SERVER_PRINCIPAL_H_
+#ifndef DMLSERVE_SERVER_SECURITY_PRINCIPAL_H_
+#define DMLSERVE_SERVER_SECURITY_PRINCIPAL_H_
 
 #include <string>
 
@@ -34,4 +34,4 @@ absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context);
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_PRINCIPAL_H_
+#endif  // DMLSERVE_SERVER_SECURITY_PRINCIPAL_H_

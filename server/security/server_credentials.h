@@ -1,8 +1,8 @@
 // The credentials of the gRPC port: plaintext, TLS, or mutual TLS, with
 // bearer tokens (token_auth.h) on top of TLS. Built once at startup from
 // ServerOptions.
-#ifndef DMLSERVE_SERVER_SERVER_CREDENTIALS_H_
-#define DMLSERVE_SERVER_SERVER_CREDENTIALS_H_
+#ifndef DMLSERVE_SERVER_SECURITY_SERVER_CREDENTIALS_H_
+#define DMLSERVE_SERVER_SECURITY_SERVER_CREDENTIALS_H_
 
 #include <memory>
 #include <string>
@@ -30,4 +30,4 @@ absl::StatusOr<ServerSecurity> MakeServerSecurity(const ServerOptions& options);
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_SERVER_CREDENTIALS_H_
+#endif  // DMLSERVE_SERVER_SECURITY_SERVER_CREDENTIALS_H_

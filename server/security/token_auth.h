@@ -21,8 +21,8 @@
 //   - a valid token without the method's scope: PERMISSION_DENIED;
 //   - otherwise the call goes on with the token's principal in the auth
 //     context (kPrincipalProperty), which wins over the `tenant` metadata.
-#ifndef DMLSERVE_SERVER_TOKEN_AUTH_H_
-#define DMLSERVE_SERVER_TOKEN_AUTH_H_
+#ifndef DMLSERVE_SERVER_SECURITY_TOKEN_AUTH_H_
+#define DMLSERVE_SERVER_SECURITY_TOKEN_AUTH_H_
 
 #include <cstdint>
 #include <functional>
@@ -122,4 +122,4 @@ class TokenAuthProcessor final : public grpc::AuthMetadataProcessor {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_TOKEN_AUTH_H_
+#endif  // DMLSERVE_SERVER_SECURITY_TOKEN_AUTH_H_

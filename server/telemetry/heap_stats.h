@@ -7,8 +7,8 @@
 //
 // glibc only (mallinfo2); elsewhere `known` is false. Thread-safe: glibc
 // locks each arena while it walks it.
-#ifndef DMLSERVE_SERVER_HEAP_STATS_H_
-#define DMLSERVE_SERVER_HEAP_STATS_H_
+#ifndef DMLSERVE_SERVER_TELEMETRY_HEAP_STATS_H_
+#define DMLSERVE_SERVER_TELEMETRY_HEAP_STATS_H_
 
 #include <cstdint>
 
@@ -24,4 +24,4 @@ HeapStats ReadHeapStats();
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_HEAP_STATS_H_
+#endif  // DMLSERVE_SERVER_TELEMETRY_HEAP_STATS_H_

@@ -1,8 +1,8 @@
 // The server's logger: spdlog to stderr, in human text or one JSON object per
 // line (for log collectors). Built once in main and passed down by pointer;
 // spdlog loggers are thread-safe (the _mt sink).
-#ifndef DMLSERVE_SERVER_LOGGING_H_
-#define DMLSERVE_SERVER_LOGGING_H_
+#ifndef DMLSERVE_SERVER_TELEMETRY_LOGGING_H_
+#define DMLSERVE_SERVER_TELEMETRY_LOGGING_H_
 
 #include <memory>
 #include <string>
@@ -29,4 +29,4 @@ std::string JsonEscape(std::string_view text);
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_LOGGING_H_
+#endif  // DMLSERVE_SERVER_TELEMETRY_LOGGING_H_

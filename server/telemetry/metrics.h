@@ -35,8 +35,8 @@
 //
 // Thread-safe: the Record/observer methods run on gRPC and engine threads,
 // Collect on the exposer's thread.
-#ifndef DMLSERVE_SERVER_METRICS_H_
-#define DMLSERVE_SERVER_METRICS_H_
+#ifndef DMLSERVE_SERVER_TELEMETRY_METRICS_H_
+#define DMLSERVE_SERVER_TELEMETRY_METRICS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -148,4 +148,4 @@ class Metrics {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_METRICS_H_
+#endif  // DMLSERVE_SERVER_TELEMETRY_METRICS_H_

@@ -2,8 +2,8 @@
 // the input payload as the output (resized to the output tensor's size) on
 // its own worker threads, optionally after a delay or only once released,
 // and honours cancellation and deadlines like a real engine. Thread-safe.
-#ifndef DMLSERVE_SERVER_FAKE_ENGINE_H_
-#define DMLSERVE_SERVER_FAKE_ENGINE_H_
+#ifndef DMLSERVE_SERVER_TESTING_FAKE_ENGINE_H_
+#define DMLSERVE_SERVER_TESTING_FAKE_ENGINE_H_
 
 #include <atomic>
 #include <deque>
@@ -68,4 +68,4 @@ class FakeEngine final : public Engine {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_FAKE_ENGINE_H_
+#endif  // DMLSERVE_SERVER_TESTING_FAKE_ENGINE_H_

@@ -1,7 +1,7 @@
 // Request builders for the server tests: small valid dmlserve.v1 requests
 // and payloads. Test-only; stateless.
-#ifndef DMLSERVE_SERVER_TEST_REQUESTS_H_
-#define DMLSERVE_SERVER_TEST_REQUESTS_H_
+#ifndef DMLSERVE_SERVER_TESTING_TEST_REQUESTS_H_
+#define DMLSERVE_SERVER_TESTING_TEST_REQUESTS_H_
 
 #include <cstdint>
 #include <memory>
@@ -31,4 +31,4 @@ dmlserve::v1::ExecuteRequest Mvn1Request(uint64_t request_id);
 
 }  // namespace dmls::server::testing
 
-#endif  // DMLSERVE_SERVER_TEST_REQUESTS_H_
+#endif  // DMLSERVE_SERVER_TESTING_TEST_REQUESTS_H_

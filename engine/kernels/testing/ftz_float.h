@@ -6,8 +6,8 @@
 // models of the emitted kernels' arithmetic (mvn_stats_ftz_test.cc):
 // no FTZ hardware is at hand in CI, and lavapipe keeps denormals.
 // Test-only; stateless apart from the flag, thread-safe.
-#ifndef DMLSERVE_ENGINE_DXBC_TESTING_FTZ_FLOAT_H_
-#define DMLSERVE_ENGINE_DXBC_TESTING_FTZ_FLOAT_H_
+#ifndef DMLSERVE_ENGINE_KERNELS_TESTING_FTZ_FLOAT_H_
+#define DMLSERVE_ENGINE_KERNELS_TESTING_FTZ_FLOAT_H_
 
 #include <cmath>
 #include <cstdint>
@@ -59,4 +59,4 @@ class FtzFloat {
 
 }  // namespace dmls::gpu::testing
 
-#endif  // DMLSERVE_ENGINE_DXBC_TESTING_FTZ_FLOAT_H_
+#endif  // DMLSERVE_ENGINE_KERNELS_TESTING_FTZ_FLOAT_H_
