@@ -2,36 +2,9 @@
 
 #include <utility>
 
-#include "absl/strings/cord.h"
 #include "engine/core/host_resident.h"
 
 namespace dmls {
-namespace {
-
-// The status payload that marks UNAVAILABLE as a lost device.
-constexpr char kDeviceLostUrl[] = "type.dmlserve/dmls.DeviceLost";
-
-}  // namespace
-
-absl::Status DeviceLostError(absl::string_view message) {
-  absl::Status status = absl::UnavailableError(message);
-  status.SetPayload(kDeviceLostUrl, absl::Cord("1"));
-  return status;
-}
-
-bool IsDeviceLost(const absl::Status& status) {
-  return absl::IsUnavailable(status) &&
-         status.GetPayload(kDeviceLostUrl).has_value();
-}
-
-void HandBackRequest(ExecuteRequest& request) {
-  if (!request.on_device_lost) return;
-  std::function<void(ExecuteRequest)> hook =
-      std::move(request.on_device_lost);
-  request.on_device_lost = nullptr;
-  hook(std::move(request));
-}
-
 absl::StatusOr<std::shared_ptr<ResidentBuffer>> Engine::AllocateResident(
     uint64_t bytes, absl::string_view /*placement_key*/) {
   absl::StatusOr<std::shared_ptr<HostResidentBuffer>> b =
@@ -70,7 +43,12 @@ void Engine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
 }
 
 void Engine::ExecuteChain(ChainRequest request, ChainCallback done) {
-  RunChainOnHost(*this, std::move(request), std::move(done));
+  RunChainOnHost(
+      this,
+      [this](ExecuteRequest step, ExecuteCallback step_done) {
+        Execute(std::move(step), std::move(step_done));
+      },
+      std::move(request), std::move(done));
 }
 
 }  // namespace dmls

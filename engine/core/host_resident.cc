@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "engine/core/engine.h"
 
 namespace dmls {
 namespace {
@@ -18,7 +17,8 @@ uint64_t Bytes(const std::optional<TensorDesc>& t) {
 
 // The state of one chain between steps. Owned by the callback chain.
 struct HostChain {
-  Engine* engine = nullptr;
+  Engine* engine = nullptr;  // owns the chain's HostResidentBuffers
+  ExecuteFn execute;
   ChainRequest request;
   ChainCallback done;
   std::vector<std::string> outputs;  // each step's output range, until its last use
@@ -99,9 +99,9 @@ void RunStep(std::shared_ptr<HostChain> chain, size_t i) {
     return chain->done(absl::InternalError(
         absl::StrCat("chain step ", i, ": input bytes do not match the descriptor")));
   }
-  Engine* engine = chain->engine;
-  engine->Execute(std::move(r), [chain = std::move(chain),
-                                 i](absl::StatusOr<ExecuteResult> result) mutable {
+  ExecuteFn& execute = chain->execute;
+  execute(std::move(r), [chain = std::move(chain),
+                         i](absl::StatusOr<ExecuteResult> result) mutable {
     if (!result.ok()) return chain->done(result.status());
     FinishStep(std::move(chain), i, std::move(result->output));
   });
@@ -149,9 +149,11 @@ absl::StatusOr<std::string> HostResidentBuffer::Read(uint64_t offset,
   return bytes_.substr(offset, length);
 }
 
-void RunChainOnHost(Engine& engine, ChainRequest request, ChainCallback done) {
+void RunChainOnHost(Engine* owner, ExecuteFn execute, ChainRequest request,
+                    ChainCallback done) {
   auto chain = std::make_shared<HostChain>();
-  chain->engine = &engine;
+  chain->engine = owner;
+  chain->execute = std::move(execute);
   const size_t n = request.steps.size();
   chain->outputs.resize(n);
   chain->result.outputs.resize(n);

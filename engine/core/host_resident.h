@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/core/execute_request.h"
 #include "engine/core/resident.h"
 
 namespace dmls {
@@ -45,10 +46,15 @@ class HostResidentBuffer : public ResidentBuffer {
 // bytes (OUT_OF_RANGE otherwise).
 absl::Status CheckResidentRange(uint64_t size, uint64_t offset, uint64_t length);
 
-// Runs a validated chain on `engine` through Engine::Execute, step by step,
-// each step's inputs copied out of host buffers (inline bytes, earlier
-// outputs, HostResidentBuffers made by `engine`). `done` is called once.
-void RunChainOnHost(Engine& engine, ChainRequest request, ChainCallback done);
+// Runs one step of a chain: Engine::Execute of the engine running it.
+using ExecuteFn = absl::AnyInvocable<void(ExecuteRequest, ExecuteCallback)>;
+
+// Runs a validated chain through `execute`, step by step, each step's
+// inputs copied out of host buffers (inline bytes, earlier outputs,
+// HostResidentBuffers made by `owner`, the engine `execute` runs on).
+// `done` is called once.
+void RunChainOnHost(Engine* owner, ExecuteFn execute, ChainRequest request,
+                    ChainCallback done);
 
 }  // namespace dmls
 

@@ -21,7 +21,6 @@
 
 namespace dmls {
 
-
 class CpuEngine : public Engine {
  public:
   explicit CpuEngine(CpuEngineOptions options = {});
@@ -40,10 +39,8 @@ class CpuEngine : public Engine {
 
   std::vector<std::pair<std::string, uint64_t>> Counters() const override;
 
-  // Runs `request` synchronously on the calling thread (no deadline or
-  // cancellation checks). The request must have passed ops::Validate;
-  // payload lengths that differ from TotalTensorSizeInBytes and other
-  // inconsistent descriptors give INVALID_ARGUMENT, never a crash.
+  // RunReference (reference.h): `request` computed synchronously on the
+  // calling thread.
   static absl::StatusOr<ExecuteResult> Run(
       const ExecuteRequest& request, const CpuEngineOptions& options = {});
 

@@ -4,7 +4,7 @@
 #include <thread>
 #include <utility>
 
-#include "engine/cpu/cpu_engine.h"
+#include "engine/cpu/reference.h"
 #include "engine/sched/admission.h"
 
 namespace dmls {
@@ -51,7 +51,7 @@ void CpuRunner::Run(sched::Batch batch) {
         } else if (absl::Now() > req.deadline) {
           task->done(absl::DeadlineExceededError("deadline passed before execution"));
         } else {
-          task->done(CpuEngine::Run(req, options_));
+          task->done(RunReference(req, options_));
         }
         Finished();
       });

@@ -10,21 +10,6 @@
 
 namespace dmls::d3d12 {
 
-uint32_t TexelBytes(gpu::ViewFormat format) {
-  switch (format) {
-    case gpu::ViewFormat::kR32G32B32A32Float:
-    case gpu::ViewFormat::kR32G32B32A32Uint:
-      return 16;
-    case gpu::ViewFormat::kR32Float:
-    case gpu::ViewFormat::kR32Uint:
-    case gpu::ViewFormat::kR32Sint:
-      return 4;
-    case gpu::ViewFormat::kUnknown:
-      return 0;
-  }
-  return 0;
-}
-
 namespace {
 
 static_assert(sizeof(gpu::ElementwiseArgs) <= gpu::kViewBasesOffset &&

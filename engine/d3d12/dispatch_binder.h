@@ -193,9 +193,6 @@ class DispatchBinder {
   std::unique_ptr<ViewCache> null_views_;  // one per (format, SRV or UAV)
 };
 
-// Bytes per texel of a view format (0 for kUnknown).
-uint32_t TexelBytes(gpu::ViewFormat format);
-
 }  // namespace dmls::d3d12
 
 #endif  // DMLSERVE_ENGINE_D3D12_DISPATCH_BINDER_H_

@@ -76,7 +76,7 @@ std::array<uint64_t, kSlotCount> Prefixes(const DispatchPlan& plan, bool in_plac
     ForEachView(d, [&](const View& v, const uint32_t&) {
       if (v.buffer == BufferSlot::kNone) return;
       uint64_t& t = texel[Index(Storage(v.buffer, in_place))];
-      t = std::max<uint64_t>(t, d3d12::TexelBytes(v.format));
+      t = std::max<uint64_t>(t, gpu::TexelBytes(v.format));
     });
   }
   std::array<uint64_t, kSlotCount> prefix = {};
@@ -91,7 +91,7 @@ DispatchPlan WithViewBases(DispatchPlan plan, const std::array<uint64_t, kSlotCo
   for (Dispatch& d : plan.dispatches) {
     ForEachView(d, [&](View& v, uint32_t& base) {
       if (v.buffer == BufferSlot::kNone) return;
-      const uint64_t texel = d3d12::TexelBytes(v.format);
+      const uint64_t texel = gpu::TexelBytes(v.format);
       const uint64_t pre = prefix[Index(Storage(v.buffer, in_place))];
       EXPECT_EQ(pre % texel, 0u);
       EXPECT_GT(pre, 0u);

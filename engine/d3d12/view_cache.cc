@@ -1,8 +1,8 @@
 #include "engine/d3d12/view_cache.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/d3d12/dispatch_binder.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/kernels/kernel_abi.h"
 
 namespace dmls::d3d12 {
 

@@ -6,8 +6,8 @@
 #define DMLSERVE_ENGINE_KERNELS_ELEMENTWISE_KERNEL_H_
 
 #include "absl/status/statusor.h"
+#include "engine/kernels/kernel_info.h"
 #include "engine/kernels/kernel_key.h"
-#include "engine/kernels/kernels.h"
 
 namespace dmls::gpu {
 

@@ -52,6 +52,21 @@ enum class ViewFormat : uint32_t {
   kR32Sint = 43,
 };
 
+// Bytes per texel of a view format (0 for kUnknown).
+inline constexpr uint32_t TexelBytes(ViewFormat format) {
+  switch (format) {
+    case ViewFormat::kR32G32B32A32Float:
+    case ViewFormat::kR32G32B32A32Uint:
+      return 16;
+    case ViewFormat::kR32Float:
+    case ViewFormat::kR32Uint:
+    case ViewFormat::kR32Sint:
+      return 4;
+    case ViewFormat::kUnknown:
+      return 0;
+  }
+  return 0;
+}
 
 // ---- Constant blocks (cb0, bound as a root CBV; each <= 256 bytes) ----
 // Registers are vec4s: cN.x is word 4N. All views are typed *UINT* views

@@ -40,12 +40,6 @@ bool TakesScaleBias(OperatorType op) {
   return s != nullptr && s->kind == ops::OpKind::kUnaryScaleBias;
 }
 
-absl::StatusOr<KernelInfo> Finish(const ShaderBuilder& b, uint32_t threads_per_group) {
-  absl::Status s = b.Validate();
-  if (!s.ok()) return s;
-  return KernelInfo{b.FinishContainer(), threads_per_group};
-}
-
 absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
   // Exactly the listed keys: fields a stage does not use (a variant, MVN
   // flags on an element-wise key, ...) must be at their defaults, so that

@@ -10,18 +10,10 @@
 
 #include "absl/status/statusor.h"
 #include "engine/core/types.h"
+#include "engine/kernels/kernel_info.h"
 #include "engine/kernels/kernel_key.h"
-#include "engine/dxbc/shader_builder.h"
 
 namespace dmls::gpu {
-
-struct KernelInfo {
-  std::vector<uint8_t> dxbc;       // checksummed DXBC container
-  uint32_t threads_per_group = 0;  // x; y = z = 1
-};
-
-// Validates the builder (ShaderBuilder::Validate) and wraps its container.
-absl::StatusOr<KernelInfo> Finish(const ShaderBuilder& b, uint32_t threads_per_group);
 
 // InvalidArgument for keys outside AllKernelKeys().
 absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key);

@@ -16,7 +16,7 @@
 #include "engine/kernels/activation_emit.h"
 #include "engine/kernels/kernel_abi.h"
 #include "engine/kernels/kernel_key.h"
-#include "engine/kernels/kernels.h"
+#include "engine/kernels/kernel_info.h"
 #include "engine/kernels/mvn_stats_emit.h"
 #include "engine/kernels/mvn_texel_emit.h"
 #include "engine/dxbc/operand.h"

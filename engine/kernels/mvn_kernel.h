@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/kernels/kernel_info.h"
 #include "engine/kernels/kernel_key.h"
-#include "engine/kernels/kernels.h"
 
 namespace dmls::gpu {
 

@@ -31,7 +31,7 @@
 #include "absl/status/statusor.h"
 #include "engine/core/operator_desc.h"
 #include "engine/plan/plan.h"
-#include "engine/plan/planner.h"
+#include "engine/plan/planner_options.h"
 
 namespace dmls::gpu {
 

@@ -1,0 +1,71 @@
+// ExecuteRequest: one operator execution handed to an Engine (engine.h),
+// bytes in and bytes out, with its result and callback types and the
+// device-lost marking engines use to hand a request back. Plain data.
+#ifndef DMLSERVE_ENGINE_CORE_EXECUTE_REQUEST_H_
+#define DMLSERVE_ENGINE_CORE_EXECUTE_REQUEST_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "engine/core/operator_desc.h"
+#include "engine/core/types.h"
+
+namespace dmls {
+
+// One operator execution. The engine takes ownership of the payloads.
+struct ExecuteRequest {
+  // Must have passed ops::Validate at `feature_level` (Execute does not
+  // re-validate; it may CHECK-fail or return INTERNAL on an invalid desc).
+  OperatorDesc op;
+  FeatureLevel feature_level = kHighestFeatureLevel;
+  // The output is bound over the input buffer (OPERATORS.md §10).
+  bool in_place = false;
+  // Raw little-endian buffer bytes; each is exactly the tensor's
+  // TotalTensorSizeInBytes long. scale/bias are empty when absent.
+  std::string input;
+  std::string scale;
+  std::string bias;
+  // Work not started by then fails with DEADLINE_EXCEEDED.
+  absl::Time deadline = absl::InfiniteFuture();
+  // Set by the caller to abandon the request; checked before work starts.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
+  // Optional: where an engine hands the request back when its device is
+  // lost before the request's result exists (MultiEngine sets it to run the
+  // request on another device). The engine calls it at most once, with the
+  // request whole again (payloads restored, on_device_lost cleared), on the
+  // thread and right before it calls `done` with a DeviceLost status
+  // (IsDeviceLost below). `done` is still called exactly once. Engines that
+  // cannot restore the payloads never call it.
+  std::function<void(ExecuteRequest)> on_device_lost;
+};
+
+// UNAVAILABLE marked as "the engine's device is lost" (absl status
+// payload), so that callers can tell a dead device from other UNAVAILABLE
+// answers (e.g. shutting down).
+absl::Status DeviceLostError(absl::string_view message);
+bool IsDeviceLost(const absl::Status& status);
+// Hands `request` to its on_device_lost hook when it has one (clearing the
+// hook first). For engines, on their device-lost path.
+void HandBackRequest(ExecuteRequest& request);
+
+struct ExecuteResult {
+  // The output buffer range: output.TotalTensorSizeInBytes bytes, or for
+  // in-place max(input, output) TotalTensorSizeInBytes bytes holding the
+  // aliased buffer after execution. Bytes that belong to no output element
+  // (padding, the DWORD round-up tail) are unspecified, as in DirectML
+  // (OPERATORS.md §2.3): compare elements, not whole buffers.
+  std::string output;
+};
+
+using ExecuteCallback = absl::AnyInvocable<void(absl::StatusOr<ExecuteResult>)>;
+
+}  // namespace dmls
+
+#endif  // DMLSERVE_ENGINE_CORE_EXECUTE_REQUEST_H_
