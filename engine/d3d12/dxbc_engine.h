@@ -1,5 +1,6 @@
-// The production wiring of GpuEngine: kernels from engine/dxbc's generator
-// (BuildKernel) and plans from its planner (PlanExecution). The server and
+// The production wiring of GpuEngine: kernels from engine/kernels
+// (BuildKernel), plans from engine/plan's planner (PlanExecution) and its
+// coalescing (coalesce.h). The server and
 // the benchmark create the engine through here; tests of the runtime alone
 // inject their own kernels and plans into GpuEngine::Create.
 #ifndef DMLSERVE_ENGINE_D3D12_DXBC_ENGINE_H_
@@ -13,14 +14,17 @@
 
 namespace dmls::d3d12 {
 
-// engine/dxbc's kernel source and planner, as GpuEngineOptions wants them.
+// engine/kernels' kernel source and engine/plan's planner and coalescing,
+// as GpuEngineOptions wants them.
 PipelineCache::DxbcSource DxbcKernelSource();
 Planner DxbcPlanner();
 // The same with planner options (the adapter's cache size, limits).
 Planner DxbcPlanner(const gpu::PlannerOptions& options);
+// Spans are planned with the default PlannerOptions.
+Coalescer DxbcCoalescer();
 
-// GpuEngine::Create with `options.kernel_source` / `options.planner` filled
-// in from engine/dxbc where they are empty. Fails (UNAVAILABLE, NOT_FOUND)
+// GpuEngine::Create with `options.kernel_source`, `options.planner` and
+// `options.coalescer` filled in from the above where they are empty. Fails (UNAVAILABLE, NOT_FOUND)
 // with a readable message when no adapter can be created.
 absl::StatusOr<std::unique_ptr<GpuEngine>> CreateGpuEngine(
     GpuEngineOptions options);

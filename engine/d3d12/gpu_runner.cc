@@ -9,7 +9,6 @@
 #include "absl/time/clock.h"
 #include "engine/d3d12/hresult.h"
 #include "engine/d3d12/state_tracker.h"
-#include "engine/plan/planner.h"
 #include "engine/sched/admission.h"
 #include "spdlog/spdlog.h"
 
@@ -565,9 +564,10 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
   std::string().swap(r.bias);
 
   sched::Prepared p;
-  const bool coalescable = options_.coalesce && !poison && !job->dedicated &&
-                           in_bytes == out_bytes && gpu::IsCoalescable(job->plan);
-  if (coalescable) p.key = gpu::CoalesceKey(job->plan, r.in_place);
+  const bool coalescable = options_.coalesce && options_.coalescer.key &&
+                           options_.coalescer.span && !poison && !job->dedicated &&
+                           in_bytes == out_bytes;
+  if (coalescable) p.key = options_.coalescer.key(job->plan, r.in_place);
   p.bytes = request_bytes;
   p.state = std::move(job);
   return p;
@@ -596,7 +596,7 @@ bool GpuRunner::RecordGroup(std::vector<sched::Job>& group, Recording& rec) {
     free_device();
     return false;
   }
-  absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanCoalescedSpan(first.plan, span / 16);
+  absl::StatusOr<gpu::DispatchPlan> plan = options_.coalescer.span(first.plan, span / 16);
   if (!plan.ok()) {
     log_->error("coalescing: {}", plan.status().ToString());
     free_device();

@@ -70,6 +70,21 @@ namespace dmls::d3d12 {
 using Planner =
     std::function<absl::StatusOr<gpu::DispatchPlan>(const OperatorDesc&, bool)>;
 
+// How element-wise requests on packed buffers coalesce into one dispatch
+// (engine/plan/coalesce.h in production: DxbcCoalescer; injected, so the
+// runtime does not depend on the planner). Both set, or requests never
+// coalesce.
+struct Coalescer {
+  // The batch key of a plan (equal keys: the same function of each 32-bit
+  // word); empty when the plan cannot coalesce.
+  std::function<std::string(const gpu::DispatchPlan&, bool in_place)> key;
+  // The plan of a coalescable plan's kernel over `texels` 16-byte texels
+  // from texel 0 of kInput/kOutput.
+  std::function<absl::StatusOr<gpu::DispatchPlan>(const gpu::DispatchPlan& like,
+                                                  uint64_t texels)>
+      span;
+};
+
 struct GpuRunnerOptions {
   DeviceOptions device;
   // Bytes of pooled buffers and arenas (GPU, upload and readback together).
@@ -102,6 +117,8 @@ struct GpuRunnerOptions {
   // Required: where kernels and plans come from.
   PipelineCache::DxbcSource kernel_source;
   Planner planner;
+  // Optional: coalescing (unset: none).
+  Coalescer coalescer;
   std::shared_ptr<spdlog::logger> logger;
 };
 

@@ -1,0 +1,50 @@
+#include "engine/plan/coalesce.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/plan/elementwise_plan.h"
+#include "engine/plan/planner.h"
+
+namespace dmls::gpu {
+
+bool IsCoalescable(const DispatchPlan& plan) {
+  if (plan.dispatches.empty() || plan.scratch_bytes != 0) return false;
+  for (const Dispatch& d : plan.dispatches) {
+    if (d.key.stage != KernelStage::kElementwise ||
+        d.key.layout != LayoutClass::kContiguous) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string CoalesceKey(const DispatchPlan& plan, bool in_place) {
+  const Dispatch& d = plan.dispatches.front();
+  KernelKey key = d.key;
+  key.variant = kVariantVec4;
+  // c0 holds the count and grid; c1 onwards the operator's parameters.
+  std::string params(d.args.begin() + std::min<size_t>(16, d.args.size()),
+                     d.args.end());
+  // The raw parameter bytes: the key is compared, never shown.
+  return absl::StrCat("c|", key.DebugString(), in_place ? "|inplace|" : "|", params);
+}
+
+absl::StatusOr<DispatchPlan> PlanCoalescedSpan(const DispatchPlan& like,
+                                               uint64_t texels,
+                                               const PlannerOptions& o) {
+  if (!IsCoalescable(like)) {
+    return absl::InternalError("PlanCoalescedSpan of a plan that cannot coalesce");
+  }
+  KernelKey key = like.dispatches.front().key;
+  key.variant = kVariantVec4;
+  ElementwiseArgs args = DecodeElementwiseArgs(like.dispatches.front());
+  DispatchPlan plan;
+  absl::Status s = PlanContiguous(key, args, texels * 128 / ElementBits(key.data_type),
+                                  key.data_type, o, plan);
+  if (!s.ok()) return s;
+  return plan;
+}
+
+}  // namespace dmls::gpu
