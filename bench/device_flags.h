@@ -1,5 +1,6 @@
-// ParseDeviceFlag: the --device and --adapter flags that the GPU benchmark
-// tools (dmls_bench, dmls_accuracy) share. Header-only; thread-safe.
+// ParseDeviceFlag: the --device and --adapter flags of a hand-parsed GPU
+// benchmark command line (dmls_accuracy; dmls_bench has absl flags,
+// bench_flags.cc). Header-only; thread-safe.
 #ifndef DMLSERVE_BENCH_DEVICE_FLAGS_H_
 #define DMLSERVE_BENCH_DEVICE_FLAGS_H_
 
