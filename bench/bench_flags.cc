@@ -6,14 +6,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/flags_help.h"
 
 namespace {
 const dmls::bench::BenchOptions kDefaults;
@@ -195,18 +192,13 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
 }  // namespace
 
 absl::StatusOr<BenchOptions> ParseBenchCommandLine(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  const std::vector<char*> rest = ParseCommandLineWithHelp(
+      argc, argv,
       "GPU bandwidth of the Direct3D 12 engine's kernels against the same "
       "machine's D3D12 copy (bench/README.md).\n"
       "Usage: dmls_bench [--device=auto|gpu|software] [--ops=a,b] "
-      "[--sizes=1M,16M] [--flag=value]...");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "bench/bench_flags.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+      "[--sizes=1M,16M] [--flag=value]...",
+      "bench/bench_flags.cc");
   if (rest.size() > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("unexpected argument '", rest[1], "' (flags are --name=value)"));

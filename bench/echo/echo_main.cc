@@ -12,15 +12,13 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/echo/echo_service.h"
 #include "bench/echo/echo_tensor_service.h"
+#include "bench/flags_help.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -38,16 +36,11 @@ ABSL_FLAG(uint32_t, stream_window, 64,
           "stops reading it (dmlserve's default).");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  dmls::bench::ParseCommandLineWithHelp(
+      argc, argv,
       "dmlserve.v1.DmlService that echoes each input (benchmark anchor).\n"
-      "Usage: echo_server [--address=127.0.0.1] [--port=50052]");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "bench/echo/echo_main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+      "Usage: echo_server [--address=127.0.0.1] [--port=50052]",
+      "bench/echo/echo_main.cc");
 
   const std::string address = absl::GetFlag(FLAGS_address);
   const int port = absl::GetFlag(FLAGS_port);

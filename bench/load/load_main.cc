@@ -12,11 +12,8 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/time/time.h"
+#include "bench/flags_help.h"
 #include "bench/load/load_options.h"
 #include "bench/load/load_runner.h"
 #include "bench/load/payload.h"
@@ -151,16 +148,11 @@ int Main() {
 }  // namespace dmls::load
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  dmls::bench::ParseCommandLineWithHelp(
+      argc, argv,
       "Load generator for dmlserve.v1.DmlService.\n"
       "Usage: dmls_load --target=HOST:PORT [--concurrency=N | --rate=R] "
-      "[--flag=value]...");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "bench/load/load_main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+      "[--flag=value]...",
+      "bench/load/load_main.cc");
   return dmls::load::Main();
 }
