@@ -57,11 +57,11 @@ done
 ENGINE_DIRS=(engine/core engine/ops engine/cpu engine/sched engine/dxbc engine/kernels engine/plan
              engine/d3d12)
 # The engine's libraries: every non-test .cc under ENGINE_DIRS.
-# engine/dxbc/testing is left out on purpose: it is the Linux test harness
-# around vkd3d-shader (not part of the engine, never built on Windows by
-# engine/dxbc/CMakeLists.txt).
+# engine/dxbc/testing and engine/kernels/testing are left out on purpose:
+# the Linux test harness around vkd3d-shader and the kernel hash tool (not
+# part of the engine, never built on Windows by their CMakeLists.txt).
 mapfile -t SOURCES < <(cd "$ROOT" && find "${ENGINE_DIRS[@]}" \
-  -path engine/dxbc/testing -prune -o \
+  -path engine/dxbc/testing -prune -o -path engine/kernels/testing -prune -o \
   -name '*.cc' ! -name '*_test.cc' -print | sort)
 # The tests beside them, syntax-checked only (gtest headers; nothing links),
 # except these, which are not meant for Windows:
@@ -70,7 +70,7 @@ declare -A SKIP_TESTS=(
   [engine/dxbc/shader_builder_test.cc]="POSIX process APIs (fork, <sys/wait.h>)"
 )
 mapfile -t TESTS < <(cd "$ROOT" && find "${ENGINE_DIRS[@]}" \
-  -path engine/dxbc/testing -prune -o -name '*_test.cc' -print | sort)
+  -path engine/dxbc/testing -prune -o -path engine/kernels/testing -prune -o -name '*_test.cc' -print | sort)
 
 # Every file is compiled with WIN32_LEAN_AND_MEAN (the brief's configuration);
 # engine/d3d12 is compiled a second time without it ("full windows.h"), as a
