@@ -50,12 +50,6 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   service_options.store.bytes_total = options.resident_bytes_total;
   service_options.store.default_ttl =
       absl::Seconds(static_cast<int64_t>(options.resident_ttl_seconds));
-  server->service_ = std::make_unique<DmlServiceImpl>(
-      engine, service_options,
-      BuildCapabilities(engine->device_info(), engine->devices(), options,
-                        kHighestFeatureLevel),
-      logger);
-
   absl::StatusOr<ServerSecurity> security = MakeServerSecurity(options);
   if (!security.ok()) {
     server->shut_down_ = true;  // nothing started: nothing to shut down
@@ -63,6 +57,13 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   }
   server->tokens_ = security->tokens;
   server->security_ = security->description;
+  service_options.tokens = security->tokens;  // each call's principal: principal.h
+  server->service_ = std::make_unique<DmlServiceImpl>(
+      engine, service_options,
+      BuildCapabilities(engine->device_info(), engine->devices(), options,
+                        kHighestFeatureLevel),
+      logger);
+
   const std::string listen = ListenAddress(options);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, security->credentials, &server->port_);
@@ -77,6 +78,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   tensor_options.max_tensor_bytes = options.max_tensor_bytes;
   tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
   tensor_options.max_chunk_bytes = MaxChunkBytes(options);
+  tensor_options.tokens = security->tokens;
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
       &server->service_->store(), engine, &server->service_->calls(), tensor_options, logger);
   builder.RegisterService(server->tensor_service_.get());

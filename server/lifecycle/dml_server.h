@@ -115,7 +115,7 @@ class DmlServer {
   std::unique_ptr<DmlServiceImpl> service_;
   std::unique_ptr<TensorServiceImpl> tensor_service_;  // borrows service_'s store
   std::unique_ptr<grpc::Server> server_;
-  std::shared_ptr<TokenAuthProcessor> tokens_;  // null: no tokens
+  std::shared_ptr<TokenAuthenticator> tokens_;  // null: no tokens
   std::string security_;
   int port_ = 0;
   std::string address_;

@@ -13,7 +13,6 @@
 #include "engine/ops/validator.h"
 #include "server/rpc/chunk_cursor.h"
 #include "server/rpc/message_codec.h"
-#include "server/security/principal.h"
 #include "server/mapping/proto_mapping.h"
 #include "server/mapping/status_mapping.h"
 
@@ -28,7 +27,7 @@ constexpr const char* kSlotNames[] = {"input", "scale", "bias"};
 // chain, engine read, write, ...), so the fields below need no lock.
 class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  ChunkedReactor(grpc::CallbackServerContext* context, Engine* engine, TensorStore* store,
+  ChunkedReactor(absl::StatusOr<std::string> principal, Engine* engine, TensorStore* store,
                  const ChunkedOptions& options, CallTracker::Ticket ticket,
                  std::shared_ptr<spdlog::logger> logger)
       : ticket_(std::move(ticket)),
@@ -36,7 +35,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
         store_(store),
         options_(options),
         logger_(std::move(logger)),
-        principal_(PrincipalOf(*context)),
+        principal_(std::move(principal)),
         start_(absl::Now()) {
     StartRead(&incoming_);
   }
@@ -286,10 +285,10 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 }  // namespace
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
-    grpc::CallbackServerContext* context, Engine* engine, TensorStore* store,
+    absl::StatusOr<std::string> principal, Engine* engine, TensorStore* store,
     const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger) {
-  return new ChunkedReactor(context, engine, store, options, std::move(ticket),
+  return new ChunkedReactor(std::move(principal), engine, store, options, std::move(ticket),
                             std::move(logger));
 }
 

@@ -18,9 +18,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
+#include "absl/status/statusor.h"
 #include "engine/core/engine.h"
-#include "grpcpp/server_context.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/lifecycle/call_tracker.h"
@@ -36,11 +37,12 @@ struct ChunkedOptions {
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
 };
 
-// `ticket` tracks the call until gRPC is done with it (OnDone). A chunked
-// call carries one operator, so at shutdown it is waited for like a unary
-// call (within the grace), not asked to stop.
+// `principal`: the call's (principal.h), or why it has none (the call fails
+// with that status). `ticket` tracks the call until gRPC is done with it
+// (OnDone). A chunked call carries one operator, so at shutdown it is
+// waited for like a unary call (within the grace), not asked to stop.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
-    grpc::CallbackServerContext* context, Engine* engine, TensorStore* store,
+    absl::StatusOr<std::string> principal, Engine* engine, TensorStore* store,
     const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger);
 

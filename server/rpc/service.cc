@@ -53,9 +53,15 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
   using Run = void (RequestProcessor::*)(Request&, CallContext,
                                          absl::AnyInvocable<void(Outcome)>);
 
+  // `principal`: the call's (PrincipalOf).
   UnaryExecuteReactor(grpc::CallbackServerContext* context, grpc::ByteBuffer* response,
-                      CallTracker::Ticket ticket, spdlog::logger* logger)
-      : context_(context), response_(response), ticket_(std::move(ticket)), logger_(logger) {}
+                      absl::StatusOr<std::string> principal, CallTracker::Ticket ticket,
+                      spdlog::logger* logger)
+      : context_(context),
+        response_(response),
+        principal_(std::move(principal)),
+        ticket_(std::move(ticket)),
+        logger_(logger) {}
 
   void Start(RequestProcessor& processor, Run run, const grpc::ByteBuffer& bytes) {
     Request request;
@@ -68,7 +74,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
     }
     (processor.*run)(
         request,
-        CallContext{DeadlineOf(*context_), cancelled_, PrincipalOf(*context_),
+        CallContext{DeadlineOf(*context_), cancelled_, std::move(principal_),
                     RequestedOutputRatio(*context_),
                     std::is_same_v<Request, v1::ChainRequest>
                         ? MetricsMethod::kExecuteChain
@@ -127,6 +133,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
 
   grpc::CallbackServerContext* const context_;
   grpc::ByteBuffer* const response_;
+  absl::StatusOr<std::string> principal_;  // moved into the CallContext by Start
   CallTracker::Ticket ticket_;  // ended in OnDone
   spdlog::logger* const logger_;
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
@@ -147,14 +154,15 @@ class ExecuteStreamReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
       public CallTracker::Stoppable {
  public:
-  ExecuteStreamReactor(grpc::CallbackServerContext* context, CallTracker& calls,
+  ExecuteStreamReactor(grpc::CallbackServerContext* context,
+                       absl::StatusOr<std::string> principal, CallTracker& calls,
                        RequestProcessor& processor, uint32_t window,
                        uint64_t max_queued_bytes, std::shared_ptr<spdlog::logger> logger)
       : processor_(processor),
         window_(window == 0 ? 1 : window),
         max_queued_bytes_(max_queued_bytes == 0 ? 1 : max_queued_bytes),
         deadline_(DeadlineOf(*context)),
-        principal_(PrincipalOf(*context)),
+        principal_(std::move(principal)),
         output_ratio_(RequestedOutputRatio(*context)),
         logger_(std::move(logger)) {
     // The read is marked before Begin: Stop may come (on another thread)
@@ -463,7 +471,8 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
   CallTracker::Ticket ticket = calls_.Begin();
   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new UnaryExecuteReactor<v1::ExecuteRequest, ExecuteOutcome>(
-      context, response, std::move(ticket), logger_.get());
+      context, response, PrincipalOf(*context, options_.tokens.get()), std::move(ticket),
+      logger_.get());
   reactor->Start(processor_, &RequestProcessor::Execute, *request);
   return reactor;
 }
@@ -474,14 +483,16 @@ grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
   CallTracker::Ticket ticket = calls_.Begin();
   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new UnaryExecuteReactor<v1::ChainRequest, ChainOutcome>(
-      context, response, std::move(ticket), logger_.get());
+      context, response, PrincipalOf(*context, options_.tokens.get()), std::move(ticket),
+      logger_.get());
   reactor->Start(processor_, &RequestProcessor::ExecuteChain, *request);
   return reactor;
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
-  return new ExecuteStreamReactor(context, calls_, processor_, options_.stream_window,
+  return new ExecuteStreamReactor(context, PrincipalOf(*context, options_.tokens.get()),
+                                  calls_, processor_, options_.stream_window,
                                   options_.stream_queue_bytes, logger_);
 }
 
@@ -491,8 +502,8 @@ DmlServiceImpl::ExecuteChunked(grpc::CallbackServerContext* context) {
   if (!ticket) {
     return new RefusedReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>>();
   }
-  return NewChunkedReactor(context, engine_, &store_, options_.chunked, std::move(ticket),
-                           logger_);
+  return NewChunkedReactor(PrincipalOf(*context, options_.tokens.get()), engine_, &store_,
+                           options_.chunked, std::move(ticket), logger_);
 }
 
 }  // namespace dmls::server

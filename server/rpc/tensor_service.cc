@@ -109,7 +109,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                grpc::ByteBuffer* response, CallTracker::Ticket ticket)
       : service_(service),
         ticket_(std::move(ticket)),
-        principal_(PrincipalOf(*context)),
+        principal_(PrincipalOf(*context, service.options().tokens.get())),
         response_(response) {
     StartRead(&incoming_);
   }
@@ -309,7 +309,8 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   absl::Status Open(grpc::CallbackServerContext* context, const grpc::ByteBuffer& bytes) {
     v1::ReadTensorRequest req;
     if (absl::Status s = ParseRequest(bytes, &req); !s.ok()) return s;
-    absl::StatusOr<std::string> principal = PrincipalOf(*context);
+    absl::StatusOr<std::string> principal =
+        PrincipalOf(*context, service_.options().tokens.get());
     if (!principal.ok()) return principal.status();
     absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
         service_.store().Find(*principal, req.handle());
@@ -427,7 +428,7 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
   grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::CreateTensorRequest req;
   absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal = PrincipalOf(*context);
+  absl::StatusOr<std::string> principal = PrincipalOf(*context, options_.tokens.get());
   if (s.ok()) s = principal.status();
   const TensorDesc desc = TensorFromProto(req.desc());
   if (s.ok()) s = CheckResidentDesc(desc, "desc", options_.max_tensor_bytes);
@@ -484,7 +485,7 @@ grpc::ServerUnaryReactor* TensorServiceImpl::ReleaseTensor(
   grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::ReleaseTensorRequest req;
   absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal = PrincipalOf(*context);
+  absl::StatusOr<std::string> principal = PrincipalOf(*context, options_.tokens.get());
   if (s.ok()) s = principal.status();
   if (s.ok()) s = store_->Release(*principal, req.handle());
   if (!s.ok()) {
@@ -503,7 +504,7 @@ grpc::ServerUnaryReactor* TensorServiceImpl::ListTensors(
   grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::ListTensorsRequest req;
   absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal = PrincipalOf(*context);
+  absl::StatusOr<std::string> principal = PrincipalOf(*context, options_.tokens.get());
   if (s.ok()) s = principal.status();
   if (!s.ok()) {
     reactor->Finish(ClientStatus(s, *logger_));

@@ -26,6 +26,7 @@
 #include "dmlserve/v1/dmlserve.grpc.pb.h"
 #include "engine/core/engine.h"
 #include "server/lifecycle/call_tracker.h"
+#include "server/security/token_auth.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
 
@@ -36,6 +37,9 @@ struct TensorServiceOptions {
   // ReadTensor chunks: the default and the largest a client may ask for.
   uint64_t default_chunk_bytes = uint64_t{1} << 20;
   uint64_t max_chunk_bytes = uint64_t{4} << 20;
+  // The server's bearer tokens (token_auth.h); null: none. Each call's
+  // principal comes from its own token through it (principal.h).
+  std::shared_ptr<const TokenAuthenticator> tokens;
 };
 
 using TensorServiceBase =

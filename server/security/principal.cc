@@ -1,23 +1,36 @@
 #include "server/security/principal.h"
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/security/auth_context.h"
+#include "server/security/token_auth.h"
 
 namespace dmls::server {
 
-absl::StatusOr<std::string> PrincipalOf(
-    const grpc::ServerContextBase& context) {
-  if (std::shared_ptr<const grpc::AuthContext> auth = context.auth_context()) {
-    std::vector<grpc::string_ref> names =
-        auth->FindPropertyValues(kPrincipalProperty);
-    if (!names.empty() && !names.front().empty()) {
-      return absl::StrCat("user:",
-                          std::string(names.front().data(), names.front().size()));
+absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
+                                        const TokenAuthenticator* tokens) {
+  const auto& metadata = context.client_metadata();
+  if (tokens != nullptr) {
+    // This call's own token, through the table the processor used: the
+    // auth context is the connection's and must not carry identities.
+    std::vector<absl::string_view> authorization;
+    auto [begin, end] = metadata.equal_range(kAuthorizationMetadataKey);
+    for (auto it = begin; it != end; ++it) {
+      authorization.emplace_back(it->second.data(), it->second.size());
     }
-    // Mutual TLS without a token: the verified client certificate's name.
+    absl::StatusOr<std::optional<TokenEntry>> entry =
+        tokens->Authenticate(authorization);
+    if (!entry.ok()) return entry.status();
+    if (entry->has_value()) return absl::StrCat("user:", (*entry)->principal);
+  }
+  if (std::shared_ptr<const grpc::AuthContext> auth = context.auth_context()) {
+    // Mutual TLS without a token: the verified client certificate's name
+    // (set by the handshake, so the connection's by right).
     if (auth->IsPeerAuthenticated()) {
       std::vector<grpc::string_ref> cn = auth->FindPropertyValues("x509_common_name");
       if (!cn.empty() && !cn.front().empty()) {
@@ -25,7 +38,6 @@ absl::StatusOr<std::string> PrincipalOf(
       }
     }
   }
-  const auto& metadata = context.client_metadata();
   auto it = metadata.find(kTenantMetadataKey);
   if (it != metadata.end()) {
     if (it->second.empty() || it->second.size() > kMaxTenantLength) {

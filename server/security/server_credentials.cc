@@ -90,14 +90,15 @@ absl::StatusOr<ServerSecurity> MakeServerSecurity(const ServerOptions& o) {
     absl::StatusOr<std::vector<std::string>> exempt = ParseAuthExempt(o.auth_exempt);
     if (!exempt.ok()) return exempt.status();
     auth.exempt_prefixes = *std::move(exempt);
-    absl::StatusOr<std::shared_ptr<TokenAuthProcessor>> tokens =
-        TokenAuthProcessor::Create(std::move(auth));
+    absl::StatusOr<std::shared_ptr<TokenAuthenticator>> tokens =
+        TokenAuthenticator::Create(std::move(auth));
     if (!tokens.ok()) {
       return absl::Status(tokens.status().code(),
                           absl::StrCat("--auth_tokens_file: ", tokens.status().message()));
     }
     security.tokens = *std::move(tokens);
-    security.credentials->SetAuthMetadataProcessor(security.tokens);
+    security.credentials->SetAuthMetadataProcessor(
+        std::make_shared<TokenAuthProcessor>(security.tokens));
     absl::StrAppend(&security.description, ", bearer tokens (",
                     security.tokens->token_count(), ")");
   }

@@ -17,8 +17,9 @@ namespace dmls::server {
 struct ServerSecurity {
   std::shared_ptr<grpc::ServerCredentials> credentials;
   // Set when tokens are checked; the server reloads it on SIGHUP. Shared with
-  // the credentials, which call it on gRPC's threads (thread-safe).
-  std::shared_ptr<TokenAuthProcessor> tokens;
+  // the credentials' processor and the services, which call it on gRPC's
+  // threads (thread-safe).
+  std::shared_ptr<TokenAuthenticator> tokens;
   // For the startup log: "plaintext", "TLS", "mutual TLS, 3 tokens", ...
   std::string description;
 };

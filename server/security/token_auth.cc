@@ -144,15 +144,15 @@ absl::StatusOr<std::vector<std::string>> ParseAuthExempt(absl::string_view text)
   return prefixes;
 }
 
-absl::StatusOr<std::shared_ptr<TokenAuthProcessor>> TokenAuthProcessor::Create(
+absl::StatusOr<std::shared_ptr<TokenAuthenticator>> TokenAuthenticator::Create(
     TokenAuthOptions options) {
-  std::shared_ptr<TokenAuthProcessor> processor(
-      new TokenAuthProcessor(std::move(options)));
-  if (absl::Status loaded = processor->Reload(); !loaded.ok()) return loaded;
-  return processor;
+  std::shared_ptr<TokenAuthenticator> tokens(
+      new TokenAuthenticator(std::move(options)));
+  if (absl::Status loaded = tokens->Reload(); !loaded.ok()) return loaded;
+  return tokens;
 }
 
-absl::Status TokenAuthProcessor::Reload() {
+absl::Status TokenAuthenticator::Reload() {
   absl::StatusOr<TokenTable> table = TokenTable::Load(options_.tokens_file);
   if (!table.ok()) return table.status();
   auto shared = std::make_shared<const TokenTable>(*std::move(table));
@@ -161,31 +161,24 @@ absl::Status TokenAuthProcessor::Reload() {
   return absl::OkStatus();
 }
 
-size_t TokenAuthProcessor::token_count() const {
+size_t TokenAuthenticator::token_count() const {
   absl::MutexLock lock(&mu_);
   return table_->size();
 }
 
-AuthDecision TokenAuthProcessor::Check(absl::string_view path,
-                                       const std::string* authorization) const {
-  AuthDecision decision;
-  bool exempt = false;
-  for (const std::string& prefix : options_.exempt_prefixes) {
-    exempt |= absl::StartsWith(path, prefix);
+absl::StatusOr<std::optional<TokenEntry>> TokenAuthenticator::Authenticate(
+    absl::Span<const absl::string_view> authorization) const {
+  if (authorization.empty()) return std::nullopt;
+  if (authorization.size() > 1) {
+    // The gate and the handler must read the same token; with several,
+    // which one each picks would be up to the order of the metadata.
+    return absl::UnauthenticatedError(
+        "AUTH_TOKEN_INVALID: more than one authorization value");
   }
-  if (authorization == nullptr) {
-    if (!exempt) {
-      decision.status = absl::UnauthenticatedError(
-          "AUTH_TOKEN_MISSING: this server wants 'authorization: Bearer "
-          "TOKEN' metadata");
-    }
-    return decision;
-  }
-  absl::string_view token = *authorization;
+  absl::string_view token = authorization.front();
   if (!absl::ConsumePrefix(&token, kBearerPrefix)) {
-    decision.status = absl::UnauthenticatedError(
+    return absl::UnauthenticatedError(
         "AUTH_TOKEN_INVALID: the authorization metadata is not 'Bearer TOKEN'");
-    return decision;
   }
   std::shared_ptr<const TokenTable> table;
   {
@@ -194,49 +187,65 @@ AuthDecision TokenAuthProcessor::Check(absl::string_view path,
   }
   const TokenEntry* entry = table->Find(token);
   if (entry == nullptr) {
-    decision.status =
-        absl::UnauthenticatedError("AUTH_TOKEN_INVALID: unknown token");
-    return decision;
+    return absl::UnauthenticatedError("AUTH_TOKEN_INVALID: unknown token");
   }
   if (entry->expires.has_value() && options_.now() >= *entry->expires) {
-    decision.status = absl::UnauthenticatedError(absl::StrCat(
+    return absl::UnauthenticatedError(absl::StrCat(
         "AUTH_TOKEN_EXPIRED: the token expired at ",
         absl::FormatTime(absl::RFC3339_sec, *entry->expires, absl::UTCTimeZone())));
+  }
+  return *entry;
+}
+
+AuthDecision TokenAuthenticator::Check(
+    absl::string_view path, absl::Span<const absl::string_view> authorization) const {
+  AuthDecision decision;
+  bool exempt = false;
+  for (const std::string& prefix : options_.exempt_prefixes) {
+    exempt |= absl::StartsWith(path, prefix);
+  }
+  absl::StatusOr<std::optional<TokenEntry>> entry = Authenticate(authorization);
+  if (!entry.ok()) {
+    decision.status = entry.status();
+    return decision;
+  }
+  if (!entry->has_value()) {
+    if (!exempt) {
+      decision.status = absl::UnauthenticatedError(
+          "AUTH_TOKEN_MISSING: this server wants 'authorization: Bearer "
+          "TOKEN' metadata");
+    }
     return decision;
   }
   const uint32_t needed = ScopeOf(path);
-  if (!exempt && (entry->scopes & needed) != needed) {
+  if (!exempt && ((*entry)->scopes & needed) != needed) {
     decision.status = absl::PermissionDeniedError(absl::StrCat(
-        "AUTH_SCOPE: principal '", entry->principal, "' may not call ", path));
+        "AUTH_SCOPE: principal '", (*entry)->principal, "' may not call ", path));
     return decision;
   }
-  decision.principal = entry->principal;
+  decision.principal = (*entry)->principal;
   return decision;
 }
 
 grpc::Status TokenAuthProcessor::Process(const InputMetadata& auth_metadata,
-                                         grpc::AuthContext* context,
-                                         OutputMetadata* consumed_auth_metadata,
+                                         grpc::AuthContext* /*context*/,
+                                         OutputMetadata* /*consumed_auth_metadata*/,
                                          OutputMetadata* /*response_metadata*/) {
+  // `context` is the connection's, shared by all its calls: nothing of this
+  // call goes there, and `authorization` stays for the handler, which reads
+  // the call's principal from it (token_auth.h).
   absl::string_view path;
-  std::optional<std::string> authorization;
+  std::vector<absl::string_view> authorization;
   for (const auto& [key, value] : auth_metadata) {
     const absl::string_view k(key.data(), key.size());
-    if (k == ":path") path = absl::string_view(value.data(), value.size());
-    if (k == "authorization") authorization.emplace(value.data(), value.size());
+    const absl::string_view v(value.data(), value.size());
+    if (k == ":path") path = v;
+    if (k == kAuthorizationMetadataKey) authorization.push_back(v);
   }
-  AuthDecision decision =
-      Check(path, authorization.has_value() ? &*authorization : nullptr);
+  AuthDecision decision = tokens_->Check(path, authorization);
   if (!decision.status.ok()) {
     return grpc::Status(static_cast<grpc::StatusCode>(decision.status.code()),
                         std::string(decision.status.message()));
-  }
-  if (authorization.has_value()) {
-    // The token stays out of the handlers' view of the metadata.
-    consumed_auth_metadata->insert({"authorization", *authorization});
-  }
-  if (!decision.principal.empty()) {
-    context->AddProperty(kPrincipalProperty, decision.principal);
   }
   return grpc::Status::OK;
 }

@@ -1,8 +1,9 @@
-// Bearer-token authentication: a tokens file maps tokens to principals, and
+// Bearer-token authentication: a tokens file maps tokens to principals.
+// TokenAuthenticator holds the table (reloadable) and decides about one
+// call from that call's own `authorization: Bearer TOKEN` metadata;
 // TokenAuthProcessor (a grpc::AuthMetadataProcessor, so TLS only: gRPC runs
 // processors on secure credentials, and a token in clear text would be
-// given away) checks every call's `authorization: Bearer TOKEN` metadata
-// before its handler runs.
+// given away) applies that decision to every call before its handler runs.
 //
 // Tokens file: one token per line, '#' starts a comment:
 //
@@ -17,10 +18,22 @@
 // Decisions, by the call's method (:path):
 //   - exempt methods (by default grpc.health.v1 and server reflection) pass
 //     without a token;
-//   - a missing, unknown or expired token: UNAUTHENTICATED;
+//   - a missing, unknown or expired token, or more than one `authorization`
+//     value: UNAUTHENTICATED;
 //   - a valid token without the method's scope: PERMISSION_DENIED;
-//   - otherwise the call goes on with the token's principal in the auth
-//     context (kPrincipalProperty), which wins over the `tenant` metadata.
+//   - otherwise the call goes on, and its principal is the token's
+//     (principal.h: it wins over the `tenant` metadata).
+//
+// Identity is per call, never per connection. gRPC (1.51, server_auth_filter)
+// hands a processor the connection's auth context, and every call on that
+// connection shares it, so a property added for one call is seen by every
+// later call on the connection (a pooled channel, a proxy's upstream
+// connection: other callers). So the processor only accepts or refuses; it
+// writes nothing to the auth context and leaves `authorization` in the
+// call's metadata (so handlers see the token: never log metadata), and the
+// handler derives the call's principal again from
+// that call's own token through the same TokenAuthenticator (PrincipalOf).
+// A token that a reload removed or that expired in between is refused then.
 #ifndef DMLSERVE_SERVER_SECURITY_TOKEN_AUTH_H_
 #define DMLSERVE_SERVER_SECURITY_TOKEN_AUTH_H_
 
@@ -37,6 +50,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "grpcpp/security/auth_metadata_processor.h"
 
 namespace dmls::server {
@@ -89,21 +103,46 @@ struct TokenAuthOptions {
 // exempts nothing.
 absl::StatusOr<std::vector<std::string>> ParseAuthExempt(absl::string_view text);
 
-// Thread-safe: Process runs on gRPC's threads while Reload may swap the
-// table from the signal thread.
-class TokenAuthProcessor final : public grpc::AuthMetadataProcessor {
+// The tokens file and the decisions about calls. Thread-safe: Check and
+// Authenticate run on gRPC's threads while Reload may swap the table from
+// the signal thread; each call sees one table.
+class TokenAuthenticator {
  public:
-  static absl::StatusOr<std::shared_ptr<TokenAuthProcessor>> Create(
+  static absl::StatusOr<std::shared_ptr<TokenAuthenticator>> Create(
       TokenAuthOptions options);
 
   // Re-reads the tokens file; on error keeps the table it had.
   absl::Status Reload();
   size_t token_count() const;
 
-  // The decision for a call to `path` with `authorization` (the metadata
-  // value, or null when absent).
+  // The entry of the token in one call's `authorization` values (all of
+  // them, as received); nullopt when there is none. UNAUTHENTICATED for
+  // more than one value, one that is not "Bearer TOKEN", an unknown token
+  // or an expired one.
+  absl::StatusOr<std::optional<TokenEntry>> Authenticate(
+      absl::Span<const absl::string_view> authorization) const;
+
+  // The decision for a call to `path` with those `authorization` values.
   AuthDecision Check(absl::string_view path,
-                     const std::string* authorization) const;
+                     absl::Span<const absl::string_view> authorization) const;
+
+ private:
+  explicit TokenAuthenticator(TokenAuthOptions options)
+      : options_(std::move(options)) {}
+
+  const TokenAuthOptions options_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
+};
+
+// The gate in front of every handler: refuses what Check refuses, with its
+// code and message. Adds nothing to the auth context and consumes no
+// metadata (see the top of this file). Thread-safe; shares the
+// authenticator.
+class TokenAuthProcessor final : public grpc::AuthMetadataProcessor {
+ public:
+  explicit TokenAuthProcessor(std::shared_ptr<const TokenAuthenticator> tokens)
+      : tokens_(std::move(tokens)) {}
 
   bool IsBlocking() const override { return false; }
   grpc::Status Process(const InputMetadata& auth_metadata,
@@ -112,12 +151,7 @@ class TokenAuthProcessor final : public grpc::AuthMetadataProcessor {
                        OutputMetadata* response_metadata) override;
 
  private:
-  explicit TokenAuthProcessor(TokenAuthOptions options)
-      : options_(std::move(options)) {}
-
-  const TokenAuthOptions options_;
-  mutable absl::Mutex mu_;
-  std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
+  const std::shared_ptr<const TokenAuthenticator> tokens_;
 };
 
 }  // namespace dmls::server

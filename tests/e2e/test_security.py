@@ -2,8 +2,9 @@
 openssl at test time: the right credentials work; wrong, missing or expired
 ones fail with the right code; plaintext to a TLS port fails cleanly; the
 principal comes from the token or the client certificate (not from the
-`tenant` metadata); the tokens file reloads on SIGHUP; dmlctl and the
-Python client take the TLS and token options."""
+`tenant` metadata), from each call's own token even where calls of several
+tokens share one connection; the tokens file reloads on SIGHUP; dmlctl and
+the Python client take the TLS and token options."""
 
 import os
 import signal
@@ -12,16 +13,21 @@ import tempfile
 import time
 import unittest
 
+import threading
+
 import grpc
 import numpy as np
 
 import dmlserve_client as dc
+from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from e2e_server import DMLCTL_BIN, DMLSERVE_BIN, SOURCE_DIR, Server, health_status
 
 CELU_JSON = os.path.join(SOURCE_DIR, "client", "examples", "celu.json")
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 PERMISSION_DENIED = grpc.StatusCode.PERMISSION_DENIED
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
+NOT_FOUND = grpc.StatusCode.NOT_FOUND
+CELU = {"celu": {"alpha": 1.0}}
 
 CA_CONFIG = """
 [ca]
@@ -243,7 +249,11 @@ TOKENS = """# tokens of the security e2e test
 alice-token-0123456789abcdef  alice
 bob-token-0123456789abcdefgh  bob    scopes=execute
 old-token-0123456789abcdefgh  carol  expires=2020-01-01T00:00:00Z
+carol-token-0123456789abcdef  carol  scopes=tensors
 """
+ALICE = "alice-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdefgh"  # execute only
+CAROL = "carol-token-0123456789abcdef"  # tensors only
 
 
 class TokenTest(SecureServerCase):
@@ -293,6 +303,105 @@ class TokenTest(SecureServerCase):
             [t.handle for t in alice.list_tensors().tensors], [handle.handle])
         celu_works(self, impostor)  # bob may execute, as bob
         self.assertCode(PERMISSION_DENIED, impostor.list_tensors)
+
+    def on_connection_of(self, owner, token):
+        """A client that sends `token` over `owner`'s channel (one
+        connection), as a pooling client library or a proxy that
+        multiplexes callers onto one upstream connection does."""
+        client = dc.DmlClient(self.target, token=token, timeout=10)
+        client.close()  # its own channel, never used; owner's closes later
+        client.channel = owner.channel
+        client.stub = pb_grpc.DmlServiceStub(owner.channel)
+        client.tensors = pb_grpc.TensorServiceStub(owner.channel)
+        return client
+
+    def assertInvisible(self, other, handle):
+        """`other` neither lists, reads, releases nor executes on `handle`:
+        NOT_FOUND, or PERMISSION_DENIED where its token lacks the scope."""
+        self.assertNotIn(handle.handle,
+                         [t.handle for t in other.list_tensors().tensors])
+        self.assertCode(NOT_FOUND, lambda: other.download(handle),
+                        "HANDLE_NOT_FOUND")
+        self.assertCode(NOT_FOUND, lambda: other.release(handle),
+                        "HANDLE_NOT_FOUND")
+
+    def assertNotExecutable(self, other, handle, code):
+        self.assertCode(code, lambda: other.execute(CELU, handle))
+        self.assertCode(code, lambda: other.chain(
+            [{"op": CELU, "input": handle, "return_output": True}]))
+
+    def test_each_call_is_its_own_tokens_principal_on_a_shared_connection(self):
+        x = np.linspace(-1, 1, 8, dtype=np.float32)
+        alice = self.client(token=ALICE)
+        handle = alice.create_tensor(x)  # alice's is the connection's first call
+        self.addCleanup(lambda: alice.release(handle))
+        carol = self.on_connection_of(alice, CAROL)
+        bob = self.on_connection_of(alice, BOB)
+        fresh_carol = self.client(token=CAROL)
+        fresh_bob = self.client(token=BOB)
+        for round_ in range(4):
+            with self.subTest(round=round_):
+                # On alice's connection, carol and bob get what a connection
+                # of their own gets.
+                for other in (carol, fresh_carol):
+                    self.assertInvisible(other, handle)
+                    self.assertNotExecutable(other, handle, PERMISSION_DENIED)
+                for other in (bob, fresh_bob):
+                    self.assertNotExecutable(other, handle, NOT_FOUND)
+                    celu_works(self, other)
+                    self.assertCode(PERMISSION_DENIED, other.list_tensors,
+                                    "AUTH_SCOPE")
+                # Alice, between their calls, still has her tensor.
+                self.assertIn(handle.handle,
+                              [t.handle for t in alice.list_tensors().tensors])
+                np.testing.assert_array_equal(alice.download(handle), x)
+                np.testing.assert_allclose(alice.execute(CELU, handle),
+                                           np.where(x > 0, x, np.expm1(x)),
+                                           rtol=1e-5, atol=1e-6)
+
+    def test_the_first_token_of_a_connection_does_not_stick(self):
+        carol = self.client(token=CAROL)
+        # (chunk_bytes given: no GetCapabilities, which carol may not call)
+        carol_handle = carol.create_tensor(np.ones((4,), np.float32),
+                                           chunk_bytes=1 << 16)
+        self.addCleanup(lambda: carol.release(carol_handle))
+        alice = self.on_connection_of(carol, ALICE)
+        alice_handle = alice.create_tensor(np.zeros((4,), np.float32),
+                                           chunk_bytes=1 << 16)
+        self.addCleanup(lambda: alice.release(alice_handle))
+        fresh_alice = self.client(token=ALICE)
+        for round_ in range(3):
+            with self.subTest(round=round_):
+                for client, mine, theirs in (
+                        (alice, alice_handle, carol_handle),
+                        (fresh_alice, alice_handle, carol_handle),
+                        (carol, carol_handle, alice_handle)):
+                    listed = [t.handle for t in client.list_tensors().tensors]
+                    self.assertIn(mine.handle, listed)
+                    self.assertNotIn(theirs.handle, listed)
+                self.assertInvisible(alice, carol_handle)
+                self.assertInvisible(carol, alice_handle)
+
+    def test_concurrent_calls_of_two_tokens_on_one_connection(self):
+        alice = self.client(token=ALICE)
+        handle = alice.create_tensor(np.ones((4,), np.float32))
+        self.addCleanup(lambda: alice.release(handle))
+        carol = self.on_connection_of(alice, CAROL)
+        wrong = []
+
+        def calls(client, sees_it):
+            for _ in range(25):
+                listed = [t.handle for t in client.list_tensors().tensors]
+                if (handle.handle in listed) != sees_it:
+                    wrong.append(listed)
+
+        threads = [threading.Thread(target=calls, args=(alice, True)),
+                   threading.Thread(target=calls, args=(carol, False))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(wrong, [])
 
     def test_sighup_reloads_the_tokens_file(self):
         new_token = "dave-token-0123456789abcdefgh"
