@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/core/mutex.h"
 #include "google/rpc/error_details.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "google/rpc/status.pb.h"
@@ -157,19 +156,19 @@ absl::StatusOr<bool> DmlClient::CheckHealth(const std::string& service) {
   Prepare(&context);
   grpc::ByteBuffer response_buffer;
   grpc::Status call_status;
-  std::mutex mu;
-  std::condition_variable done_cv;
+  Mutex mu;
+  CondVar done_cv;
   bool done = false;
   generic.UnaryCall(&context, "/grpc.health.v1.Health/Check",
                     grpc::StubOptions(), &request_buffer, &response_buffer,
                     [&](grpc::Status s) {
-                      std::lock_guard<std::mutex> lock(mu);
+                      MutexLock lock(&mu);
                       call_status = std::move(s);
                       done = true;
-                      done_cv.notify_one();
+                      done_cv.Signal();
                     });
-  std::unique_lock<std::mutex> lock(mu);
-  done_cv.wait(lock, [&] { return done; });
+  MutexLock lock(&mu);
+  while (!done) done_cv.Wait(&mu);
   if (!call_status.ok()) return ToAbslStatus(call_status);
   std::vector<grpc::Slice> slices;
   if (!response_buffer.Dump(&slices).ok()) {

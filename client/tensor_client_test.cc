@@ -2,11 +2,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "client/in_process_server_test_util.h"
+#include "engine/core/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 
@@ -24,7 +24,7 @@ class FakeTensorService final : public v1::TensorService::Service {
                             const v1::CreateTensorRequest* request,
                             v1::ResidentTensorInfo* info) override {
     Note(context);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const uint64_t size = request->desc().total_tensor_size_in_bytes();
     std::string data = request->data().empty() ? std::string(size, '\0')
                                                : request->data();
@@ -43,7 +43,7 @@ class FakeTensorService final : public v1::TensorService::Service {
     std::string data;
     v1::TensorDesc desc;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (first.has_create()) {
         desc = first.create().desc();
         data.assign(desc.total_tensor_size_in_bytes(), '\0');
@@ -65,13 +65,13 @@ class FakeTensorService final : public v1::TensorService::Service {
       data.replace(next, message.chunk().data().size(),
                    message.chunk().data());
       next += message.chunk().data().size();
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       chunk_sizes_.push_back(message.chunk().data().size());
     }
     if (next != end) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "CHUNK_MISSING");
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (first.has_create()) {
       return Store(desc, std::move(data), first.create().ttl_seconds(), info);
     }
@@ -86,7 +86,7 @@ class FakeTensorService final : public v1::TensorService::Service {
     Note(context);
     std::string data;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = bytes_.find(request->handle());
       if (it == bytes_.end()) {
         return grpc::Status(grpc::StatusCode::NOT_FOUND, "HANDLE_NOT_FOUND");
@@ -111,7 +111,7 @@ class FakeTensorService final : public v1::TensorService::Service {
                              const v1::ReleaseTensorRequest* request,
                              v1::ReleaseTensorResponse*) override {
     Note(context);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (tensors_.erase(request->handle()) == 0) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "HANDLE_NOT_FOUND");
     }
@@ -123,35 +123,36 @@ class FakeTensorService final : public v1::TensorService::Service {
                            const v1::ListTensorsRequest*,
                            v1::ListTensorsResponse* response) override {
     Note(context);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [handle, info] : tensors_) *response->add_tensors() = info;
     return grpc::Status::OK;
   }
 
   std::string Bytes(const std::string& handle) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return bytes_[handle];
   }
   std::vector<uint64_t> ChunkSizes() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return chunk_sizes_;
   }
   std::vector<std::string> Tenants() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return tenants_;
   }
 
  private:
   void Note(grpc::ServerContext* context) {
     auto it = context->client_metadata().find("tenant");
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     tenants_.push_back(it == context->client_metadata().end()
                            ? ""
                            : std::string(it->second.data(), it->second.size()));
   }
 
   grpc::Status Store(const v1::TensorDesc& desc, std::string data,
-                     uint64_t ttl, v1::ResidentTensorInfo* info) {
+                     uint64_t ttl, v1::ResidentTensorInfo* info)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     info->set_handle("h" + std::to_string(++next_handle_));
     *info->mutable_desc() = desc;
     info->set_size_bytes(data.size());
@@ -161,12 +162,12 @@ class FakeTensorService final : public v1::TensorService::Service {
     return grpc::Status::OK;
   }
 
-  std::mutex mu_;
-  int next_handle_ = 0;                                  // guarded by mu_
-  std::map<std::string, v1::ResidentTensorInfo> tensors_;  // guarded by mu_
-  std::map<std::string, std::string> bytes_;             // guarded by mu_
-  std::vector<uint64_t> chunk_sizes_;                    // guarded by mu_
-  std::vector<std::string> tenants_;                     // guarded by mu_
+  Mutex mu_;
+  int next_handle_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, v1::ResidentTensorInfo> tensors_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> bytes_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> chunk_sizes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> tenants_ ABSL_GUARDED_BY(mu_);
 };
 
 class TensorClientTest : public InProcessServerTest<FakeTensorService> {

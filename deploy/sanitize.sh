@@ -6,8 +6,8 @@
 #                                  # runtime (batches, completion, resident
 #                                  # executor) and the server's tests (build-tsan/)
 # Exits non-zero when a test fails or a sanitizer reports. System libraries
-# (abseil, gRPC, vkd3d, Mesa) are not instrumented; the code under test uses
-# std::mutex where TSan must see the locking (buffer_pool.h).
+# (abseil, gRPC, vkd3d, Mesa) are not instrumented; the code under test locks
+# with dmls::Mutex (engine/core/mutex.h), a std::mutex that TSan sees.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-asan}

@@ -11,11 +11,11 @@ namespace dmls::server {
 
 std::string NewTensorHandle() {
   // std::random_device reads the kernel's random source on Linux.
-  static std::mutex mu;
-  static std::random_device device;
+  static Mutex mu;
+  static std::random_device device ABSL_GUARDED_BY(mu);
   uint32_t words[4];
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     for (uint32_t& w : words) w = device();
   }
   return absl::StrFormat("t-%08x%08x%08x%08x", words[0], words[1], words[2], words[3]);
@@ -40,10 +40,10 @@ TensorStore::TensorStore(Engine* engine, TensorStoreOptions options)
 
 TensorStore::~TensorStore() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   if (sweeper_.joinable()) sweeper_.join();
 }
 
@@ -56,7 +56,7 @@ absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Create(
     bool pending) {
   const uint64_t bytes = desc.total_tensor_size_in_bytes;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const uint64_t mine = principal_bytes_[principal];
     std::string which;
     if (bytes > options_.bytes_per_principal - std::min(mine, options_.bytes_per_principal)) {
@@ -80,7 +80,7 @@ absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Create(
     stats_.bytes += bytes;
   }
   auto give_back = [&] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stats_.bytes -= bytes;
     if ((principal_bytes_[principal] -= bytes) == 0) principal_bytes_.erase(principal);
   };
@@ -97,7 +97,7 @@ absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Create(
   tensor->buffer = std::move(*buffer);
   if (ttl <= absl::ZeroDuration()) ttl = options_.default_ttl;
   if (ttl > absl::ZeroDuration()) tensor->expires = Now() + ttl;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   entries_[tensor->handle] = Entry{tensor, !pending};
   ++stats_.tensors;
   ++stats_.created;
@@ -105,13 +105,13 @@ absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Create(
 }
 
 void TensorStore::Publish(const std::string& handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(handle);
   if (it != entries_.end()) it->second.published = true;
 }
 
 void TensorStore::Abandon(const std::string& handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(handle);
   if (it != entries_.end()) EraseLocked(it);
 }
@@ -138,7 +138,7 @@ std::map<std::string, TensorStore::Entry>::const_iterator TensorStore::FindLocke
 
 absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Find(
     const std::string& principal, const std::string& handle) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = FindLocked(principal, handle);
   if (it == entries_.end()) return NotFound(handle);
   return it->second.tensor;
@@ -146,7 +146,7 @@ absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Find(
 
 absl::Status TensorStore::Release(const std::string& principal,
                                   const std::string& handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = FindLocked(principal, handle);
   if (it == entries_.end()) return NotFound(handle);
   EraseLocked(it);
@@ -157,7 +157,7 @@ std::vector<std::shared_ptr<const ResidentTensor>> TensorStore::List(
     const std::string& principal) const {
   const absl::Time now = Now();
   std::vector<std::shared_ptr<const ResidentTensor>> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [handle, e] : entries_) {
     if (e.published && e.tensor->principal == principal && e.tensor->expires > now) {
       out.push_back(e.tensor);
@@ -167,7 +167,7 @@ std::vector<std::shared_ptr<const ResidentTensor>> TensorStore::List(
 }
 
 uint64_t TensorStore::PrincipalBytes(const std::string& principal) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = principal_bytes_.find(principal);
   return it == principal_bytes_.end() ? 0 : it->second;
 }
@@ -175,7 +175,7 @@ uint64_t TensorStore::PrincipalBytes(const std::string& principal) const {
 size_t TensorStore::Sweep() {
   const absl::Time now = Now();
   std::vector<std::shared_ptr<const ResidentTensor>> dropped;  // freed outside mu_
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto it = entries_.begin(); it != entries_.end();) {
     auto next = std::next(it);
     if (it->second.tensor->expires <= now) {
@@ -189,18 +189,19 @@ size_t TensorStore::Sweep() {
 }
 
 void TensorStore::SweepLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (!stopping_) {
-    wake_.wait_for(lock, absl::ToChronoNanoseconds(options_.sweep_interval));
+    wake_.WaitFor(&mu_, options_.sweep_interval);
     if (stopping_) break;
-    lock.unlock();
+    mu_.Unlock();
     Sweep();
-    lock.lock();
+    mu_.Lock();
   }
+  mu_.Unlock();
 }
 
 TensorStoreStats TensorStore::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 

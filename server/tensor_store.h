@@ -25,12 +25,10 @@
 #ifndef DMLSERVE_SERVER_TENSOR_STORE_H_
 #define DMLSERVE_SERVER_TENSOR_STORE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
+#include "engine/core/mutex.h"
 #include "engine/core/tensor_desc.h"
 
 namespace dmls::server {
@@ -128,12 +127,12 @@ class TensorStore {
   Engine* const engine_;
   const TensorStoreOptions options_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, uint64_t> principal_bytes_ ABSL_GUARDED_BY(mu_);
   TensorStoreStats stats_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::condition_variable wake_;
+  CondVar wake_;
   std::thread sweeper_;
 };
 

@@ -122,7 +122,7 @@ absl::StatusOr<std::shared_ptr<HostResidentBuffer>> HostResidentBuffer::Create(
   std::shared_ptr<HostResidentBuffer> b(
       new HostResidentBuffer(engine, size, std::move(device)));
   try {
-    std::lock_guard<std::mutex> lock(b->mu_);
+    MutexLock lock(&b->mu_);
     b->bytes_.assign(size, '\0');
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
@@ -135,7 +135,7 @@ absl::Status HostResidentBuffer::Write(uint64_t offset, absl::string_view bytes)
   if (absl::Status s = CheckResidentRange(size(), offset, bytes.size()); !s.ok()) {
     return s;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::copy(bytes.begin(), bytes.end(), bytes_.begin() + offset);
   return absl::OkStatus();
 }
@@ -145,7 +145,7 @@ absl::StatusOr<std::string> HostResidentBuffer::Read(uint64_t offset,
   if (absl::Status s = CheckResidentRange(size(), offset, length); !s.ok()) {
     return s;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return bytes_.substr(offset, length);
 }
 

@@ -12,7 +12,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -20,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/core/execute_request.h"
+#include "engine/core/mutex.h"
 #include "engine/core/resident.h"
 
 namespace dmls {
@@ -38,7 +38,7 @@ class HostResidentBuffer : public ResidentBuffer {
   HostResidentBuffer(Engine* engine, uint64_t size, std::string device)
       : ResidentBuffer(engine, size, std::move(device)) {}
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::string bytes_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -25,7 +25,7 @@ bool CpuRunner::CanAccept() {
 }
 
 void CpuRunner::SetCapacityListener(std::function<void()> listener) {
-  std::lock_guard<std::mutex> lock(listener_mu_);
+  MutexLock lock(&listener_mu_);
   listener_ = std::move(listener);
 }
 
@@ -33,7 +33,7 @@ void CpuRunner::Finished() {
   handed_out_.fetch_sub(1);
   std::function<void()> listener;
   {
-    std::lock_guard<std::mutex> lock(listener_mu_);
+    MutexLock lock(&listener_mu_);
     listener = listener_;
   }
   if (listener) listener();

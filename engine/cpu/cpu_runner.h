@@ -10,8 +10,8 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 
+#include "engine/core/mutex.h"
 #include "engine/cpu/cpu_engine_options.h"
 #include "engine/sched/runner.h"
 #include "engine/sched/thread_pool.h"
@@ -38,8 +38,8 @@ class CpuRunner : public sched::Runner {
   const CpuEngineOptions options_;
   sched::ThreadPool pool_;
   std::atomic<int> handed_out_{0};
-  std::mutex listener_mu_;
-  std::function<void()> listener_;  // guarded by listener_mu_
+  Mutex listener_mu_;
+  std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);
 };
 
 }  // namespace dmls

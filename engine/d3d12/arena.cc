@@ -17,7 +17,7 @@ ArenaSet::ArenaSet(BufferPool* pool, HeapKind kind, uint64_t arena_bytes,
       release_tables_(std::move(release_tables)) {}
 
 uint64_t ArenaSet::ReleaseIdle() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t released = 0;
   for (auto it = arenas_.begin(); it != arenas_.end();) {
     if ((*it)->ranges->used() != 0) {
@@ -58,7 +58,7 @@ absl::StatusOr<std::vector<ArenaRange>> ArenaSet::Allocate(
   uint64_t total = 0;
   for (uint64_t b : sizes) total += (b + alignment_ - 1) / alignment_ * alignment_;
   std::vector<ArenaRange> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (total > arena_bytes_) {
     ++failures_;
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -109,12 +109,12 @@ void ArenaSet::Free(const ArenaRange& range, uint64_t fence) {
 }
 
 void ArenaSet::Reclaim(uint64_t completed) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const std::unique_ptr<Arena>& a : arenas_) a->ranges->Reclaim(completed);
 }
 
 ArenaSetStats ArenaSet::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ArenaSetStats s;
   s.arenas = arenas_.size();
   s.bytes = arenas_.size() * arena_bytes_;

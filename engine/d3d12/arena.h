@@ -18,12 +18,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/buffer_pool.h"
 #include "engine/d3d12/dispatch_binder.h"
 #include "engine/d3d12/range_allocator.h"
@@ -101,7 +101,7 @@ class ArenaSet {
   const TableMaker make_tables_;
   const TableReleaser release_tables_;
 
-  mutable std::mutex mu_;  // guards the arena list and the counters
+  mutable Mutex mu_;  // guards the arena list and the counters
   std::vector<std::unique_ptr<Arena>> arenas_ ABSL_GUARDED_BY(mu_);
   uint64_t allocations_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;

@@ -95,9 +95,10 @@ bool BufferPool::TrimToFit(uint64_t needed) {
 
 void BufferPool::ReclaimLocked(uint64_t completed_fence) {
   last_completed_ = std::max(last_completed_, completed_fence);
+  const uint64_t done = last_completed_;
   auto keep = std::partition(retired_.begin(), retired_.end(),
-                             [&](PoolBuffer* b) {
-                               return b->retire_fence > last_completed_;
+                             [done](PoolBuffer* b) {
+                               return b->retire_fence > done;
                              });
   for (auto it = keep; it != retired_.end(); ++it) {
     PoolBuffer* b = *it;
@@ -110,7 +111,7 @@ void BufferPool::ReclaimLocked(uint64_t completed_fence) {
 absl::StatusOr<PoolBuffer*> BufferPool::Acquire(HeapKind kind,
                                                 uint64_t bytes) {
   const uint64_t size = SizeClass(std::max<uint64_t>(bytes, 1));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++stats_.acquires;
   std::vector<PoolBuffer*>& list = free_[{kind, size}];
   if (!list.empty()) {
@@ -142,19 +143,19 @@ absl::StatusOr<PoolBuffer*> BufferPool::Acquire(HeapKind kind,
 }
 
 void BufferPool::Release(PoolBuffer* buffer, uint64_t fence_value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   buffer->retire_fence = fence_value;
   retired_.push_back(buffer);
   ReclaimLocked(last_completed_);
 }
 
 void BufferPool::Reclaim(uint64_t completed_fence) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ReclaimLocked(completed_fence);
 }
 
 BufferPoolStats BufferPool::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 

@@ -22,11 +22,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/platform.h"
 
@@ -89,22 +89,18 @@ class BufferPool {
   absl::StatusOr<std::unique_ptr<PoolBuffer>> CreateBuffer(HeapKind kind,
                                                            uint64_t size);
   // Destroys free buffers until `needed` more bytes fit under the cap.
-  // Both need mu_ held.
-  bool TrimToFit(uint64_t needed);
-  void ReclaimLocked(uint64_t completed_fence);
+  bool TrimToFit(uint64_t needed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReclaimLocked(uint64_t completed_fence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   ID3D12Device* const device_;
   const BufferPoolOptions options_;
 
-  // std::mutex (not absl::Mutex) so that ThreadSanitizer sees the locking
-  // through the system abseil, which is not instrumented.
-  mutable std::mutex mu_;
-  // Everything below is guarded by mu_.
-  std::map<PoolBuffer*, std::unique_ptr<PoolBuffer>> all_;
-  std::map<ClassKey, std::vector<PoolBuffer*>> free_;
-  std::vector<PoolBuffer*> retired_;
-  uint64_t last_completed_ = 0;
-  BufferPoolStats stats_;
+  mutable Mutex mu_;
+  std::map<PoolBuffer*, std::unique_ptr<PoolBuffer>> all_ ABSL_GUARDED_BY(mu_);
+  std::map<ClassKey, std::vector<PoolBuffer*>> free_ ABSL_GUARDED_BY(mu_);
+  std::vector<PoolBuffer*> retired_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_completed_ ABSL_GUARDED_BY(mu_) = 0;
+  BufferPoolStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dmls::d3d12

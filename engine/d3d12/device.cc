@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/hresult.h"
 
@@ -193,9 +193,9 @@ absl::StatusOr<struct vkd3d_instance*> CreateInstance() {
 // when each was destroyed: GPU test binaries that made an engine per test
 // ran out on the H100s. A failed creation is retried by the next caller.
 absl::StatusOr<struct vkd3d_instance*> AcquireInstance() {
-  static absl::Mutex mu(absl::kConstInit);
+  static Mutex mu;
   static struct vkd3d_instance* shared ABSL_GUARDED_BY(mu) = nullptr;
-  absl::MutexLock lock(&mu);
+  MutexLock lock(&mu);
   if (shared == nullptr) {
     absl::StatusOr<struct vkd3d_instance*> created = CreateInstance();
     if (!created.ok()) return created.status();

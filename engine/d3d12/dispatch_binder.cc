@@ -270,7 +270,7 @@ absl::StatusOr<ArenaTables> DispatchBinder::CreateTables(
   }
   uint32_t first = 0;
   {
-    std::lock_guard<std::mutex> lock(persistent_mu_);
+    MutexLock lock(&persistent_mu_);
     if (!persistent_free_.empty()) {
       first = persistent_free_.back();
       persistent_free_.pop_back();
@@ -332,7 +332,7 @@ absl::StatusOr<ArenaTables> DispatchBinder::CreateTables(
 
 void DispatchBinder::ReleaseArenaTables(const ArenaTables& tables) {
   const uint64_t heap_index = (tables.srv[0].ptr - gpu_start_.ptr) / descriptor_size_;
-  std::lock_guard<std::mutex> lock(persistent_mu_);
+  MutexLock lock(&persistent_mu_);
   persistent_free_.push_back(
       static_cast<uint32_t>(heap_index - descriptor_ring_.capacity()));
 }

@@ -19,13 +19,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/fence_ring.h"
 #include "engine/d3d12/pipeline_cache.h"
@@ -185,7 +185,7 @@ class DispatchBinder {
   FenceRing descriptor_ring_;
   FenceRing constant_ring_;
   const uint32_t persistent_capacity_;
-  std::mutex persistent_mu_;
+  Mutex persistent_mu_;
   uint32_t persistent_used_ ABSL_GUARDED_BY(persistent_mu_) = 0;
   // First descriptors of released 10-descriptor blocks.
   std::vector<uint32_t> persistent_free_ ABSL_GUARDED_BY(persistent_mu_);

@@ -1,10 +1,8 @@
 #include "engine/d3d12/fence.h"
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 
+#include "absl/time/time.h"
 #include "engine/d3d12/hresult.h"
 
 namespace dmls::d3d12 {
@@ -13,24 +11,24 @@ namespace dmls::d3d12 {
 // kernel event is used instead). Heap-allocated: a wait that ends by
 // re-reading the fence leaves it with the fence until vkd3d fires it.
 struct Fence::Event {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool signaled = false;
+  Mutex mu;
+  CondVar cv;
+  bool signaled ABSL_GUARDED_BY(mu) = false;
 };
 
 #ifndef _WIN32
 HRESULT SignalFenceEvent(HANDLE event) {
   auto* e = static_cast<Fence::Event*>(event);
-  std::lock_guard<std::mutex> lock(e->mu);
+  MutexLock lock(&e->mu);
   e->signaled = true;
-  e->cv.notify_all();
+  e->cv.SignalAll();
   return S_OK;
 }
 #endif
 
 Fence::~Fence() {
   fence_.Reset();  // no event fires after this
-  std::lock_guard<std::mutex> lock(abandoned_mu_);
+  MutexLock lock(&abandoned_mu_);
   abandoned_.clear();
 }
 
@@ -46,7 +44,7 @@ absl::StatusOr<std::unique_ptr<Fence>> Fence::Create(ID3D12Device* device) {
 absl::StatusOr<uint64_t> Fence::Signal(ID3D12CommandQueue* queue) {
   // Serialised so that values reach the queue in rising order even when
   // Wait kicks the queue from another thread.
-  std::lock_guard<std::mutex> lock(signal_mu_);
+  MutexLock lock(&signal_mu_);
   const uint64_t value = last_signaled_.load() + 1;
   DMLS_RETURN_IF_FAILED(queue->Signal(fence_.get(), value),
                         "ID3D12CommandQueue::Signal");
@@ -67,7 +65,7 @@ absl::Status Fence::Wait(uint64_t value) {
   CloseHandle(event);
   return HrToStatus(hr, "ID3D12Fence::SetEventOnCompletion");
 #else
-  constexpr auto kRecheck = std::chrono::milliseconds(5);
+  constexpr absl::Duration kRecheck = absl::Milliseconds(5);
   constexpr uint64_t kKickAfterRechecks = 10;  // 50 ms without progress
   auto event = std::make_unique<Event>();
   DMLS_RETURN_IF_FAILED(fence_->SetEventOnCompletion(value, event.get()),
@@ -77,8 +75,10 @@ absl::Status Fence::Wait(uint64_t value) {
   uint64_t seen = fence_->GetCompletedValue();
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(event->mu);
-      fired = event->cv.wait_for(lock, kRecheck, [&] { return event->signaled; });
+      MutexLock lock(&event->mu);
+      while (!event->signaled && !event->cv.WaitFor(&event->mu, kRecheck)) {
+      }
+      fired = event->signaled;
     }
     const uint64_t completed = fence_->GetCompletedValue();
     if (fired || completed >= value) break;
@@ -93,17 +93,17 @@ absl::Status Fence::Wait(uint64_t value) {
       stalled = 0;
       ID3D12CommandQueue* queue = nullptr;
       {
-        std::lock_guard<std::mutex> lock(signal_mu_);
+        MutexLock lock(&signal_mu_);
         queue = queue_;
       }
       if (queue != nullptr && Signal(queue).ok()) kicks_.fetch_add(1);
     }
   }
-  std::lock_guard<std::mutex> lock(abandoned_mu_);
+  MutexLock lock(&abandoned_mu_);
   // Events of earlier waits that have fired since can go now.
   abandoned_.erase(std::remove_if(abandoned_.begin(), abandoned_.end(),
                                   [](const std::unique_ptr<Event>& e) {
-                                    std::lock_guard<std::mutex> l(e->mu);
+                                    MutexLock l(&e->mu);
                                     return e->signaled;
                                   }),
                    abandoned_.end());

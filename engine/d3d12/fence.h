@@ -11,10 +11,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/platform.h"
 
@@ -59,15 +59,15 @@ class Fence {
   // Events handed to SetEventOnCompletion that vkd3d may still fire: freed
   // once fired or with the fence. Declared before fence_ so that they
   // outlive it.
-  mutable std::mutex abandoned_mu_;
-  mutable std::vector<std::unique_ptr<Event>> abandoned_;
+  mutable Mutex abandoned_mu_;
+  mutable std::vector<std::unique_ptr<Event>> abandoned_ ABSL_GUARDED_BY(abandoned_mu_);
   ComPtr<ID3D12Fence> fence_;
   std::atomic<uint64_t> last_signaled_{0};
   mutable std::atomic<uint64_t> lost_events_{0};
   mutable std::atomic<uint64_t> kicks_{0};
   // Serialises Signal; guards queue_ (the queue of the last Signal).
-  mutable std::mutex signal_mu_;
-  ID3D12CommandQueue* queue_ = nullptr;
+  mutable Mutex signal_mu_;
+  ID3D12CommandQueue* queue_ ABSL_GUARDED_BY(signal_mu_) = nullptr;
 };
 
 #ifndef _WIN32

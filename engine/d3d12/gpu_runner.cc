@@ -264,7 +264,7 @@ absl::Status GpuRunner::Init() {
         "CreateCommandList");
     DMLS_RETURN_IF_FAILED(f->list->Close(), "ID3D12GraphicsCommandList::Close");
     {
-      std::lock_guard<std::mutex> lock(flight_mu_);
+      MutexLock lock(&flight_mu_);
       free_frames_.push_back(f.get());
     }
     frames_.push_back(std::move(f));
@@ -290,15 +290,15 @@ absl::Status GpuRunner::Init() {
 GpuRunner::~GpuRunner() { Shutdown(); }
 
 void GpuRunner::Shutdown() {
-  std::lock_guard<std::mutex> once(shutdown_mu_);
+  MutexLock once(&shutdown_mu_);
   if (shut_down_) return;
   shut_down_ = true;
   WaitIdle();
   {
-    std::lock_guard<std::mutex> lock(flight_mu_);
+    MutexLock lock(&flight_mu_);
     completion_stopping_ = true;
   }
-  flight_cv_.notify_all();
+  flight_cv_.SignalAll();
   if (completion_thread_.joinable()) completion_thread_.join();
   if (copy_pool_) copy_pool_->Shutdown();
   if (chunk_pool_) chunk_pool_->Shutdown();
@@ -332,7 +332,7 @@ void GpuRunner::Copy(void* dst, const void* src, uint64_t bytes) {
 }
 
 void GpuRunner::SetCapacityListener(std::function<void()> listener) {
-  std::lock_guard<std::mutex> lock(listener_mu_);
+  MutexLock lock(&listener_mu_);
   listener_ = std::move(listener);
 }
 
@@ -347,7 +347,7 @@ void GpuRunner::FailDevice() {
 
 void GpuRunner::MarkLost(const absl::Status& cause) {
   {
-    std::lock_guard<std::mutex> lock(lost_mu_);
+    MutexLock lock(&lost_mu_);
     if (lost_.load()) return;
     const AdapterInfo& a = device_->adapter();
     lost_status_ = DeviceLostError(absl::StrCat(
@@ -361,14 +361,14 @@ void GpuRunner::MarkLost(const absl::Status& cause) {
   // them at once.
   std::function<void()> listener;
   {
-    std::lock_guard<std::mutex> lock(listener_mu_);
+    MutexLock lock(&listener_mu_);
     listener = listener_;
   }
   if (listener) listener();
 }
 
 absl::Status GpuRunner::lost_status() const {
-  std::lock_guard<std::mutex> lock(lost_mu_);
+  MutexLock lock(&lost_mu_);
   return lost_status_;
 }
 
@@ -387,7 +387,7 @@ void GpuRunner::FailLost(ExecuteRequest& request,
   state.reset();
   if (request.on_device_lost) {
     {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      MutexLock lock(&stats_mu_);
       ++stats_.handed_back;
     }
     HandBackRequest(request);
@@ -406,7 +406,7 @@ void GpuRunner::Drain() {
 GpuRunnerStats GpuRunner::stats() const {
   GpuRunnerStats s;
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     s = stats_;
   }
   // Buffers and ranges of completed work count as free, not as retired.
@@ -438,18 +438,18 @@ void GpuRunner::Reclaim() {
 }
 
 bool GpuRunner::AnyInFlight() {
-  std::lock_guard<std::mutex> lock(flight_mu_);
+  MutexLock lock(&flight_mu_);
   return batches_in_flight_ > 0;
 }
 
 void GpuRunner::WaitIdle() {
-  std::unique_lock<std::mutex> lock(flight_mu_);
-  flight_cv_.wait(lock, [&] { return batches_in_flight_ == 0; });
+  MutexLock lock(&flight_mu_);
+  while (batches_in_flight_ != 0) flight_cv_.Wait(&flight_mu_);
 }
 
 GpuRunner::Frame* GpuRunner::AcquireFrame() {
-  std::unique_lock<std::mutex> lock(flight_mu_);
-  flight_cv_.wait(lock, [&] { return !free_frames_.empty(); });
+  MutexLock lock(&flight_mu_);
+  while (free_frames_.empty()) flight_cv_.Wait(&flight_mu_);
   Frame* f = free_frames_.back();
   free_frames_.pop_back();
   --free_frame_count_;
@@ -458,14 +458,14 @@ GpuRunner::Frame* GpuRunner::AcquireFrame() {
 
 void GpuRunner::ReleaseFrame(Frame* frame) {
   {
-    std::lock_guard<std::mutex> lock(flight_mu_);
+    MutexLock lock(&flight_mu_);
     free_frames_.push_back(frame);
     ++free_frame_count_;
   }
-  flight_cv_.notify_all();
+  flight_cv_.SignalAll();
   std::function<void()> listener;
   {
-    std::lock_guard<std::mutex> lock(listener_mu_);
+    MutexLock lock(&listener_mu_);
     listener = listener_;
   }
   if (listener) listener();
@@ -475,7 +475,7 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
   if (lost()) {
     // Nothing staged yet: the request is still whole.
     if (r.on_device_lost) {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      MutexLock lock(&stats_mu_);
       ++stats_.handed_back;
     }
     HandBackRequest(r);
@@ -790,7 +790,7 @@ void GpuRunner::RecordJob(sched::Job& job, Recording& rec, Frame*& frame) {
   if (absl::IsResourceExhausted(s) && AnyInFlight()) {
     // Memory or ring space may be held by work in flight: let it finish.
     {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      MutexLock lock(&stats_mu_);
       ++stats_.drains;
     }
     WaitIdle();
@@ -800,7 +800,7 @@ void GpuRunner::RecordJob(sched::Job& job, Recording& rec, Frame*& frame) {
   if (absl::IsResourceExhausted(s) && !rec.empty()) {
     // Held by this very batch: submit what it has and start another.
     {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      MutexLock lock(&stats_mu_);
       ++stats_.drains;
     }
     Submit(frame, rec);
@@ -920,7 +920,7 @@ void GpuRunner::Submit(Frame* frame, Recording& rec) {
     static_cast<Job&>(*c.state).retire_fence = *value;
   }
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     ++stats_.batches;
     stats_.requests += rec.completions.size();
     stats_.dispatches += rec.dispatches;
@@ -930,11 +930,11 @@ void GpuRunner::Submit(Frame* frame, Recording& rec) {
     stats_.dedicated_requests += rec.dedicated;
   }
   {
-    std::lock_guard<std::mutex> lock(flight_mu_);
+    MutexLock lock(&flight_mu_);
     in_flight_.push_back({*value, absl::Now(), frame, std::move(rec.completions)});
     ++batches_in_flight_;
   }
-  flight_cv_.notify_all();
+  flight_cv_.SignalAll();
   rec = Recording{};
 }
 
@@ -964,8 +964,8 @@ void GpuRunner::CompletionLoop() {
   for (;;) {
     InFlight b;
     {
-      std::unique_lock<std::mutex> lock(flight_mu_);
-      flight_cv_.wait(lock, [&] { return completion_stopping_ || !in_flight_.empty(); });
+      MutexLock lock(&flight_mu_);
+      while (!completion_stopping_ && in_flight_.empty()) flight_cv_.Wait(&flight_mu_);
       if (in_flight_.empty()) return;
       b = std::move(in_flight_.front());
       in_flight_.pop_front();
@@ -1017,7 +1017,7 @@ void GpuRunner::CompletionLoop() {
       Complete(small[i]);
     }
     {
-      std::lock_guard<std::mutex> lock(flight_mu_);
+      MutexLock lock(&flight_mu_);
       --batches_in_flight_;
     }
     ReleaseFrame(b.frame);

@@ -40,18 +40,17 @@
 #define DMLSERVE_ENGINE_D3D12_GPU_RUNNER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/arena.h"
 #include "engine/d3d12/buffer_pool.h"
 #include "engine/d3d12/device.h"
@@ -250,26 +249,26 @@ class GpuRunner : public sched::Runner {
 
   // Submitted command lists (dispatch thread -> completion thread) and free
   // frames (completion thread -> dispatch thread).
-  std::mutex flight_mu_;
-  std::condition_variable flight_cv_;
+  Mutex flight_mu_;
+  CondVar flight_cv_;
   std::deque<InFlight> in_flight_ ABSL_GUARDED_BY(flight_mu_);
   std::vector<Frame*> free_frames_ ABSL_GUARDED_BY(flight_mu_);
   size_t batches_in_flight_ ABSL_GUARDED_BY(flight_mu_) = 0;
   bool completion_stopping_ ABSL_GUARDED_BY(flight_mu_) = false;
   std::atomic<size_t> free_frame_count_{0};
 
-  std::mutex listener_mu_;
+  Mutex listener_mu_;
   std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);
 
-  mutable std::mutex stats_mu_;
+  mutable Mutex stats_mu_;
   GpuRunnerStats stats_ ABSL_GUARDED_BY(stats_mu_);
 
   std::atomic<bool> lost_{false};
-  mutable std::mutex lost_mu_;
+  mutable Mutex lost_mu_;
   absl::Status lost_status_ ABSL_GUARDED_BY(lost_mu_);
 
-  std::mutex shutdown_mu_;
-  bool shut_down_ = false;
+  Mutex shutdown_mu_;
+  bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   std::thread completion_thread_;
 };
 

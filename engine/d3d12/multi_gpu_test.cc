@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/gpu_engine.h"
 #include "engine/d3d12/gpu_engine_test_util.h"
 #include "engine/sched/multi_engine.h"
@@ -50,11 +50,11 @@ class Answers {
  public:
   ExecuteCallback Expect(std::string expected) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       ++sent_;
     }
     return [this, expected = std::move(expected)](absl::StatusOr<ExecuteResult> r) {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       ++answered_;
       if (r.ok()) {
         ++ok_;
@@ -65,23 +65,29 @@ class Answers {
         ++other_;
         last_other_ = r.status();
       }
+      answered_cv_.SignalAll();
     };
   }
   void WaitAll() {
-    absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(
-        +[](Answers* a) { return a->answered_ == a->sent_; }, this));
+    MutexLock lock(&mu_);
+    while (answered_ != sent_) answered_cv_.Wait(&mu_);
   }
-  int ok() { absl::MutexLock l(&mu_); return ok_; }
-  int wrong() { absl::MutexLock l(&mu_); return wrong_; }
-  int unavailable() { absl::MutexLock l(&mu_); return unavailable_; }
-  int other() { absl::MutexLock l(&mu_); return other_; }
-  absl::Status last_other() { absl::MutexLock l(&mu_); return last_other_; }
+  int ok() { MutexLock l(&mu_); return ok_; }
+  int wrong() { MutexLock l(&mu_); return wrong_; }
+  int unavailable() { MutexLock l(&mu_); return unavailable_; }
+  int other() { MutexLock l(&mu_); return other_; }
+  absl::Status last_other() { MutexLock l(&mu_); return last_other_; }
 
  private:
-  absl::Mutex mu_;
-  int sent_ = 0, answered_ = 0, ok_ = 0, wrong_ = 0, unavailable_ = 0, other_ = 0;
-  absl::Status last_other_;
+  Mutex mu_;
+  CondVar answered_cv_;  // answered_ rose
+  int sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int answered_ ABSL_GUARDED_BY(mu_) = 0;
+  int ok_ ABSL_GUARDED_BY(mu_) = 0;
+  int wrong_ ABSL_GUARDED_BY(mu_) = 0;
+  int unavailable_ ABSL_GUARDED_BY(mu_) = 0;
+  int other_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status last_other_ ABSL_GUARDED_BY(mu_);
 };
 
 uint64_t Counter(const Engine& e, const std::string& name) {
@@ -206,7 +212,7 @@ TEST(GpuDeviceLossTest, WorkInFlightIsHandedBackWhole) {
   auto created = GpuEngine::Create(o);
   ASSERT_TRUE(created.ok()) << created.status();
   GpuEngine& engine = **created;
-  absl::Mutex mu;
+  Mutex mu;
   int ok = 0, lost = 0, intact = 0, other = 0;
   std::vector<std::future<void>> done;
   for (int i = 0; i < 400; ++i) {
@@ -223,7 +229,7 @@ TEST(GpuDeviceLossTest, WorkInFlightIsHandedBackWhole) {
     engine.Execute(std::move(r), [&, sent, handed, handed_called,
                                   p](absl::StatusOr<ExecuteResult> res) {
       {
-        absl::MutexLock lock(&mu);
+        MutexLock lock(&mu);
         if (res.ok()) {
           ++ok;
         } else if (IsDeviceLost(res.status())) {

@@ -65,7 +65,7 @@ absl::StatusOr<std::unique_ptr<PipelineCache>> PipelineCache::Create(
 
 absl::StatusOr<ID3D12PipelineState*> PipelineCache::Get(
     const gpu::KernelKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = psos_.find(key);
   if (it != psos_.end()) return it->second.get();
 
@@ -89,7 +89,7 @@ absl::StatusOr<ID3D12PipelineState*> PipelineCache::Get(
 }
 
 size_t PipelineCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return psos_.size();
 }
 

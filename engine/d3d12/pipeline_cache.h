@@ -20,11 +20,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/platform.h"
 #include "engine/kernels/kernel_key.h"
@@ -59,13 +59,10 @@ class PipelineCache {
   ID3D12Device* const device_;
   const DxbcSource source_;
   ComPtr<ID3D12RootSignature> root_signature_;
-  // std::mutex (not absl::Mutex) so that ThreadSanitizer sees the locking
-  // through the system abseil, which is not instrumented.
-  mutable std::mutex mu_;
-  // Guarded by mu_.
+  mutable Mutex mu_;
   std::unordered_map<gpu::KernelKey, ComPtr<ID3D12PipelineState>,
                      gpu::KernelKeyHash>
-      psos_;
+      psos_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dmls::d3d12

@@ -11,7 +11,7 @@ RangeAllocator::RangeAllocator(uint64_t size, uint64_t alignment)
 
 std::optional<uint64_t> RangeAllocator::Allocate(uint64_t bytes) {
   const uint64_t need = Round(std::max<uint64_t>(bytes, 1));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < need) continue;
     const uint64_t offset = it->first;
@@ -45,7 +45,7 @@ void RangeAllocator::FreeLocked(uint64_t offset, uint64_t bytes) {
 }
 
 void RangeAllocator::Free(uint64_t offset, uint64_t bytes, uint64_t fence) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (fence == 0) {
     FreeLocked(offset, bytes);
   } else {
@@ -54,7 +54,7 @@ void RangeAllocator::Free(uint64_t offset, uint64_t bytes, uint64_t fence) {
 }
 
 void RangeAllocator::Reclaim(uint64_t completed) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto keep = retired_.begin();
   for (auto it = retired_.begin(); it != retired_.end(); ++it) {
     if (it->fence <= completed) {
@@ -67,12 +67,12 @@ void RangeAllocator::Reclaim(uint64_t completed) {
 }
 
 uint64_t RangeAllocator::used() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return used_;
 }
 
 uint64_t RangeAllocator::largest_free() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t best = 0;
   for (const auto& [offset, bytes] : free_) best = std::max(best, bytes);
   return best;

@@ -10,11 +10,11 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "engine/core/mutex.h"
 
 namespace dmls::d3d12 {
 
@@ -52,9 +52,7 @@ class RangeAllocator {
 
   const uint64_t size_;
   const uint64_t alignment_;
-  // std::mutex so ThreadSanitizer sees it through the uninstrumented system
-  // abseil (as BufferPool does).
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::map<uint64_t, uint64_t> free_ ABSL_GUARDED_BY(mu_);  // offset -> bytes
   std::vector<Retired> retired_ ABSL_GUARDED_BY(mu_);
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;

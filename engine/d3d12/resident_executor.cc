@@ -38,7 +38,7 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
       : ResidentBuffer(engine, size, std::move(device)), owner_(owner), buffer_(buffer) {}
   ~DeviceBuffer() override {
     {
-      std::lock_guard<std::mutex> lock(owner_->stats_mu_);
+      MutexLock lock(&owner_->stats_mu_);
       --owner_->stats_.buffers;
       owner_->stats_.buffer_bytes -= buffer_->size;
     }
@@ -122,27 +122,27 @@ ResidentExecutor::~ResidentExecutor() {
 
 void ResidentExecutor::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (worker_.joinable()) worker_.join();
   {
-    std::lock_guard<std::mutex> lock(flight_mu_);
+    MutexLock lock(&flight_mu_);
     completion_stopping_ = true;
   }
-  flight_cv_.notify_all();
+  flight_cv_.SignalAll();
   if (completion_.joinable()) completion_.join();
 }
 
 bool ResidentExecutor::Post(absl::AnyInvocable<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return false;
     tasks_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
   return true;
 }
 
@@ -150,8 +150,8 @@ void ResidentExecutor::WorkerLoop() {
   for (;;) {
     absl::AnyInvocable<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && tasks_.empty()) cv_.Wait(&mu_);
       if (tasks_.empty()) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
@@ -279,7 +279,7 @@ absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint6
       runner_->pool()->Acquire(HeapKind::kDefault, RoundUp(std::max<uint64_t>(bytes, 1), kAlign));
   if (!b.ok()) return b.status();
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     ++stats_.buffers;
     stats_.buffer_bytes += (*b)->size;
   }
@@ -309,7 +309,7 @@ void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
         absl::Status s = DeviceStatus();
         if (s.ok()) s = Upload(r, offset, bytes.data(), bytes.size(), false);
         if (s.ok()) {
-          std::lock_guard<std::mutex> lock(stats_mu_);
+          MutexLock lock(&stats_mu_);
           ++stats_.writes;
           stats_.bytes_written += bytes.size();
         }
@@ -333,7 +333,7 @@ void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t off
         if (s.ok()) s = Download(r, offset, length, out);
         if (!s.ok()) return (*task)(s);
         {
-          std::lock_guard<std::mutex> lock(stats_mu_);
+          MutexLock lock(&stats_mu_);
           ++stats_.reads;
           stats_.bytes_read += length;
         }
@@ -598,7 +598,7 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
   c->temps = std::exchange(temps, {});
   c->device_temps = std::exchange(device_temps.all(), {});
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     stats_.chain_record_us += absl::ToInt64Microseconds(recorded - started);
     stats_.chain_plan_us += phase_ns[kPlan] / 1000;
     stats_.chain_bind_us += phase_ns[kBind] / 1000;
@@ -606,10 +606,10 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     stats_.chain_dispatch_us += phase_ns[kDispatch] / 1000;
   }
   {
-    std::lock_guard<std::mutex> lock(flight_mu_);
+    MutexLock lock(&flight_mu_);
     in_flight_.push_back(std::move(c));
   }
-  flight_cv_.notify_one();
+  flight_cv_.Signal();
   return absl::OkStatus();
 }
 
@@ -617,8 +617,8 @@ void ResidentExecutor::CompletionLoop() {
   for (;;) {
     std::unique_ptr<InFlightChain> c;
     {
-      std::unique_lock<std::mutex> lock(flight_mu_);
-      flight_cv_.wait(lock, [&] { return completion_stopping_ || !in_flight_.empty(); });
+      MutexLock lock(&flight_mu_);
+      while (!completion_stopping_ && in_flight_.empty()) flight_cv_.Wait(&flight_mu_);
       if (in_flight_.empty()) return;
       c = std::move(in_flight_.front());
       in_flight_.pop_front();
@@ -642,7 +642,7 @@ void ResidentExecutor::CompletionLoop() {
     for (PoolBuffer* b : c->temps) runner_->pool()->Release(b, 0);
     KeepTemps(c->device_temps);
     {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      MutexLock lock(&stats_mu_);
       stats_.chain_wait_us += absl::ToInt64Microseconds(absl::Now() - c->submitted);
       if (result.ok()) {
         ++stats_.chains;
@@ -657,7 +657,7 @@ void ResidentExecutor::CompletionLoop() {
 
 absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
   {
-    std::lock_guard<std::mutex> lock(temps_mu_);
+    MutexLock lock(&temps_mu_);
     if (PoolBuffer* b = TakeFitting(free_temps_, bytes)) {
       free_temp_bytes_ -= b->size;
       return b;
@@ -674,7 +674,7 @@ absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {
 
 void ResidentExecutor::KeepTemps(const std::vector<PoolBuffer*>& temps) {
   {
-    std::lock_guard<std::mutex> lock(temps_mu_);
+    MutexLock lock(&temps_mu_);
     for (PoolBuffer* b : temps) {
       free_temps_.emplace(b->size, b);
       free_temp_bytes_ += b->size;
@@ -686,7 +686,7 @@ void ResidentExecutor::KeepTemps(const std::vector<PoolBuffer*>& temps) {
 void ResidentExecutor::DropTemps(uint64_t keep_bytes) {
   std::vector<PoolBuffer*> dropped;
   {
-    std::lock_guard<std::mutex> lock(temps_mu_);
+    MutexLock lock(&temps_mu_);
     // The largest go first.
     while (free_temp_bytes_ > keep_bytes && !free_temps_.empty()) {
       auto last = std::prev(free_temps_.end());
@@ -710,7 +710,7 @@ absl::StatusOr<std::vector<BoundDispatch>> ResidentExecutor::BindStep(
 }
 
 ResidentExecutorStats ResidentExecutor::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   ResidentExecutorStats s = stats_;
   s.views_created = binder_->views_created() + views_->views_created();
   return s;

@@ -20,14 +20,12 @@
 #define DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <array>
 #include <deque>
 #include <map>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -37,6 +35,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
+#include "engine/core/mutex.h"
 #include "engine/core/resident.h"
 #include "engine/d3d12/buffer_pool.h"
 #include "engine/d3d12/dispatch_binder.h"
@@ -169,7 +168,7 @@ class ResidentExecutor {
   bool recording_ = false;           // list_ is open
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
 
-  std::mutex temps_mu_;
+  Mutex temps_mu_;
   std::multimap<uint64_t, PoolBuffer*> free_temps_ ABSL_GUARDED_BY(temps_mu_);  // by size
   uint64_t free_temp_bytes_ ABSL_GUARDED_BY(temps_mu_) = 0;
   uint64_t max_free_temp_bytes_ = uint64_t{1} << 30;
@@ -187,19 +186,19 @@ class ResidentExecutor {
     std::vector<PoolBuffer*> temps;         // back to the pool
     std::vector<PoolBuffer*> device_temps;  // back to free_temps_
   };
-  std::mutex flight_mu_;
-  std::condition_variable flight_cv_;
+  Mutex flight_mu_;
+  CondVar flight_cv_;
   std::deque<std::unique_ptr<InFlightChain>> in_flight_ ABSL_GUARDED_BY(flight_mu_);
   bool completion_stopping_ ABSL_GUARDED_BY(flight_mu_) = false;
   std::thread completion_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   std::deque<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_;
 
-  mutable std::mutex stats_mu_;
+  mutable Mutex stats_mu_;
   ResidentExecutorStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };
 

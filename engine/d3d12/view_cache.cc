@@ -39,7 +39,7 @@ absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> ViewCache::GetNull(gpu::ViewFormat f
 
 absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> ViewCache::Find(const Key& key,
                                                             uint64_t texels) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint32_t slot;
   if (auto it = slots_.find(key); it != slots_.end()) {
     slot = it->second;
@@ -75,7 +75,7 @@ absl::StatusOr<D3D12_CPU_DESCRIPTOR_HANDLE> ViewCache::Find(const Key& key,
 }
 
 void ViewCache::Forget(ID3D12Resource* buffer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto it = slots_.lower_bound(Key{buffer, gpu::ViewFormat::kUnknown, false});
        it != slots_.end() && std::get<0>(it->first) == buffer;) {
     free_.push_back(it->second);
@@ -84,7 +84,7 @@ void ViewCache::Forget(ID3D12Resource* buffer) {
 }
 
 size_t ViewCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return slots_.size();
 }
 

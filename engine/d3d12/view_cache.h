@@ -18,12 +18,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "engine/core/mutex.h"
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/platform.h"
 #include "engine/plan/plan.h"
@@ -67,7 +67,7 @@ class ViewCache {
   UINT increment_ = 0;
   std::atomic<uint64_t> views_created_{0};
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::map<Key, uint32_t> slots_ ABSL_GUARDED_BY(mu_);
   std::vector<uint32_t> free_ ABSL_GUARDED_BY(mu_);
   uint32_t used_ ABSL_GUARDED_BY(mu_) = 0;

@@ -8,11 +8,11 @@
 #define DMLSERVE_ENGINE_SCHED_CLOCK_H_
 
 #include <memory>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "engine/core/mutex.h"
 
 namespace dmls::sched {
 
@@ -37,16 +37,16 @@ class FakeClock final : public Clock {
   explicit FakeClock(absl::Time start = absl::UnixEpoch() + absl::Hours(1))
       : now_(start) {}
   absl::Time Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return now_;
   }
   void Advance(absl::Duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     now_ += d;
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -1,3 +1,4 @@
+#include "engine/core/mutex.h"
 #include "engine/sched/multi_engine.h"
 
 #include <atomic>
@@ -7,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "engine/core/tensor_desc.h"
 #include "gtest/gtest.h"
 
@@ -46,7 +46,7 @@ class FakeChild : public Engine {
     }
     if (lost_.load()) return FailLost(request, done);
     if (!hold_) return Answer(request, done);
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     held_.push_back({std::move(request), std::move(done)});
   }
 
@@ -62,7 +62,7 @@ class FakeChild : public Engine {
   void FailWith(absl::StatusCode code) { fail_with_.store(code); }
   int received() const { return received_.load(); }
   size_t held() const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return held_.size();
   }
 
@@ -72,7 +72,7 @@ class FakeChild : public Engine {
     ExecuteCallback done;
   };
   std::deque<Item> Take() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return std::exchange(held_, {});
   }
   void Answer(ExecuteRequest& request, ExecuteCallback& done) {
@@ -90,22 +90,26 @@ class FakeChild : public Engine {
   std::atomic<bool> lost_{false};
   std::atomic<absl::StatusCode> fail_with_{absl::StatusCode::kOk};
   std::atomic<int> received_{0};
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::deque<Item> held_ ABSL_GUARDED_BY(mu_);
 };
 
 struct Results {
-  absl::Mutex mu;
-  std::vector<absl::StatusOr<ExecuteResult>> got;
+  Mutex mu;
+  std::vector<absl::StatusOr<ExecuteResult>> got ABSL_GUARDED_BY(mu);
   ExecuteCallback Callback() {
     return [this](absl::StatusOr<ExecuteResult> r) {
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       got.push_back(std::move(r));
     };
   }
   size_t size() {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     return got.size();
+  }
+  std::vector<absl::StatusOr<ExecuteResult>> Got() {
+    MutexLock lock(&mu);
+    return got;
   }
 };
 
@@ -179,7 +183,7 @@ TEST(MultiEngine, LostChildsRequestsRunOnTheOther) {
   ASSERT_GT(held, 0u);
   f.child0->Lose();
   ASSERT_EQ(results.size(), 8u);
-  for (auto& r : results.got) {
+  for (auto& r : results.Got()) {
     ASSERT_TRUE(r.ok()) << r.status();
     // Answered by child b with the payload intact.
     EXPECT_EQ(r->output.substr(0, 2), "b:");
@@ -206,14 +210,14 @@ TEST(MultiEngine, NoLiveChildMeansUnavailable) {
   // tried anywhere else but no child is left (UNAVAILABLE).
   f.child0->Lose();
   ASSERT_EQ(results.size(), 4u);
-  for (auto& r : results.got) {
+  for (auto& r : results.Got()) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
   }
   EXPECT_FALSE(f.engine->Healthy());
   Results late;
   f.engine->Execute(Request(64), late.Callback());
   ASSERT_EQ(late.size(), 1u);
-  EXPECT_EQ(late.got[0].status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(late.Got()[0].status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(Counter(*f.engine, "engines_lost"), 2u);
   // Only the two handed back with attempts left found no child to go to.
   EXPECT_EQ(Counter(*f.engine, "retry_unavailable"), 2u);
@@ -245,7 +249,7 @@ TEST(MultiEngine, AtMostMaxAttemptsRuns) {
   ASSERT_NE(second, nullptr);
   second->Lose();
   ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results.got[0].status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(results.Got()[0].status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(engine.Healthy());  // the third is alive, merely untried
 }
 
@@ -256,7 +260,7 @@ TEST(MultiEngine, OtherErrorsAreAnsweredAsTheyAre) {
   Results results;
   f.engine->Execute(Request(64), results.Callback());
   ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results.got[0].status().code(),
+  EXPECT_EQ(results.Got()[0].status().code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(f.child0->received() + f.child1->received(), 1);
   EXPECT_TRUE(f.engine->Healthy());

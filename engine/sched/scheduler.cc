@@ -30,7 +30,7 @@ ExecuteCallback Scheduler::Counted(ExecuteCallback done) {
 
 void Scheduler::Reject(ExecuteCallback& done, absl::Status status) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++stats_.rejected;
   }
   done(std::move(status));
@@ -75,7 +75,7 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
   job.seq = next_seq_.fetch_add(1);
   absl::Status queued;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) {
       queued = absl::UnavailableError("the engine is shutting down");
     } else {
@@ -83,7 +83,7 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
       if (queued.ok()) {
         ++stats_.admitted;
         if (options_.observer) options_.observer->OnQueued();
-        cv_.notify_one();
+        cv_.Signal();
         return;
       }
     }
@@ -113,9 +113,9 @@ void Scheduler::Observe(SchedulerObserver& observer, Batch& batch,
 }
 
 void Scheduler::Poke() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   poked_ = true;
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void Scheduler::DispatchLoop() {
@@ -125,7 +125,7 @@ void Scheduler::DispatchLoop() {
     std::vector<Job> dropped;
     bool done = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (;;) {
         const absl::Time now = clock_->Now();
         if (stopping_) {
@@ -155,9 +155,9 @@ void Scheduler::DispatchLoop() {
           if (!batcher_.Due(now)) wake = std::min(wake, batcher_.NextDue());
         }
         if (clock_->IsReal() && wake != absl::InfiniteFuture()) {
-          cv_.wait_until(lock, absl::ToChronoTime(wake));
+          cv_.WaitUntil(&mu_, wake);
         } else {
-          cv_.wait(lock);
+          cv_.Wait(&mu_);
         }
       }
       stats_.expired += dropped.size();
@@ -190,18 +190,18 @@ void Scheduler::DispatchLoop() {
 }
 
 void Scheduler::Shutdown() {
-  std::lock_guard<std::mutex> once(shutdown_mu_);
+  MutexLock once(&shutdown_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
-    cv_.notify_one();
+    cv_.Signal();
   }
   if (thread_.joinable()) thread_.join();
   runner_->Drain();
 }
 
 SchedulerStats Scheduler::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   SchedulerStats s = stats_;
   s.queued = batcher_.size();
   s.in_flight = in_flight_.load();

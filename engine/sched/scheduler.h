@@ -27,13 +27,12 @@
 
 #include <atomic>
 #include <cstdint>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "engine/core/engine.h"
+#include "engine/core/mutex.h"
 #include "engine/sched/admission.h"
 #include "engine/sched/batch_policy.h"
 #include "engine/sched/batcher.h"
@@ -106,16 +105,14 @@ class Scheduler {
   std::atomic<uint64_t> in_flight_{0};
   std::atomic<uint64_t> next_seq_{1};
 
-  // std::mutex rather than absl::Mutex: ThreadSanitizer sees the locking
-  // (Debian's abseil is not instrumented).
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   Batcher batcher_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
   SchedulerStats stats_ ABSL_GUARDED_BY(mu_);
 
-  std::mutex shutdown_mu_;  // serialises Shutdown
+  Mutex shutdown_mu_;  // serialises Shutdown
   std::thread thread_;
 };
 

@@ -1,8 +1,8 @@
+#include "engine/core/mutex.h"
 #include "engine/sched/scheduler.h"
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,7 +47,7 @@ class FakeRunner : public Runner {
   bool CanAccept() override { return capacity.load() > 0; }
   void Run(Batch batch) override {
     --capacity;
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     sizes.push_back(batch.size());
     groups.push_back(batch.groups.size());
     if (complete_inline) {
@@ -62,7 +62,7 @@ class FakeRunner : public Runner {
   void ReleaseAll() {
     std::vector<Batch> batches;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       batches.swap(held);
     }
     for (Batch& b : batches) Complete(b);
@@ -83,19 +83,19 @@ class FakeRunner : public Runner {
   bool complete_inline = false;
   bool fail_prepare = false;
   std::function<void()> listener;
-  std::mutex mu;
-  std::vector<size_t> sizes;
-  std::vector<size_t> groups;
-  std::vector<Batch> held;
+  Mutex mu;
+  std::vector<size_t> sizes ABSL_GUARDED_BY(mu);
+  std::vector<size_t> groups ABSL_GUARDED_BY(mu);
+  std::vector<Batch> held ABSL_GUARDED_BY(mu);
 };
 
 struct Outcomes {
-  std::mutex mu;
-  std::vector<absl::Status> statuses;
+  Mutex mu;
+  std::vector<absl::Status> statuses ABSL_GUARDED_BY(mu);
   std::atomic<int> count{0};
   ExecuteCallback Callback() {
     return [this](absl::StatusOr<ExecuteResult> r) {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       statuses.push_back(r.status());
       ++count;
     };
@@ -114,7 +114,7 @@ TEST(SchedulerTest, RequestsQueuedWhileBusyFormOneBatch) {
   s.Submit(Relu(8), out.Callback());  // taken at once by the idle runner
   for (int i = 0; i < 1000; ++i) {
     {
-      std::lock_guard<std::mutex> lock(runner.mu);
+      MutexLock lock(&runner.mu);
       if (runner.sizes.size() == 1) break;
     }
     absl::SleepFor(absl::Milliseconds(1));
@@ -128,14 +128,14 @@ TEST(SchedulerTest, RequestsQueuedWhileBusyFormOneBatch) {
   WaitFor(out.count, 1);
   for (int i = 0; i < 1000; ++i) {
     {
-      std::lock_guard<std::mutex> lock(runner.mu);
+      MutexLock lock(&runner.mu);
       if (runner.sizes.size() == 2) break;
     }
     absl::SleepFor(absl::Milliseconds(1));
   }
   runner.ReleaseAll();
   WaitFor(out.count, 51);
-  std::lock_guard<std::mutex> lock(runner.mu);
+  MutexLock lock(&runner.mu);
   ASSERT_EQ(runner.sizes.size(), 2u);
   EXPECT_EQ(runner.sizes[1], 50u);
   EXPECT_EQ(runner.groups[1], 2u);  // RELU and SIGMOID keys
@@ -202,7 +202,7 @@ TEST(SchedulerTest, DelayHoldsRequestsOnAFakeClock) {
   // A fourth and fifth... the fourth fills a batch of 4 at once.
   for (int i = 0; i < 4; ++i) s.Submit(Relu(8), out.Callback());
   WaitFor(out.count, 7);
-  std::lock_guard<std::mutex> lock(runner.mu);
+  MutexLock lock(&runner.mu);
   EXPECT_EQ(runner.sizes, (std::vector<size_t>{3, 4}));
 }
 
@@ -222,7 +222,7 @@ TEST(SchedulerTest, DeadlineExpiresInTheQueue) {
   s.Poke();
   WaitFor(out.count, 1);
   {
-    std::lock_guard<std::mutex> lock(out.mu);
+    MutexLock lock(&out.mu);
     EXPECT_EQ(out.statuses[0].code(), absl::StatusCode::kDeadlineExceeded);
   }
   EXPECT_EQ(s.stats().queued, 1u);
@@ -248,7 +248,7 @@ TEST(SchedulerTest, CancelledInTheQueue) {
   s.Submit(std::move(r), out.Callback());
   flag->store(true);
   WaitFor(out.count, 1);
-  std::lock_guard<std::mutex> lock(out.mu);
+  MutexLock lock(&out.mu);
   EXPECT_EQ(out.statuses[0].code(), absl::StatusCode::kCancelled);
 }
 
@@ -262,7 +262,7 @@ TEST(SchedulerTest, QueueDepthAndInFlightLimits) {
   for (int i = 0; i < 3; ++i) s.Submit(Relu(8), out.Callback());
   WaitFor(out.count, 1);
   {
-    std::lock_guard<std::mutex> lock(out.mu);
+    MutexLock lock(&out.mu);
     EXPECT_EQ(ops::ViolationsOf(out.statuses[0])[0].rule, "QUEUE_FULL");
   }
   EXPECT_EQ(runner.live_states.load(), 2);  // the rejected one released its state
@@ -280,14 +280,14 @@ TEST(SchedulerTest, QueueDepthAndInFlightLimits) {
   s2.Submit(Relu(8), out2.Callback());
   WaitFor(out2.count, 1);
   {
-    std::lock_guard<std::mutex> lock(out2.mu);
+    MutexLock lock(&out2.mu);
     EXPECT_EQ(ops::ViolationsOf(out2.statuses[0])[0].rule, "IN_FLIGHT_LIMIT");
   }
   runner2.capacity = 1;
   s2.Poke();
   for (int i = 0; i < 1000; ++i) {
     {
-      std::lock_guard<std::mutex> lock(runner2.mu);
+      MutexLock lock(&runner2.mu);
       if (runner2.held.size() == 1) break;
     }
     absl::SleepFor(absl::Milliseconds(1));

@@ -16,28 +16,28 @@ ThreadPool::~ThreadPool() { Shutdown(); }
 
 bool ThreadPool::Schedule(absl::AnyInvocable<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return false;
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
   return true;
 }
 
 void ThreadPool::Shutdown() {
-  std::lock_guard<std::mutex> join_lock(join_mu_);
+  MutexLock join_lock(&join_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (std::thread& worker : workers_) {
     if (worker.joinable()) worker.join();
   }
 }
 
 size_t ThreadPool::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return queue_.size();
 }
 
@@ -45,8 +45,8 @@ void ThreadPool::WorkerLoop() {
   for (;;) {
     absl::AnyInvocable<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
       // Drain before exiting: queued work is finished, not dropped.
       if (queue_.empty()) return;
       task = std::move(queue_.front());

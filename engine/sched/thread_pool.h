@@ -8,14 +8,13 @@
 #define DMLSERVE_ENGINE_SCHED_THREAD_POOL_H_
 
 #include <cstddef>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "engine/core/mutex.h"
 
 namespace dmls::sched {
 
@@ -47,13 +46,12 @@ class ThreadPool {
  private:
   void WorkerLoop();
 
-  // std::mutex rather than absl::Mutex: ThreadSanitizer sees the locking.
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   std::deque<absl::AnyInvocable<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;  // fixed after construction
-  std::mutex join_mu_;                // serialises concurrent Shutdown calls
+  Mutex join_mu_;                // serialises concurrent Shutdown calls
 };
 
 }  // namespace dmls::sched

@@ -1,3 +1,4 @@
+#include "engine/core/mutex.h"
 #include "engine/sched/thread_pool.h"
 
 #include <atomic>
@@ -60,13 +61,13 @@ TEST(ThreadPool, RejectsAfterShutdownAndShutdownIsIdempotent) {
 
 TEST(ThreadPool, UsesSeveralThreads) {
   ThreadPool pool(ThreadPoolOptions{2});
-  absl::Mutex mu;
+  Mutex mu;
   std::set<std::thread::id> ids;
   std::atomic<int> arrived{0};
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(pool.Schedule([&] {
       {
-        absl::MutexLock lock(&mu);
+        MutexLock lock(&mu);
         ids.insert(std::this_thread::get_id());
       }
       ++arrived;

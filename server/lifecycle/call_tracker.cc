@@ -25,7 +25,7 @@ void CallTracker::Ticket::End() {
 }
 
 CallTracker::Ticket CallTracker::Begin(Stoppable* stoppable) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return Ticket();
   ++in_flight_;
   if (stoppable != nullptr) stoppable_.insert(stoppable);
@@ -33,21 +33,24 @@ CallTracker::Ticket CallTracker::Begin(Stoppable* stoppable) {
 }
 
 void CallTracker::End(Stoppable* stoppable) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (stoppable != nullptr) stoppable_.erase(stoppable);
   // Only read when nothing is in flight: then the last End is the one
   // that brought the count to 0.
-  if (--in_flight_ == 0) last_end_ = absl::Now();
+  if (--in_flight_ == 0) {
+    last_end_ = absl::Now();
+    idle_cv_.SignalAll();
+  }
 }
 
 void CallTracker::Close() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
 }
 
 bool CallTracker::CloseWhenIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
-  const bool idle = mu_.AwaitWithDeadline(absl::Condition(this, &CallTracker::IdleLocked), deadline);
+  MutexLock lock(&mu_);
+  const bool idle = WaitIdleLocked(deadline);
   closed_ = true;
   return idle;
 }
@@ -55,7 +58,7 @@ bool CallTracker::CloseWhenIdle(absl::Time deadline) {
 void CallTracker::StopAll() {
   std::vector<Stoppable*> stop;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     if (stopped_) return;
     stopped_ = true;
@@ -71,17 +74,23 @@ void CallTracker::StopAll() {
 }
 
 bool CallTracker::WaitIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
-  return mu_.AwaitWithDeadline(absl::Condition(this, &CallTracker::IdleLocked), deadline);
+  MutexLock lock(&mu_);
+  return WaitIdleLocked(deadline);
+}
+
+bool CallTracker::WaitIdleLocked(absl::Time deadline) {
+  while (in_flight_ != 0 && !idle_cv_.WaitUntil(&mu_, deadline)) {
+  }
+  return in_flight_ == 0;
 }
 
 size_t CallTracker::in_flight() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return in_flight_;
 }
 
 absl::Time CallTracker::last_end() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return last_end_;
 }
 

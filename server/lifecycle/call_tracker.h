@@ -24,8 +24,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/core/mutex.h"
 
 namespace dmls::server {
 
@@ -100,9 +100,12 @@ class CallTracker {
 
  private:
   void End(Stoppable* stoppable);
-  bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return in_flight_ == 0; }
+  // Waits with mu_ held until no call is in flight or `deadline` passes;
+  // true when none is.
+  bool WaitIdleLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
+  CondVar idle_cv_;  // signalled when in_flight_ drops to 0
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -118,9 +118,9 @@ void DmlServer::SetServing(bool serving) {
 
 void DmlServer::WatchHealth(bool serving) {
   absl::Time next_trim = absl::Now() + kMemoryTrimInterval;
-  absl::MutexLock lock(&health_mu_);
+  MutexLock lock(&health_mu_);
   while (!stop_watching_) {
-    health_cv_.WaitWithTimeout(&health_mu_, kHealthCheckInterval);
+    health_cv_.WaitFor(&health_mu_, kHealthCheckInterval);
     if (stop_watching_) break;
     if (absl::Now() >= next_trim) {
       // glibc keeps freed payload buffers (megabytes each, from many
@@ -152,7 +152,7 @@ void DmlServer::StartDrain() {
   // The health watcher stops first, so that it cannot turn health back to
   // SERVING during the drain.
   {
-    absl::MutexLock lock(&health_mu_);
+    MutexLock lock(&health_mu_);
     stop_watching_ = true;
     health_cv_.Signal();
   }

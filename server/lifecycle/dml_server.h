@@ -19,9 +19,9 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
+#include "engine/core/mutex.h"
 #include "grpcpp/server.h"
 #include "server/options/server_options.h"
 #include "server/rpc/service.h"
@@ -122,8 +122,8 @@ class DmlServer {
   bool draining_ = false;
   bool shut_down_ = false;
 
-  absl::Mutex health_mu_;
-  absl::CondVar health_cv_;
+  Mutex health_mu_;
+  CondVar health_cv_;
   bool stop_watching_ ABSL_GUARDED_BY(health_mu_) = false;
   std::thread health_thread_;
 };

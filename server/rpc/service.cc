@@ -6,8 +6,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "engine/core/mutex.h"
 #include "engine/sched/admission.h"
 #include "server/rpc/call_metadata.h"
 #include "server/rpc/message_codec.h"
@@ -102,7 +102,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
     }
     bool finish = false;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (!finished_) {
         finished_ = finish = true;
         // response_ stays valid until OnDone, which cannot come before the
@@ -121,7 +121,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
   }
 
   bool MarkFinished() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (finished_) return false;
     finished_ = true;
     return true;
@@ -140,7 +140,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
       std::make_shared<std::atomic<bool>>(false);
   // One for gRPC (dropped in OnDone), one for the engine's outcome.
   std::atomic<int> refs_{2};
-  absl::Mutex mu_;
+  Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<ByteBudget::Reservation> reservation_ ABSL_GUARDED_BY(mu_);
 };
@@ -169,13 +169,13 @@ class ExecuteStreamReactor final
     // as soon as Begin has registered this. Until the handler returns,
     // gRPC keeps StartRead and Finish in its backlog, in that order.
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       reading_ = true;
     }
     ticket_ = calls.Begin(this);
     if (!ticket_) {
       {
-        absl::MutexLock lock(&mu_);
+        MutexLock lock(&mu_);
         reading_ = false;
         finished_ = true;
       }
@@ -186,7 +186,7 @@ class ExecuteStreamReactor final
   }
 
   void Retain() override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ++refs_;
   }
 
@@ -195,7 +195,7 @@ class ExecuteStreamReactor final
   void Stop() override {
     Actions actions;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (!read_done_) {
         read_done_ = true;
         if (end_status_.ok()) end_status_ = ShuttingDownStatus();
@@ -210,7 +210,7 @@ class ExecuteStreamReactor final
     if (!ok) {  // half-close, or the call broke
       Actions actions;
       {
-        absl::MutexLock lock(&mu_);
+        MutexLock lock(&mu_);
         reading_ = false;
         read_done_ = true;
         actions = NextLocked();
@@ -228,7 +228,7 @@ class ExecuteStreamReactor final
     bool execute = false;
     bool stopped = false;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       reading_ = false;
       if (read_done_) {
         // Stop came while this read was outstanding: what it read is
@@ -261,7 +261,7 @@ class ExecuteStreamReactor final
   void OnWriteDone(bool ok) override {
     Actions actions;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       writing_ = false;
       if (!queue_.empty()) {
         queued_bytes_ -= queue_.front().bytes.Length();
@@ -286,7 +286,7 @@ class ExecuteStreamReactor final
     cancelled_->store(true);
     bool finish = false;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (!finished_) {
         finished_ = finish = true;
         DropUnsentLocked();
@@ -318,7 +318,7 @@ class ExecuteStreamReactor final
     grpc::Status status = SerializeResponse(outcome.response, &serialized);
     Actions actions;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       expected_bytes_ -= expected;
       if (finished_) {
         --window_used_;  // dropped: the stream is over
@@ -383,7 +383,7 @@ class ExecuteStreamReactor final
   void Unref() {
     bool last;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       last = --refs_ == 0;
     }
     if (last) delete this;
@@ -402,7 +402,7 @@ class ExecuteStreamReactor final
   // Only touched by the one outstanding read and the code that starts it.
   grpc::ByteBuffer read_buffer_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool read_done_ ABSL_GUARDED_BY(mu_) = false;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;

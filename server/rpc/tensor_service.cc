@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "engine/core/mutex.h"
 #include "engine/ops/rule_status.h"
 #include "engine/ops/validator.h"
 #include "server/rpc/chunk_cursor.h"
@@ -118,7 +118,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     if (!ok) {
       bool end;
       {
-        absl::MutexLock lock(&mu_);
+        MutexLock lock(&mu_);
         reads_done_ = true;
         end = writes_ == 0;
       }
@@ -145,7 +145,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     }
     bool read_now;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       ++writes_;
       read_now = reading_ = writes_ < kWriteWindow;
     }
@@ -171,7 +171,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     if (!s.ok()) return Fail(s, /*engine=*/true);
     bool read_now = false, end = false;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       --writes_;
       if (finished_) return;
       if (reads_done_) {
@@ -248,7 +248,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
   bool MarkFinished() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (finished_) return false;
     finished_ = true;
     return true;
@@ -269,7 +269,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   bool created_ = false;
   bool published_ = false;
   ChunkCursor cursor_;
-  absl::Mutex mu_;
+  Mutex mu_;
   int writes_ ABSL_GUARDED_BY(mu_) = 0;        // chunks with the engine
   bool reading_ ABSL_GUARDED_BY(mu_) = true;   // a read is outstanding
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
@@ -294,7 +294,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
   void OnWriteDone(bool ok) override {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       writing_ = false;
       if (!ok) FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
     }
@@ -325,7 +325,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     const TensorServiceOptions& o = service_.options();
     chunk_ = req.chunk_bytes() == 0 ? o.default_chunk_bytes
                                     : std::min(req.chunk_bytes(), o.max_chunk_bytes);
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     next_ = req.offset();
     end_ = req.length() == 0 ? size : req.offset() + req.length();
     return absl::OkStatus();
@@ -337,7 +337,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void Pump() {
     uint64_t offset = 0, n = 0;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (finished_) return;
       if (!writing_ && have_ready_) {
         have_ready_ = false;
@@ -360,7 +360,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     service_.engine().ReadResident(
         tensor_->buffer, offset, n, [this, offset](absl::StatusOr<std::string> bytes) {
           {
-            absl::MutexLock lock(&mu_);
+            MutexLock lock(&mu_);
             fetching_ = false;
             if (!bytes.ok()) {
               FinishLocked(ToGrpcStatus(RequestError::FromEngine(bytes.status()),
@@ -397,7 +397,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   CallTracker::Ticket ticket_;  // ended in OnDone
   std::shared_ptr<const ResidentTensor> tensor_;
   uint64_t chunk_ = 0;
-  absl::Mutex mu_;
+  Mutex mu_;
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t end_ ABSL_GUARDED_BY(mu_) = 0;
   bool fetching_ ABSL_GUARDED_BY(mu_) = false;

@@ -156,13 +156,13 @@ absl::Status TokenAuthenticator::Reload() {
   absl::StatusOr<TokenTable> table = TokenTable::Load(options_.tokens_file);
   if (!table.ok()) return table.status();
   auto shared = std::make_shared<const TokenTable>(*std::move(table));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   table_ = std::move(shared);
   return absl::OkStatus();
 }
 
 size_t TokenAuthenticator::token_count() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return table_->size();
 }
 
@@ -182,7 +182,7 @@ absl::StatusOr<std::optional<TokenEntry>> TokenAuthenticator::Authenticate(
   }
   std::shared_ptr<const TokenTable> table;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     table = table_;
   }
   const TokenEntry* entry = table->Find(token);

@@ -48,9 +48,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "engine/core/mutex.h"
 #include "grpcpp/security/auth_metadata_processor.h"
 
 namespace dmls::server {
@@ -131,7 +131,7 @@ class TokenAuthenticator {
       : options_(std::move(options)) {}
 
   const TokenAuthOptions options_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::shared_ptr<const TokenTable> table_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -104,18 +104,18 @@ class Metrics::DeviceObserver final : public sched::SchedulerObserver {
 class Metrics::Gauges final : public prometheus::Collectable {
  public:
   void SetSources(MetricsSources sources) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     sources_ = std::move(sources);
   }
   void AddObserver(std::shared_ptr<DeviceObserver> observer) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     observers_.push_back(std::move(observer));
   }
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     // Outside mu_: mallinfo2 walks (and locks) every malloc arena.
     const HeapStats heap = ReadHeapStats();
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     std::vector<prometheus::MetricFamily> out;
     auto depth = GaugeFamily("dmlserve_queue_depth",
                              "Requests queued in the device's scheduler.");
@@ -210,7 +210,7 @@ class Metrics::Gauges final : public prometheus::Collectable {
   }
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   MetricsSources sources_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<DeviceObserver>> observers_ ABSL_GUARDED_BY(mu_);
 };
@@ -309,7 +309,7 @@ prometheus::Counter& Metrics::RequestCounter(int slot, MetricsMethod method,
   if (prometheus::Counter* counter = entry.load(std::memory_order_acquire)) {
     return *counter;
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   prometheus::Counter* counter = entry.load(std::memory_order_relaxed);
   if (counter == nullptr) {
     std::string op = chain ? "chain" : OperatorName(operator_case);

@@ -48,9 +48,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
+#include "engine/core/mutex.h"
 #include "engine/sched/scheduler_observer.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -119,7 +119,8 @@ class Metrics {
   std::unique_ptr<prometheus::Exposer> exposer_;
   int port_ = 0;
 
-  prometheus::Family<prometheus::Counter>* requests_ = nullptr;
+  // Set in the constructor; Add (RequestCounter) is serialised by mu_.
+  prometheus::Family<prometheus::Counter>* requests_ ABSL_PT_GUARDED_BY(mu_) = nullptr;
   prometheus::Family<prometheus::Histogram>* queue_wait_ = nullptr;
   prometheus::Family<prometheus::Histogram>* execute_ = nullptr;
   prometheus::Family<prometheus::Histogram>* batch_ = nullptr;
@@ -143,7 +144,7 @@ class Metrics {
   uint8_t operator_slot_[256] = {};
   int operator_slots_ = 2;
   std::unique_ptr<std::atomic<prometheus::Counter*>[]> request_counters_;
-  absl::Mutex mu_;
+  Mutex mu_;
 };
 
 }  // namespace dmls::server

@@ -20,8 +20,9 @@ DeviceInfo FakeEngine::device_info() const {
 
 void FakeEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ++received_;
+    changed_.SignalAll();
     if (!stopping_) {
       queue_.push_back(Item{std::move(request), std::move(done)});
       return;
@@ -32,53 +33,57 @@ void FakeEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
 
 void FakeEngine::Shutdown() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
     released_ = true;  // queued work runs to completion
+    changed_.SignalAll();
   }
   for (std::thread& t : workers_) t.join();
 }
 
 void FakeEngine::Release() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   released_ = true;
+  changed_.SignalAll();
 }
 
 int FakeEngine::received() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return received_;
 }
 
 int FakeEngine::succeeded() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return succeeded_;
 }
 
 bool FakeEngine::WaitForReceived(int n) const {
-  absl::MutexLock lock(&mu_);
-  auto reached = [this, n]()
-                     ABSL_SHARED_LOCKS_REQUIRED(mu_) { return received_ >= n; };
-  return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(5));
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  MutexLock lock(&mu_);
+  while (received_ < n && !changed_.WaitUntil(&mu_, deadline)) {
+  }
+  return received_ >= n;
+}
+
+bool FakeEngine::ReadyLocked() const {
+  return (!queue_.empty() && (released_ || !options_.hold)) ||
+         (stopping_ && queue_.empty());
 }
 
 void FakeEngine::Work() {
   for (;;) {
     Item item;
     {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return (!queue_.empty() && (released_ || !options_.hold)) ||
-               (stopping_ && queue_.empty());
-      };
-      mu_.Await(absl::Condition(&ready));
+      MutexLock lock(&mu_);
+      while (!ReadyLocked()) changed_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping
       item = std::move(queue_.front());
       queue_.pop_front();
     }
     absl::StatusOr<ExecuteResult> result = Run(item.request);
     if (result.ok()) {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       ++succeeded_;
     }
     item.done(std::move(result));

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
+#include "engine/core/mutex.h"
 
 namespace dmls::server {
 
@@ -53,11 +53,17 @@ class FakeEngine final : public Engine {
     ExecuteCallback done;
   };
   void Work();
+  // Whether a worker has something to do: a request it may run, or the
+  // end (stopping, nothing left).
+  bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request);
 
   const FakeEngineOptions options_;
   std::atomic<bool> healthy_{true};
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
+  // Signalled whenever queue_ grows or received_, released_ or stopping_
+  // change (what the waits below look at).
+  mutable CondVar changed_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool released_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

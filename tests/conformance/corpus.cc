@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "engine/core/mutex.h"
 #include "engine/cpu/tensor_access.h"
 #include "server/mapping/proto_mapping.h"
 #include "tests/conformance/tolerance.h"
@@ -146,10 +146,10 @@ CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
   // Shared with the callbacks, so that a callback finishing its unlock never
   // touches a mutex this function has already destroyed.
   struct State {
-    absl::Mutex mu;
-    absl::CondVar changed;
-    int in_flight = 0;
-    CorpusReport report;
+    Mutex mu;
+    CondVar changed;
+    int in_flight ABSL_GUARDED_BY(mu) = 0;
+    CorpusReport report ABSL_GUARDED_BY(mu);
   };
   auto state = std::make_shared<State>();
   const int max_in_flight = std::max(1, options.max_in_flight);
@@ -162,7 +162,7 @@ CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
     OperatorDesc op = request.op;  // the request moves into the engine
     const bool in_place = request.in_place;
     {
-      absl::MutexLock lock(&state->mu);
+      MutexLock lock(&state->mu);
       ++state->report.total;
       while (state->in_flight >= max_in_flight) state->changed.Wait(&state->mu);
       ++state->in_flight;
@@ -174,7 +174,7 @@ CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
                              in_place](absl::StatusOr<ExecuteResult> result) {
           std::optional<std::string> failure =
               CheckResult(*c_ptr, op, in_place, result, options);
-          absl::MutexLock lock(&state->mu);
+          MutexLock lock(&state->mu);
           if (failure) {
             state->report.failures.push_back({c_ptr->id(), *failure});
           } else {
@@ -186,7 +186,7 @@ CorpusReport RunCorpus(Engine& engine, const CaseSet& cases,
   }
   CorpusReport report;
   {
-    absl::MutexLock lock(&state->mu);
+    MutexLock lock(&state->mu);
     while (state->in_flight > 0) state->changed.Wait(&state->mu);
     report = std::move(state->report);
   }

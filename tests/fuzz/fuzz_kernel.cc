@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "absl/container/flat_hash_set.h"
 
+#include "engine/core/mutex.h"
 #include "engine/dxbc/checksum.h"
 #include "engine/kernels/kernels.h"
 #include "engine/dxbc/testing/vkd3d_compile.h"
@@ -45,14 +45,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   key.fused = static_cast<OperatorType>(b[5]);
   key.variant = b[6];
 
-  static std::mutex mu;
+  static Mutex mu;
   static const auto* const valid = [] {
     auto* s = new absl::flat_hash_set<gpu::KernelKey, gpu::KernelKeyHash>();
     for (const gpu::KernelKey& k : gpu::AllKernelKeys()) s->insert(k);
     return s;
   }();
-  static absl::flat_hash_set<gpu::KernelKey, gpu::KernelKeyHash> compiled;
-  std::lock_guard<std::mutex> lock(mu);
+  static absl::flat_hash_set<gpu::KernelKey, gpu::KernelKeyHash> compiled ABSL_GUARDED_BY(mu);
+  MutexLock lock(&mu);
   // A key already built, checked and compiled needs no second run (the
   // emitter is deterministic); that keeps the executions cheap.
   if (compiled.contains(key)) return 0;

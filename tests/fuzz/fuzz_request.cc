@@ -9,12 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "absl/container/flat_hash_set.h"
 #include "dmlserve/v1/dmlserve.pb.h"
+#include "engine/core/mutex.h"
 #include "google/protobuf/stubs/logging.h"
 #include "engine/core/engine.h"
 #include "engine/kernels/kernels.h"
@@ -56,10 +56,10 @@ void CheckOperator(const OperatorDesc& op, uint32_t level, bool in_place) {
     }
     return;
   }
-  static std::mutex mu;
-  static absl::flat_hash_set<gpu::KernelKey, gpu::KernelKeyHash> built;
+  static Mutex mu;
+  static absl::flat_hash_set<gpu::KernelKey, gpu::KernelKeyHash> built ABSL_GUARDED_BY(mu);
   for (const gpu::Dispatch& d : plan->dispatches) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (!built.insert(d.key).second) continue;
     if (!gpu::BuildKernel(d.key).ok()) Fail("a planned kernel does not build");
   }
