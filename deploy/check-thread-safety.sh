@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Runs clang's thread-safety analysis over every translation unit of a CMake
+# build's compile_commands.json: the ABSL_GUARDED_BY / ABSL_*_LOCKS_REQUIRED
+# annotations that GCC ignores are checked here (engine/core/mutex.h says
+# what they mean and why the project's Mutex is the type they name).
+#
+#   deploy/check-thread-safety.sh            # uses build/compile_commands.json
+#   deploy/check-thread-safety.sh build-tsan # another build directory
+#   deploy/check-thread-safety.sh build 'engine/sched/'  # only TUs whose
+#                                            # path matches this regex
+#   JOBS=1 CLANGXX=clang++-14 deploy/check-thread-safety.sh
+#
+# The build directory must have been configured with
+# -DCMAKE_EXPORT_COMPILE_COMMANDS=ON (and built, for the generated protobuf
+# sources). Each TU is parsed with -fsyntax-only (nothing is written) and
+# only the thread-safety warnings, as errors: -Wno-everything, then
+# -Wthread-safety -Wthread-safety-beta and -Werror= of both (clang's other
+# warnings are not this script's business; -beta adds no noise on this
+# tree with clang 14). The GCC command lines are adapted: the compiler is
+# replaced, -o/-c/-M* dropped, GCC's -W flags dropped (clang does not know
+# some of them), a few GCC-only code generation flags dropped (DROP
+# below), and -std=gnu++17 added where GCC relied on its default (clang 14
+# defaults to C++14). JOBS parallel clang processes (default 2), through
+# xargs -P.
+#
+# Prints each TU that fails with its diagnostics, then the number of TUs
+# checked, how many failed and the time taken. Exits 1 when any TU fails,
+# 2 on a usage error. Installs nothing: when clang++ is missing it says so
+# (Debian: apt-get install -y clang).
+set -u -o pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:-build}"
+FILTER="${2:-}"
+[[ "$BUILD" = /* ]] || BUILD="$ROOT/$BUILD"
+DB="$BUILD/compile_commands.json"
+JOBS="${JOBS:-2}"
+CLANGXX="${CLANGXX:-}"
+if [[ -z "$CLANGXX" ]]; then
+  for c in clang++ clang++-14; do
+    if command -v "$c" >/dev/null 2>&1; then CLANGXX="$c"; break; fi
+  done
+fi
+if [[ -z "$CLANGXX" ]] || ! command -v "$CLANGXX" >/dev/null 2>&1; then
+  echo "check-thread-safety: no clang++ found (apt-get install -y clang, or set CLANGXX)" >&2
+  exit 2
+fi
+if [[ ! -f "$DB" ]]; then
+  echo "check-thread-safety: $DB not found (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)" >&2
+  exit 2
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+start=$(date +%s.%N)
+
+# One script per TU under $WORK/tu/, named by its position in the database.
+python3 - "$DB" "$WORK/tu" "$CLANGXX" "$FILTER" <<'EOF' || exit 2
+import json, os, re, shlex, sys
+
+db, out, clangxx, only = sys.argv[1:5]
+os.makedirs(out)
+# GCC flags clang rejects or warns about; GCC warning flags go wholesale.
+DROP = {"-fno-semantic-interposition", "-fstack-clash-protection",
+        "-fconserve-stack", "-fno-var-tracking-assignments"}
+ANALYSIS = ["-fsyntax-only", "-Wno-everything", "-Wthread-safety",
+            "-Wthread-safety-beta", "-Werror=thread-safety",
+            "-Werror=thread-safety-beta"]
+for n, entry in enumerate(json.load(open(db))):
+    args = entry.get("arguments") or shlex.split(entry["command"])
+    path = entry["file"]
+    if only and not re.search(only, path):
+        continue
+    cxx = not path.endswith(".c")
+    cmd = [clangxx if cxx else "clang"]
+    has_std = False
+    skip = False
+    for a in args[1:]:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-MF", "-MT", "-MQ"):
+            skip = True
+            continue
+        if a in ("-c", "-MD", "-MMD") or a in DROP:
+            continue
+        if a.startswith("-W") and not a.startswith("-Wl,") and not a.startswith("-Wp,"):
+            continue
+        if a.startswith("-std="):
+            has_std = True
+        cmd.append(a)
+    if cxx and not has_std:
+        cmd.insert(1, "-std=gnu++17")
+    cmd += ANALYSIS
+    with open(os.path.join(out, "%04d.sh" % n), "w") as f:
+        f.write("cd %s || exit 2\n" % shlex.quote(entry["directory"]))
+        f.write("# file: %s\n" % path)
+        f.write("exec %s\n" % shlex.join(cmd))
+EOF
+
+total=$(find "$WORK/tu" -name '*.sh' | wc -l)
+if [[ $total -eq 0 ]]; then
+  echo "check-thread-safety: no translation unit in $DB${FILTER:+ matches '$FILTER'}" >&2
+  exit 2
+fi
+echo "check-thread-safety: $total translation units, $CLANGXX, $JOBS jobs"
+# Each job leaves its output in N.log and, when clang fails, N.fail.
+find "$WORK/tu" -name '*.sh' -print0 | sort -z |
+  xargs -0 -r -P "$JOBS" -n 1 sh -c 'bash "$1" > "${1%.sh}.log" 2>&1 || : > "${1%.sh}.fail"' sh
+
+failed=0
+for f in "$WORK"/tu/*.fail; do
+  [[ -e "$f" ]] || continue
+  failed=$((failed + 1))
+  script="${f%.fail}.sh"
+  file=$(sed -n 's/^# file: //p' "$script")
+  echo "FAIL ${file#$ROOT/}"
+  cat "${f%.fail}.log"
+done
+end=$(date +%s.%N)
+secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.0f", b - a }')
+echo "check-thread-safety: $total TUs checked, $failed failed, ${secs} s"
+[[ $failed -eq 0 ]]
