@@ -114,11 +114,16 @@ void ArenaSet::Reclaim(uint64_t completed) {
 }
 
 ArenaSetStats ArenaSet::stats() const {
+  // No range is retired under fence 0 (Free with 0 frees at once).
+  return stats(0);
+}
+
+ArenaSetStats ArenaSet::stats(uint64_t completed) const {
   MutexLock lock(&mu_);
   ArenaSetStats s;
   s.arenas = arenas_.size();
   s.bytes = arenas_.size() * arena_bytes_;
-  for (const std::unique_ptr<Arena>& a : arenas_) s.used += a->ranges->used();
+  for (const std::unique_ptr<Arena>& a : arenas_) s.used += a->ranges->used(completed);
   s.allocations = allocations_;
   s.failures = failures_;
   return s;

@@ -88,6 +88,10 @@ class ArenaSet {
 
   uint64_t arena_bytes() const { return arena_bytes_; }
   ArenaSetStats stats() const;
+  // As stats(), with the ranges retired under fences <= `completed`
+  // counted as free, as Reclaim(completed) would make them. Reclaims
+  // nothing.
+  ArenaSetStats stats(uint64_t completed) const;
 
  private:
   // Tries `arena`; on failure frees what it took.

@@ -159,4 +159,13 @@ BufferPoolStats BufferPool::stats() const {
   return stats_;
 }
 
+BufferPoolStats BufferPool::stats(uint64_t completed_fence) const {
+  MutexLock lock(&mu_);
+  BufferPoolStats s = stats_;
+  for (const PoolBuffer* b : retired_) {
+    if (b->retire_fence <= completed_fence) s.bytes_in_use -= b->size;
+  }
+  return s;
+}
+
 }  // namespace dmls::d3d12

@@ -77,6 +77,10 @@ class BufferPool {
   void Reclaim(uint64_t completed_fence);
 
   BufferPoolStats stats() const;
+  // As stats(), with the buffers retired under fence values <=
+  // `completed_fence` counted as free, as Reclaim(completed_fence) would
+  // make them. Reclaims nothing.
+  BufferPoolStats stats(uint64_t completed_fence) const;
   uint64_t memory_cap_bytes() const { return options_.memory_cap_bytes; }
 
   // The size class that serves `bytes`.

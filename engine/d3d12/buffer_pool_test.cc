@@ -84,6 +84,23 @@ TEST_F(BufferPoolTest, RetiredBuffersWaitForTheirFence) {
   EXPECT_EQ(pool.stats().resources_created, 2u);
 }
 
+TEST_F(BufferPoolTest, StatsAsOfAFenceReclaimNothing) {
+  BufferPool pool(device_->d3d(), {});
+  PoolBuffer* a = *pool.Acquire(HeapKind::kUpload, 1000);
+  PoolBuffer* b = *pool.Acquire(HeapKind::kUpload, 1000);
+  pool.Release(a, 5);
+  pool.Release(b, 9);
+  const uint64_t one = a->size;
+  EXPECT_EQ(pool.stats().bytes_in_use, 2 * one);
+  EXPECT_EQ(pool.stats(4).bytes_in_use, 2 * one);
+  EXPECT_EQ(pool.stats(5).bytes_in_use, one);
+  EXPECT_EQ(pool.stats(9).bytes_in_use, 0u);
+  EXPECT_EQ(pool.stats().bytes_in_use, 2 * one);  // nothing was reclaimed
+  PoolBuffer* c = *pool.Acquire(HeapKind::kUpload, 1000);
+  EXPECT_NE(c, a);  // a still belongs to fence 5
+  EXPECT_NE(c, b);
+}
+
 TEST_F(BufferPoolTest, CapGivesResourceExhaustedAndTrimsIdleBuffers) {
   BufferPoolOptions o;
   o.memory_cap_bytes = 1 << 20;  // 1 MiB

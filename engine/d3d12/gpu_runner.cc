@@ -409,14 +409,13 @@ GpuRunnerStats GpuRunner::stats() const {
     MutexLock lock(&stats_mu_);
     s = stats_;
   }
-  // Buffers and ranges of completed work count as free, not as retired.
+  // Buffers and ranges of completed work count as free, not as retired,
+  // though they are reclaimed only by the next Run (or, for readback
+  // ranges, by the completion thread).
   const uint64_t completed = fence_->completed();
-  pool_->Reclaim(completed);
-  device_arenas_->Reclaim(completed);
-  upload_arenas_->Reclaim(completed);
-  s.pool = pool_->stats();
-  s.device_arenas = device_arenas_->stats();
-  s.upload_arenas = upload_arenas_->stats();
+  s.pool = pool_->stats(completed);
+  s.device_arenas = device_arenas_->stats(completed);
+  s.upload_arenas = upload_arenas_->stats(completed);
   s.readback_arenas = readback_arenas_->stats();
   s.views_created = binder_->views_created();
   s.pipelines = pipelines_->size();

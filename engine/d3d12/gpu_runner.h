@@ -173,6 +173,9 @@ class GpuRunner : public sched::Runner {
     info.memory_cap_bytes = memory_cap_bytes();
     return info;
   }
+  // A snapshot; changes nothing. Buffers and arena ranges retired under a
+  // fence value that has completed count as free (they are reclaimed at
+  // the start of the next Run).
   GpuRunnerStats stats() const;
   uint64_t memory_cap_bytes() const { return pool_->memory_cap_bytes(); }
 

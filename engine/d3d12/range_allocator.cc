@@ -71,6 +71,15 @@ uint64_t RangeAllocator::used() const {
   return used_;
 }
 
+uint64_t RangeAllocator::used(uint64_t completed) const {
+  MutexLock lock(&mu_);
+  uint64_t n = used_;
+  for (const Retired& r : retired_) {
+    if (r.fence <= completed) n -= Round(std::max<uint64_t>(r.bytes, 1));
+  }
+  return n;
+}
+
 uint64_t RangeAllocator::largest_free() const {
   MutexLock lock(&mu_);
   uint64_t best = 0;

@@ -36,6 +36,9 @@ class RangeAllocator {
   uint64_t size() const { return size_; }
   uint64_t alignment() const { return alignment_; }
   uint64_t used() const;       // allocated or retired bytes
+  // As used(), less the ranges retired under fences <= `completed` (what
+  // Reclaim(completed) would free). Frees nothing.
+  uint64_t used(uint64_t completed) const;
   uint64_t largest_free() const;
 
  private:

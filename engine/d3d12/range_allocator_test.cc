@@ -37,6 +37,20 @@ TEST(RangeAllocatorTest, FencedFreesWaitForTheirFence) {
   EXPECT_EQ(a.Allocate(1024), 0u);
 }
 
+TEST(RangeAllocatorTest, UsedAsOfAFenceReclaimsNothing) {
+  RangeAllocator a(1024, 256);
+  ASSERT_EQ(a.Allocate(300), 0u);   // 512 bytes
+  ASSERT_EQ(a.Allocate(256), 512u);
+  a.Free(0, 300, 7);
+  EXPECT_EQ(a.used(), 768u);
+  EXPECT_EQ(a.used(6), 768u);
+  EXPECT_EQ(a.used(7), 256u);  // as if reclaimed...
+  EXPECT_EQ(a.used(), 768u);   // ...but still retired
+  EXPECT_FALSE(a.Allocate(512).has_value());
+  a.Reclaim(7);
+  EXPECT_EQ(a.used(), 256u);
+}
+
 TEST(RangeAllocatorTest, RandomisedNeverOverlapsAndReturnsToEmpty) {
   RangeAllocator a(1 << 20, 256);
   std::mt19937 rng(1);
