@@ -2,9 +2,9 @@
 // of GPU work is stamped with the value signalled after it; resources retire
 // when that value completes (DESIGN.md §4).
 //
-// Ownership: owns the ID3D12Fence. Thread-safety: Signal must be called from
-// one thread at a time (the submission thread); completed() and Wait() may be
-// called from any thread.
+// Ownership: owns the ID3D12Fence. Thread-safety: every method may be called
+// from any thread. Signal calls are serialised (signal_mu_), so values reach
+// the queue in rising order even when Wait signals from another thread.
 #ifndef DMLSERVE_ENGINE_D3D12_FENCE_H_
 #define DMLSERVE_ENGINE_D3D12_FENCE_H_
 
