@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${DMLSERVE_BUILD_DIR:-build}
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=${DMLSERVE_BUILD_TYPE:-RelWithDebInfo} "$@"
+# The compile database is what deploy/check-thread-safety.sh (ctest
+# thread_safety) reads.
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=${DMLSERVE_BUILD_TYPE:-RelWithDebInfo} \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@"
 targets=()
 for t in ${DMLSERVE_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$build_dir" -j"${DMLSERVE_JOBS:-2}" "${targets[@]}"

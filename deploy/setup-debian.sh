@@ -59,7 +59,7 @@ packages=(
 )
 if [ "$profile" = full ]; then
   packages+=(
-    vulkan-tools
+    vulkan-tools clang
     python3 python3-numpy python3-grpcio python3-protobuf python3-yaml
     openssl nginx-light prometheus
   )
