@@ -5,7 +5,7 @@
 # own apt sources, so no registry host is written anywhere in this repository.
 # DMLSERVE_SETUP_PROFILE=build installs only what building dmlserve and
 # dmlctl needs (the image's build stage): no Python, Prometheus, nginx,
-# openssl or vulkan-tools, which only the tests use.
+# openssl, vulkan-tools or clang, which only the tests use.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
