@@ -6,8 +6,9 @@ two folders up):
   1. engine/: a module includes only the modules below it (ALLOWED); test
      files (*_test.cc, testing/) may also include the modules in
      TEST_EXTRA, for oracles and harnesses.
-  2. engine/: no two files include each other, counting a .h and its .cc as
-     one unit (foo.h + foo.cc), the way a reader follows a dependency.
+  2. engine/: no two files include each other, counting a .h, its .cc and
+     its private foo_internal.h as one unit, the way a reader follows a
+     dependency.
   3. engine/, server/, client/, bench/: no non-test source file is longer
      than MAX_LINES, except those in OVERSIZED (each with the reason it is
      still there; the list may only shrink).
@@ -38,9 +39,7 @@ TEST_EXTRA = {
     "plan": {"cpu"},
 }
 # Files still over MAX_LINES, with why; remove an entry once it is split.
-OVERSIZED = {
-    "engine/d3d12/gpu_runner.cc": "GpuRunner and ResidentExecutor merge into one recorder (issue 21)",
-}
+OVERSIZED = {}  # empty: keep it so
 
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 SOURCE = (".h", ".cc")
@@ -59,7 +58,9 @@ def sources(top):
 
 
 def unit(path):
-    return os.path.splitext(path)[0]
+    # foo.h, foo.cc and foo's private header foo_internal.h are one unit.
+    stem = os.path.splitext(path)[0]
+    return stem[: -len("_internal")] if stem.endswith("_internal") else stem
 
 
 def main():

@@ -1,0 +1,112 @@
+// GpuRunner, part 3: fence waits and the delivery of results, on the
+// completion thread and the copy pool (gpu_runner_internal.h).
+#include "engine/d3d12/gpu_runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/time/clock.h"
+#include "engine/d3d12/gpu_runner_internal.h"
+#include "engine/d3d12/hresult.h"
+#include "engine/d3d12/state_tracker.h"
+#include "engine/sched/admission.h"
+#include "spdlog/spdlog.h"
+
+namespace dmls::d3d12 {
+
+using runner_internal::Bytes;
+using runner_internal::kGuardBytes;
+using runner_internal::kPoison;
+using runner_internal::kRangeAlign;
+using runner_internal::RoundUp;
+
+void GpuRunner::Complete(Completion& c) {
+  const uint8_t* data = c.readback->data() + c.offset;
+  bool guard_ok = true;
+  for (uint64_t i = c.guard_begin; i < c.readback_bytes; ++i) {
+    guard_ok &= data[i] == kPoison;
+  }
+  absl::StatusOr<ExecuteResult> result = absl::UnknownError("");
+  if (!guard_ok) {
+    result = absl::InternalError("a kernel wrote past the end of its output buffer");
+  } else {
+    const absl::Time start = absl::Now();
+    ExecuteResult r;
+    r.output.resize(c.result_bytes);
+    Copy(r.output.data(), data, c.result_bytes);
+    result = std::move(r);
+    copy_out_us_.fetch_add(
+        static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - start)));
+  }
+  c.readback.reset();
+  c.done(std::move(result));
+}
+
+void GpuRunner::CompletionLoop() {
+  for (;;) {
+    InFlight b;
+    {
+      MutexLock lock(&flight_mu_);
+      while (!completion_stopping_ && in_flight_.empty()) flight_cv_.Wait(&flight_mu_);
+      if (in_flight_.empty()) return;
+      b = std::move(in_flight_.front());
+      in_flight_.pop_front();
+    }
+    const absl::Status waited = fence_->Wait(b.fence_value);
+    gpu_us_.fetch_add(static_cast<uint64_t>(
+        absl::ToInt64Microseconds(absl::Now() - b.submitted)));
+    if (!waited.ok()) {
+      MarkLost(waited);
+    } else if (fence_->completed() == UINT64_MAX) {
+      // What a removed device's fences complete with.
+      MarkLost(absl::UnavailableError("device removed (fence at UINT64_MAX)"));
+    }
+    readback_arenas_->Reclaim(b.fence_value);
+    // A device lost before this point may have left any of the batch's
+    // outputs unwritten: none of them is trusted.
+    const bool lost_now = lost();
+    // Large outputs one by one on the copy pool; small ones in chunks, the
+    // first chunk on this thread, so callbacks run in parallel.
+    std::vector<Completion> small;
+    for (Completion& c : b.completions) {
+      if (lost_now) {
+        c.readback.reset();
+        FailLost(c.request, c.state, c.done);
+        continue;
+      }
+      c.state.reset();  // the upload copy is done with
+      c.request = ExecuteRequest{};
+      if (copy_pool_ && c.result_bytes >= options_.parallel_copy_bytes) {
+        auto task = std::make_shared<Completion>(std::move(c));
+        if (!copy_pool_->Schedule([this, task] { Complete(*task); })) Complete(*task);
+      } else {
+        small.push_back(std::move(c));
+      }
+    }
+    const size_t chunk = std::max<uint32_t>(1, options_.completion_chunk);
+    for (size_t at = chunk; copy_pool_ && at < small.size(); at += chunk) {
+      auto part = std::make_shared<std::vector<Completion>>();
+      for (size_t i = at; i < std::min(small.size(), at + chunk); ++i) {
+        part->push_back(std::move(small[i]));
+      }
+      if (!copy_pool_->Schedule([this, part] {
+            for (Completion& c : *part) Complete(c);
+          })) {
+        for (Completion& c : *part) Complete(c);
+      }
+    }
+    for (size_t i = 0; i < std::min(small.size(), copy_pool_ ? chunk : small.size()); ++i) {
+      Complete(small[i]);
+    }
+    {
+      MutexLock lock(&flight_mu_);
+      --batches_in_flight_;
+    }
+    ReleaseFrame(b.frame);
+  }
+}
+
+}  // namespace dmls::d3d12
