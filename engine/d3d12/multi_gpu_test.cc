@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/core/mutex.h"
+#include "engine/core/engine_test_util.h"
 #include "engine/d3d12/gpu_engine.h"
 #include "engine/d3d12/gpu_engine_test_util.h"
 #include "engine/sched/multi_engine.h"
@@ -17,6 +18,8 @@
 
 namespace dmls::d3d12 {
 namespace {
+
+using core::testing::Counter;
 
 ExecuteRequest Request(uint64_t elements, uint32_t seed) {
   return testing::CopyRequest(elements, /*in_place=*/true, seed);
@@ -89,14 +92,6 @@ class Answers {
   int other_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status last_other_ ABSL_GUARDED_BY(mu_);
 };
-
-uint64_t Counter(const Engine& e, const std::string& name) {
-  for (const auto& [n, v] : e.Counters()) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no counter " << name;
-  return 0;
-}
 
 TEST(MultiGpuTest, TwoDevicesOnTheSoftwareAdapterShareTheLoad) {
   Pair p = MakePair(Options());

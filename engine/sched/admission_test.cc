@@ -1,5 +1,6 @@
 #include "engine/sched/admission.h"
 
+#include "engine/core/engine_test_util.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/ops/rule_status.h"
 #include "gtest/gtest.h"
@@ -8,12 +9,8 @@ namespace dmls::sched {
 namespace {
 
 ExecuteRequest Celu(uint64_t n) {
-  ExecuteRequest r;
-  r.op.type = static_cast<uint32_t>(OperatorType::kActivationCelu);
-  r.op.input = MakeTensorDesc(DataType::kFloat32, {n});
-  r.op.output = r.op.input;
+  ExecuteRequest r = core::testing::Float32Request(OperatorType::kActivationCelu, n);
   r.op.activation[0] = 1.0f;
-  r.input.assign(r.op.input->total_tensor_size_in_bytes, '\0');
   return r;
 }
 

@@ -8,20 +8,19 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/engine_test_util.h"
 #include "engine/core/tensor_desc.h"
 #include "gtest/gtest.h"
 
 namespace dmls::sched {
 namespace {
 
-// A RELU request over `bytes` bytes of FLOAT32 whose input bytes are `fill`.
+using core::testing::Counter;
+
+// A RELU request over `bytes` (a multiple of 4) bytes of FLOAT32 whose
+// input bytes are `fill`.
 ExecuteRequest Request(uint64_t bytes, char fill = 'x') {
-  ExecuteRequest r;
-  r.op.type = static_cast<uint32_t>(OperatorType::kActivationRelu);
-  r.op.input = MakeTensorDesc(DataType::kFloat32, {bytes / 4});
-  r.op.output = r.op.input;
-  r.input.assign(bytes, fill);
-  return r;
+  return core::testing::Float32Request(OperatorType::kActivationRelu, bytes / 4, fill);
 }
 
 // A child engine that echoes the input, either at once or when Release()d,
@@ -131,14 +130,6 @@ struct Fixture {
   FakeChild* child1;
   std::unique_ptr<MultiEngine> engine;
 };
-
-uint64_t Counter(const Engine& e, const std::string& name) {
-  for (const auto& [n, v] : e.Counters()) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no counter " << name;
-  return 0;
-}
 
 TEST(MultiEngine, IdleChildrenTakeTurns) {
   Fixture f;

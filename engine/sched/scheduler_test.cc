@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "engine/core/tensor_desc.h"
+#include "engine/core/engine_test_util.h"
 #include "engine/ops/rule_status.h"
 #include "gtest/gtest.h"
 
@@ -16,12 +16,7 @@ namespace {
 
 // A valid RELU over `n` FLOAT32 elements.
 ExecuteRequest Relu(uint64_t n) {
-  ExecuteRequest r;
-  r.op.type = static_cast<uint32_t>(OperatorType::kActivationRelu);
-  r.op.input = MakeTensorDesc(DataType::kFloat32, {n});
-  r.op.output = r.op.input;
-  r.input.assign(r.op.input->total_tensor_size_in_bytes, '\0');
-  return r;
+  return core::testing::Float32Request(OperatorType::kActivationRelu, n);
 }
 
 class CountingState : public JobState {
