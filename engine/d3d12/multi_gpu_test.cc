@@ -71,6 +71,11 @@ class Answers {
       answered_cv_.SignalAll();
     };
   }
+  // Sends `r` to `engine`, expecting its input back (an in-place copy).
+  void Send(Engine& engine, ExecuteRequest r) {
+    std::string expected = r.input;
+    engine.Execute(std::move(r), Expect(std::move(expected)));
+  }
   void WaitAll() {
     MutexLock lock(&mu_);
     while (answered_ != sent_) answered_cv_.Wait(&mu_);
@@ -103,9 +108,7 @@ TEST(MultiGpuTest, TwoDevicesOnTheSoftwareAdapterShareTheLoad) {
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
-        ExecuteRequest r = Request(i % 7 == 0 ? 60000 : 256, t * 1000 + i);
-        std::string expected = r.input;
-        p.engine->Execute(std::move(r), answers.Expect(std::move(expected)));
+        answers.Send(*p.engine, Request(i % 7 == 0 ? 60000 : 256, t * 1000 + i));
       }
     });
   }
@@ -139,9 +142,7 @@ TEST(MultiGpuTest, EachDeviceHasItsOwnMemoryCap) {
   EXPECT_TRUE(p.gpu[1]->Healthy());
   Answers answers;
   for (int i = 0; i < 8; ++i) {
-    ExecuteRequest r = Request(20000, i);
-    std::string expected = r.input;
-    p.engine->Execute(std::move(r), answers.Expect(std::move(expected)));
+    answers.Send(*p.engine, Request(20000, i));
   }
   answers.WaitAll();
   EXPECT_EQ(answers.ok(), 8);
@@ -159,9 +160,7 @@ TEST(MultiGpuTest, LosingOneDeviceUnderLoadLosesNoRequest) {
   std::atomic<bool> stop{false};
   std::thread load([&] {
     for (int i = 0; !stop.load() || i < 300; ++i) {
-      ExecuteRequest r = Request(i % 5 == 0 ? 70000 : 1000, i);
-      std::string expected = r.input;
-      p.engine->Execute(std::move(r), answers.Expect(std::move(expected)));
+      answers.Send(*p.engine, Request(i % 5 == 0 ? 70000 : 1000, i));
       if (i % 16 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
@@ -191,9 +190,7 @@ TEST(MultiGpuTest, LosingBothDevicesIsUnavailableAndUnhealthy) {
   EXPECT_FALSE(p.engine->Healthy());
   Answers answers;
   for (int i = 0; i < 4; ++i) {
-    ExecuteRequest r = Request(100, i);
-    std::string expected = r.input;
-    p.engine->Execute(std::move(r), answers.Expect(std::move(expected)));
+    answers.Send(*p.engine, Request(100, i));
   }
   answers.WaitAll();
   EXPECT_EQ(answers.unavailable(), 4);
