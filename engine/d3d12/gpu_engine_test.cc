@@ -90,11 +90,7 @@ TEST(GpuEngineTest, SteadyStateCreatesNoResourcesAndNoViews) {
     for (int i = 0; i < 8; ++i) {
       ExecuteRequest r = Request(i % 2 ? 20000 : 70000, true, round * 8 + i);
       expected.push_back(r.input);
-      auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
-      futures.push_back(p->get_future());
-      engine->Execute(std::move(r), [p](absl::StatusOr<ExecuteResult> res) {
-        p->set_value(std::move(res));
-      });
+      futures.push_back(ExecuteAsync(*engine, std::move(r)));
     }
     for (size_t i = 0; i < futures.size(); ++i) {
       absl::StatusOr<ExecuteResult> res = futures[i].get();
@@ -135,13 +131,7 @@ TEST(GpuEngineTest, BatchesManyRequestsIntoOneCommandList) {
   auto engine = MakeEngine(Options());
   ASSERT_TRUE(engine);
   std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
-  for (int i = 0; i < 200; ++i) {
-    auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
-    futures.push_back(p->get_future());
-    engine->Execute(Request(64, true, i), [p](absl::StatusOr<ExecuteResult> res) {
-      p->set_value(std::move(res));
-    });
-  }
+  for (int i = 0; i < 200; ++i) futures.push_back(ExecuteAsync(*engine, Request(64, true, i)));
   for (auto& f : futures) ASSERT_TRUE(f.get().ok());
   GpuEngineStats s = engine->stats();
   EXPECT_EQ(s.requests, 200u);

@@ -60,6 +60,15 @@ OperatorDesc Elementwise(OperatorType type, std::vector<uint64_t> sizes,
   return op;
 }
 
+// A TANH over 2^21 elements: milliseconds on lavapipe, so that requests
+// sent right after it queue up behind it and batch together.
+ExecuteRequest SlowRequest() {
+  ExecuteRequest r;
+  r.op = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});
+  r.input.assign(r.op.input->total_tensor_size_in_bytes, '\0');
+  return r;
+}
+
 class GpuOperatorsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -311,28 +320,17 @@ TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
   o.coalesce = false;  // one constant block per request, to fill the ring
   absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();
-  // A slow first request (milliseconds on lavapipe) lets the burst behind
-  // it queue up, so that one batch takes more requests than the rings hold.
-  OperatorDesc slow = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});
-  ExecuteRequest first;
-  first.op = slow;
-  first.input.assign(slow.input->total_tensor_size_in_bytes, '\0');
-  std::promise<absl::StatusOr<ExecuteResult>> first_done;
-  (*engine)->Execute(std::move(first), [&](absl::StatusOr<ExecuteResult> res) {
-    first_done.set_value(std::move(res));
-  });
+  // The burst behind a slow first request queues up, so that one batch
+  // takes more requests than the rings hold.
+  std::future<absl::StatusOr<ExecuteResult>> first = ExecuteAsync(**engine, SlowRequest());
   OperatorDesc op = Elementwise(OperatorType::kActivationRelu, {1, 1, 1, 64});
   const std::vector<float> in = Inputs(64);
   std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
   for (int i = 0; i < 40; ++i) {
-    auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
-    futures.push_back(p->get_future());
     ExecuteRequest r;
     r.op = op;
     r.input = FloatBytes(in);
-    (*engine)->Execute(std::move(r), [p](absl::StatusOr<ExecuteResult> res) {
-      p->set_value(std::move(res));
-    });
+    futures.push_back(ExecuteAsync(**engine, std::move(r)));
   }
   for (auto& f : futures) {
     absl::StatusOr<ExecuteResult> res = f.get();
@@ -340,7 +338,7 @@ TEST(GpuRingTest, FullRingsDrainInsteadOfFailing) {
     std::vector<float> got = Floats(res->output, 64);
     for (size_t i = 0; i < 64; ++i) ASSERT_EQ(got[i], std::max(0.0f, in[i]));
   }
-  EXPECT_TRUE(first_done.get_future().get().ok());
+  EXPECT_TRUE(first.get().ok());
   GpuEngineStats s = (*engine)->stats();
   EXPECT_EQ(s.requests, 41u);
   EXPECT_GT(s.drains, 0u);
@@ -357,14 +355,7 @@ TEST(GpuCoalescingTest, ConcurrentSmallRequestsShareDispatchesAndStayExact) {
   o.device.kind = TestAdapterKind();
   absl::StatusOr<std::unique_ptr<GpuEngine>> engine = CreateGpuEngine(std::move(o));
   ASSERT_TRUE(engine.ok()) << engine.status();
-  OperatorDesc slow = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});
-  ExecuteRequest first;
-  first.op = slow;
-  first.input.assign(slow.input->total_tensor_size_in_bytes, '\0');
-  std::promise<absl::StatusOr<ExecuteResult>> first_done;
-  (*engine)->Execute(std::move(first), [&](absl::StatusOr<ExecuteResult> r) {
-    first_done.set_value(std::move(r));
-  });
+  std::future<absl::StatusOr<ExecuteResult>> first = ExecuteAsync(**engine, SlowRequest());
 
   struct Case {
     ExecuteRequest request;
@@ -399,13 +390,7 @@ TEST(GpuCoalescingTest, ConcurrentSmallRequestsShareDispatchesAndStayExact) {
     cases.push_back({std::move(r), want->output, n * elem});
   }
   std::vector<std::future<absl::StatusOr<ExecuteResult>>> futures;
-  for (Case& c : cases) {
-    auto p = std::make_shared<std::promise<absl::StatusOr<ExecuteResult>>>();
-    futures.push_back(p->get_future());
-    (*engine)->Execute(std::move(c.request), [p](absl::StatusOr<ExecuteResult> res) {
-      p->set_value(std::move(res));
-    });
-  }
+  for (Case& c : cases) futures.push_back(ExecuteAsync(**engine, std::move(c.request)));
   for (size_t i = 0; i < futures.size(); ++i) {
     absl::StatusOr<ExecuteResult> res = futures[i].get();
     ASSERT_TRUE(res.ok()) << i << ": " << res.status();
@@ -413,7 +398,7 @@ TEST(GpuCoalescingTest, ConcurrentSmallRequestsShareDispatchesAndStayExact) {
               cases[i].expected.substr(0, cases[i].compare_bytes))
         << "request " << i;
   }
-  EXPECT_TRUE(first_done.get_future().get().ok());
+  EXPECT_TRUE(first.get().ok());
   GpuEngineStats s = (*engine)->stats();
   EXPECT_EQ(s.requests, kRequests + 1u);
   EXPECT_GE(s.coalesced_requests, kRequests / 2u);
