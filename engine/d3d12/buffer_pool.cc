@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/objects.h"
 
 namespace dmls::d3d12 {
 
@@ -40,16 +41,7 @@ absl::StatusOr<std::unique_ptr<PoolBuffer>> BufferPool::CreateBuffer(
       state = D3D12_RESOURCE_STATE_COPY_DEST;
       break;
   }
-  D3D12_RESOURCE_DESC desc = {};
-  desc.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
-  desc.Width = size;
-  desc.Height = 1;
-  desc.DepthOrArraySize = 1;
-  desc.MipLevels = 1;
-  desc.Format = DXGI_FORMAT_UNKNOWN;
-  desc.SampleDesc.Count = 1;
-  desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
-  desc.Flags = flags;
+  const D3D12_RESOURCE_DESC desc = BufferDesc(size, flags);
 
   auto buffer = std::make_unique<PoolBuffer>();
   buffer->kind = kind;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/objects.h"
 #include "engine/d3d12/view_cache.h"
 
 namespace dmls::d3d12 {
@@ -114,15 +115,8 @@ absl::StatusOr<std::unique_ptr<DispatchBinder>> DispatchBinder::Create(
 
   D3D12_HEAP_PROPERTIES heap = {};
   heap.Type = D3D12_HEAP_TYPE_UPLOAD;
-  D3D12_RESOURCE_DESC rd = {};
-  rd.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
-  rd.Width = uint64_t{options.constant_blocks} * kConstantBlockBytes;
-  rd.Height = 1;
-  rd.DepthOrArraySize = 1;
-  rd.MipLevels = 1;
-  rd.Format = DXGI_FORMAT_UNKNOWN;
-  rd.SampleDesc.Count = 1;
-  rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  const D3D12_RESOURCE_DESC rd =
+      BufferDesc(uint64_t{options.constant_blocks} * kConstantBlockBytes);
   DMLS_RETURN_IF_FAILED(
       device->CreateCommittedResource(
           &heap, D3D12_HEAP_FLAG_NONE, &rd, D3D12_RESOURCE_STATE_GENERIC_READ,

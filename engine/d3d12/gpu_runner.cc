@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "engine/d3d12/gpu_runner_internal.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/objects.h"
 #include "engine/d3d12/state_tracker.h"
 #include "engine/sched/admission.h"
 #include "spdlog/spdlog.h"
@@ -42,11 +43,7 @@ absl::Status GpuRunner::Init() {
   device_ = std::move(*device);
   ID3D12Device* d = device_->d3d();
 
-  D3D12_COMMAND_QUEUE_DESC qd = {};
-  qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
-  DMLS_RETURN_IF_FAILED(
-      d->CreateCommandQueue(&qd, DMLS_IID_PPV(ID3D12CommandQueue, queue_.Put())),
-      "CreateCommandQueue");
+  if (absl::Status s = CreateDirectQueue(d, &queue_); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Fence>> fence = Fence::Create(d);
   if (!fence.ok()) return fence.status();
   fence_ = std::move(*fence);
@@ -84,17 +81,9 @@ absl::Status GpuRunner::Init() {
 
   for (uint32_t i = 0; i < std::max<uint32_t>(1, options_.frames_in_flight); ++i) {
     auto f = std::make_unique<Frame>();
-    DMLS_RETURN_IF_FAILED(
-        d->CreateCommandAllocator(
-            D3D12_COMMAND_LIST_TYPE_DIRECT,
-            DMLS_IID_PPV(ID3D12CommandAllocator, f->allocator.Put())),
-        "CreateCommandAllocator");
-    DMLS_RETURN_IF_FAILED(
-        d->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT,
-                             f->allocator.get(), nullptr,
-                             DMLS_IID_PPV(ID3D12GraphicsCommandList, f->list.Put())),
-        "CreateCommandList");
-    DMLS_RETURN_IF_FAILED(f->list->Close(), "ID3D12GraphicsCommandList::Close");
+    if (absl::Status s = CreateClosedDirectList(d, &f->allocator, &f->list); !s.ok()) {
+      return s;
+    }
     {
       MutexLock lock(&flight_mu_);
       free_frames_.push_back(f.get());

@@ -13,6 +13,7 @@
 #include "engine/core/host_resident.h"
 #include "engine/d3d12/chain_temps.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/objects.h"
 #include "engine/d3d12/state_tracker.h"
 
 namespace dmls::d3d12 {
@@ -74,21 +75,10 @@ ResidentExecutor::ResidentExecutor(GpuRunner* runner, Engine* engine,
 
 absl::Status ResidentExecutor::Init() {
   ID3D12Device* d = runner_->d3d();
-  D3D12_COMMAND_QUEUE_DESC qd = {};
-  qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
-  DMLS_RETURN_IF_FAILED(
-      d->CreateCommandQueue(&qd, DMLS_IID_PPV(ID3D12CommandQueue, queue_.Put())),
-      "CreateCommandQueue (resident)");
+  if (absl::Status s = CreateDirectQueue(d, &queue_, "resident"); !s.ok()) return s;
   for (int i = 0; i < 2; ++i) {
-    DMLS_RETURN_IF_FAILED(
-        d->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT,
-                                  DMLS_IID_PPV(ID3D12CommandAllocator, allocators_[i].Put())),
-        "CreateCommandAllocator (resident)");
-    DMLS_RETURN_IF_FAILED(
-        d->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocators_[i].get(), nullptr,
-                             DMLS_IID_PPV(ID3D12GraphicsCommandList, lists_[i].Put())),
-        "CreateCommandList (resident)");
-    DMLS_RETURN_IF_FAILED(lists_[i]->Close(), "ID3D12GraphicsCommandList::Close");
+    absl::Status s = CreateClosedDirectList(d, &allocators_[i], &lists_[i], "resident");
+    if (!s.ok()) return s;
   }
   absl::StatusOr<std::unique_ptr<Fence>> fence = Fence::Create(d);
   if (!fence.ok()) return fence.status();

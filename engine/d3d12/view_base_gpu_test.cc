@@ -32,6 +32,7 @@
 #include "engine/d3d12/dxbc_engine.h"
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/hresult.h"
+#include "engine/d3d12/objects.h"
 #include "engine/d3d12/pipeline_cache.h"
 #include "engine/plan/planner.h"
 #include "engine/ops/schema.h"
@@ -114,23 +115,13 @@ class Runner {
     if (!d.ok()) return d.status();
     device_ = std::move(*d);
     ID3D12Device* dev = device_->d3d();
-    D3D12_COMMAND_QUEUE_DESC qd = {};
-    qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
-    DMLS_RETURN_IF_FAILED(
-        dev->CreateCommandQueue(&qd, DMLS_IID_PPV(ID3D12CommandQueue, queue_.Put())),
-        "CreateCommandQueue");
+    if (absl::Status s = d3d12::CreateDirectQueue(dev, &queue_); !s.ok()) return s;
     absl::StatusOr<std::unique_ptr<d3d12::Fence>> fence = d3d12::Fence::Create(dev);
     if (!fence.ok()) return fence.status();
     fence_ = std::move(*fence);
-    DMLS_RETURN_IF_FAILED(
-        dev->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT,
-                                    DMLS_IID_PPV(ID3D12CommandAllocator, allocator_.Put())),
-        "CreateCommandAllocator");
-    DMLS_RETURN_IF_FAILED(
-        dev->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
-                               DMLS_IID_PPV(ID3D12GraphicsCommandList, list_.Put())),
-        "CreateCommandList");
-    DMLS_RETURN_IF_FAILED(list_->Close(), "Close");
+    if (absl::Status s = d3d12::CreateClosedDirectList(dev, &allocator_, &list_); !s.ok()) {
+      return s;
+    }
     pool_ = std::make_unique<d3d12::BufferPool>(dev, d3d12::BufferPoolOptions{});
     absl::StatusOr<std::unique_ptr<d3d12::PipelineCache>> p =
         d3d12::PipelineCache::Create(dev, d3d12::DxbcKernelSource());
