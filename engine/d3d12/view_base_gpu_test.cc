@@ -414,6 +414,16 @@ OperatorDesc Unary(OperatorType type, DataType t, std::vector<uint64_t> sizes,
   return op;
 }
 
+OperatorDesc Clip(DataType t, std::vector<uint64_t> sizes, float min, float max,
+                  std::optional<std::vector<uint64_t>> in_strides = {},
+                  std::optional<std::vector<uint64_t>> out_strides = {}) {
+  OperatorDesc op = Unary(OperatorType::kElementWiseClip, t, std::move(sizes),
+                          std::move(in_strides), std::move(out_strides));
+  op.min = min;
+  op.max = max;
+  return op;
+}
+
 // Contiguous plans: vec4 texels (R32G32B32A32 views, bases in 16-byte
 // texels) and the < 4-word tail (an R32 view over the same buffer, bases in
 // words). Small views split the vec4 part into dispatches whose planned
@@ -452,18 +462,13 @@ TEST_F(ViewBaseGpuTest, StridedFloat32) {
 // Sub-word elements: loads of the containing word, stores by atomic and/or
 // on it (the neighbours belong to other threads).
 TEST_F(ViewBaseGpuTest, StridedFloat16Atomics) {
-  OperatorDesc op = Unary(OperatorType::kElementWiseClip, DataType::kFloat16, {9, 13},
-                          std::vector<uint64_t>{16, 1}, std::vector<uint64_t>{1, 9});
-  op.min = -1.0f;
-  op.max = 2.0f;
-  Check(Request(op));
+  Check(Request(Clip(DataType::kFloat16, {9, 13}, -1.0f, 2.0f,
+                     std::vector<uint64_t>{16, 1}, std::vector<uint64_t>{1, 9})));
 }
 
 TEST_F(ViewBaseGpuTest, StridedInt8AtomicsWithScaleBias) {
-  OperatorDesc op = Unary(OperatorType::kElementWiseClip, DataType::kInt8, {6, 11},
-                          std::vector<uint64_t>{1, 6}, std::vector<uint64_t>{12, 1});
-  op.min = -50.0f;
-  op.max = 60.0f;
+  OperatorDesc op = Clip(DataType::kInt8, {6, 11}, -50.0f, 60.0f,
+                         std::vector<uint64_t>{1, 6}, std::vector<uint64_t>{12, 1});
   op.scale_bias = ScaleBias{0.5f, 3.0f};
   Check(Request(op));
 }
@@ -471,9 +476,7 @@ TEST_F(ViewBaseGpuTest, StridedInt8AtomicsWithScaleBias) {
 // 64-bit CLIP: an odd element count leaves a last element for a rank-1
 // strided dispatch over its two words (an R32 view starting mid-buffer).
 TEST_F(ViewBaseGpuTest, ContiguousInt64ClipWithOddTail) {
-  OperatorDesc op = Unary(OperatorType::kElementWiseClip, DataType::kInt64, {5, 7});
-  op.min = -1e18f;
-  op.max = 2e18f;
+  OperatorDesc op = Clip(DataType::kInt64, {5, 7}, -1e18f, 2e18f);
   absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->dispatches.size(), 2u);
@@ -482,11 +485,8 @@ TEST_F(ViewBaseGpuTest, ContiguousInt64ClipWithOddTail) {
 }
 
 TEST_F(ViewBaseGpuTest, StridedUint64Clip) {
-  OperatorDesc op = Unary(OperatorType::kElementWiseClip, DataType::kUint64, {4, 5},
-                          std::vector<uint64_t>{8, 1}, std::vector<uint64_t>{1, 4});
-  op.min = 1e18f;
-  op.max = 1e19f;
-  Check(Request(op));
+  Check(Request(Clip(DataType::kUint64, {4, 5}, 1e18f, 1e19f,
+                     std::vector<uint64_t>{8, 1}, std::vector<uint64_t>{1, 4})));
 }
 
 OperatorDesc Mvn1(DataType t, std::vector<uint64_t> sizes, std::vector<uint64_t> axes,
