@@ -3,8 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <climits>
+#include <initializer_list>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -56,17 +57,47 @@ absl::StatusOr<std::optional<uint64_t>> ParseMemoryCap(const std::string& text) 
   return std::optional<uint64_t>(value * scale);
 }
 
+namespace {
+
+// A whole-number option and the closed range it must lie in.
+struct Range {
+  const char* flag;
+  int64_t value;
+  int64_t min;
+  int64_t max;
+};
+
+absl::Status CheckRanges(std::initializer_list<Range> ranges) {
+  for (const Range& r : ranges) {
+    if (r.value < r.min || r.value > r.max) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          r.flag, " must be in [", r.min, ", ", r.max, "], got ", r.value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Counts and sizes that must not be 0.
+absl::Status CheckAtLeastOne(
+    std::initializer_list<std::pair<const char*, uint64_t>> options) {
+  for (const auto& [flag, value] : options) {
+    if (value == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " must be at least 1"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.address.empty()) {
     return absl::InvalidArgumentError("--address must not be empty");
   }
-  if (o.port < 0 || o.port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--port must be in [0, 65535], got ", o.port));
-  }
-  if (o.metrics_port < 0 || o.metrics_port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--metrics_port must be in [0, 65535], got ", o.metrics_port));
+  if (absl::Status s = CheckRanges({{"--port", o.port, 0, 65535},
+                                    {"--metrics_port", o.metrics_port, 0, 65535}});
+      !s.ok()) {
+    return s;
   }
   if (o.metrics_port != 0 && o.metrics_port == o.port) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -81,46 +112,40 @@ absl::Status ValidateOptions(const ServerOptions& o) {
         absl::StrCat("--max_message_bytes must be in [1024, ", INT_MAX,
                      "], got ", o.max_message_bytes));
   }
-  if (o.worker_threads < 0 || o.worker_threads > 1024) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--worker_threads must be in [0, 1024], got ", o.worker_threads));
+  // Seconds become milliseconds in an int channel argument.
+  constexpr int kMaxSeconds = 1000000;
+  if (absl::Status s = CheckRanges({
+          {"--worker_threads", o.worker_threads, 0, 1024},
+          {"--max_batch_requests", o.max_batch_requests, 1, 4096},
+          {"--drain_seconds", o.drain_seconds, 0, kMaxSeconds},
+          {"--shutdown_grace_seconds", o.shutdown_grace_seconds, 0, kMaxSeconds},
+          {"--keepalive_time_seconds", o.keepalive_time_seconds, 0, kMaxSeconds},
+          {"--max_connection_idle_seconds", o.max_connection_idle_seconds, 0, kMaxSeconds},
+          {"--handshake_timeout_seconds", o.handshake_timeout_seconds, 1, kMaxSeconds},
+          {"--keepalive_timeout_seconds", o.keepalive_timeout_seconds, 1, kMaxSeconds},
+      });
+      !s.ok()) {
+    return s;
   }
-  if (o.max_in_flight == 0) {
-    return absl::InvalidArgumentError("--max_in_flight must be at least 1");
-  }
-  if (o.max_chain_steps == 0) {
-    return absl::InvalidArgumentError("--max_chain_steps must be at least 1");
-  }
-  if (o.chunk_bytes == 0) {
-    return absl::InvalidArgumentError("--chunk_bytes must be at least 1");
-  }
-  if (o.stream_queue_bytes == 0) {
-    return absl::InvalidArgumentError("--stream_queue_bytes must be at least 1");
+  if (absl::Status s = CheckAtLeastOne({{"--max_in_flight", o.max_in_flight},
+                                        {"--max_chain_steps", o.max_chain_steps},
+                                        {"--chunk_bytes", o.chunk_bytes},
+                                        {"--stream_queue_bytes", o.stream_queue_bytes},
+                                        {"--stream_window", o.stream_window},
+                                        {"--max_tensor_bytes", o.max_tensor_bytes},
+                                        {"--max_batch_bytes", o.max_batch_bytes},
+                                        {"--max_queue_depth", o.max_queue_depth}});
+      !s.ok()) {
+    return s;
   }
   if (o.max_output_ratio_limit < o.max_output_ratio) {
     return absl::InvalidArgumentError(
         "--max_output_ratio_limit must be at least --max_output_ratio");
   }
-  if (o.stream_window == 0) {
-    return absl::InvalidArgumentError("--stream_window must be at least 1");
-  }
-  if (o.max_tensor_bytes == 0) {
-    return absl::InvalidArgumentError("--max_tensor_bytes must be at least 1");
-  }
-  if (o.max_batch_requests == 0 || o.max_batch_requests > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_batch_requests must be in [1, 4096], got ", o.max_batch_requests));
-  }
-  if (o.max_batch_bytes == 0) {
-    return absl::InvalidArgumentError("--max_batch_bytes must be at least 1");
-  }
   if (o.max_queue_delay_us > 1000000) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--max_queue_delay_us must be at most 1000000 (1 s), got ",
         o.max_queue_delay_us));
-  }
-  if (o.max_queue_depth == 0) {
-    return absl::InvalidArgumentError("--max_queue_depth must be at least 1");
   }
   if (o.device != "auto" && o.device != "gpu" && o.device != "software" &&
       o.device != "cpu") {
@@ -150,28 +175,6 @@ absl::Status ValidateOptions(const ServerOptions& o) {
         "--log_level must be one of trace, debug, info, warn, error, "
         "critical, off; got \"",
         o.log_level, "\""));
-  }
-  // Seconds become milliseconds in an int channel argument.
-  constexpr int kMaxSeconds = 1000000;
-  const std::pair<const char*, int> seconds[] = {
-      {"--drain_seconds", o.drain_seconds},
-      {"--shutdown_grace_seconds", o.shutdown_grace_seconds},
-      {"--keepalive_time_seconds", o.keepalive_time_seconds},
-      {"--max_connection_idle_seconds", o.max_connection_idle_seconds}};
-  for (const auto& [flag, value] : seconds) {
-    if (value < 0 || value > kMaxSeconds) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, " must be in [0, ", kMaxSeconds, "], got ", value));
-    }
-  }
-  const std::pair<const char*, int> positive[] = {
-      {"--handshake_timeout_seconds", o.handshake_timeout_seconds},
-      {"--keepalive_timeout_seconds", o.keepalive_timeout_seconds}};
-  for (const auto& [flag, value] : positive) {
-    if (value < 1 || value > kMaxSeconds) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, " must be in [1, ", kMaxSeconds, "], got ", value));
-    }
   }
   return absl::OkStatus();
 }
