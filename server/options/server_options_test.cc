@@ -1,5 +1,6 @@
 #include "server/options/server_options.h"
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -9,6 +10,8 @@
 
 namespace dmls::server {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(ServerOptions, DefaultsAreValid) {
   ServerOptions o;
@@ -26,49 +29,44 @@ TEST(ServerOptions, Ipv6GetsBrackets) {
   EXPECT_EQ(ListenAddress(o), "[::1]:7");
 }
 
+// ValidateOptions' message for the defaults changed by `mutate` (empty when
+// they pass).
+std::string Rejection(const std::function<void(ServerOptions&)>& mutate) {
+  ServerOptions o;
+  mutate(o);
+  return std::string(ValidateOptions(o).message());
+}
+
 TEST(ServerOptions, BadValuesAreNamed) {
-  auto bad = [](auto mutate) {
-    ServerOptions o;
-    mutate(o);
-    return std::string(ValidateOptions(o).message());
-  };
-  EXPECT_NE(bad([](ServerOptions& o) { o.port = 70000; }).find("--port"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.metrics_port = -1; }).find("--metrics_port"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.metrics_port = o.port; }).find("--metrics_port"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.metrics_port = 9464;
-              o.metrics_address = "";
-            }).find("--metrics_address"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) { o.device = "tpu"; }).find("--device"),
-            std::string::npos);
-  EXPECT_NE(
-      bad([](ServerOptions& o) { o.log_format = "xml"; }).find("--log_format"),
-      std::string::npos);
-  EXPECT_NE(
-      bad([](ServerOptions& o) { o.log_level = "loud"; }).find("--log_level"),
-      std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.max_in_flight = 0;
-            }).find("--max_in_flight"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.max_message_bytes = 1ull << 40;
-            }).find("--max_message_bytes"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.adapter = "H200";
-              o.adapters = "0,1";
-            }).find("exclude each other"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.device = "cpu";
-              o.adapters = "0";
-            }).find("--device=cpu"),
-            std::string::npos);
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.port = 70000; }), HasSubstr("--port"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.metrics_port = -1; }),
+              HasSubstr("--metrics_port"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.metrics_port = o.port; }),
+              HasSubstr("--metrics_port"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) {
+                o.metrics_port = 9464;
+                o.metrics_address = "";
+              }),
+              HasSubstr("--metrics_address"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.device = "tpu"; }), HasSubstr("--device"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.log_format = "xml"; }),
+              HasSubstr("--log_format"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.log_level = "loud"; }),
+              HasSubstr("--log_level"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.max_in_flight = 0; }),
+              HasSubstr("--max_in_flight"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.max_message_bytes = 1ull << 40; }),
+              HasSubstr("--max_message_bytes"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) {
+                o.adapter = "H200";
+                o.adapters = "0,1";
+              }),
+              HasSubstr("exclude each other"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) {
+                o.device = "cpu";
+                o.adapters = "0";
+              }),
+              HasSubstr("--device=cpu"));
   ServerOptions two;
   two.device = "gpu";
   two.adapters = "0,1";
@@ -76,23 +74,12 @@ TEST(ServerOptions, BadValuesAreNamed) {
 }
 
 TEST(ServerOptions, TimeoutsAreChecked) {
-  auto bad = [](auto mutate) {
-    ServerOptions o;
-    mutate(o);
-    return std::string(ValidateOptions(o).message());
-  };
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.drain_seconds = -1;
-            }).find("--drain_seconds"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.handshake_timeout_seconds = 0;
-            }).find("--handshake_timeout_seconds"),
-            std::string::npos);
-  EXPECT_NE(bad([](ServerOptions& o) {
-              o.keepalive_time_seconds = 3000000;
-            }).find("--keepalive_time_seconds"),
-            std::string::npos);
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.drain_seconds = -1; }),
+              HasSubstr("--drain_seconds"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.handshake_timeout_seconds = 0; }),
+              HasSubstr("--handshake_timeout_seconds"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.keepalive_time_seconds = 3000000; }),
+              HasSubstr("--keepalive_time_seconds"));
   ServerOptions zero;
   zero.drain_seconds = 0;
   zero.keepalive_time_seconds = 0;
