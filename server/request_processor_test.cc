@@ -2,6 +2,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
@@ -17,8 +19,9 @@ using testing::Mvn1Request;
 using testing::NullLogger;
 using testing::Payload;
 using testing::ReluRequest;
+using ::testing::ElementsAre;
+using ::testing::EndsWith;
 using ::testing::StartsWith;
-
 
 // Runs one request through `p` and waits for its outcome.
 ExecuteOutcome RunOne(RequestProcessor& p, v1::ExecuteRequest request,
@@ -31,6 +34,13 @@ ExecuteOutcome RunOne(RequestProcessor& p, v1::ExecuteRequest request,
   });
   EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
   return result;
+}
+
+// The outcome's violations, each as "RULE@field".
+std::vector<std::string> Violations(const ExecuteOutcome& outcome) {
+  std::vector<std::string> out;
+  for (const auto& v : outcome.error.violations) out.push_back(v.rule + "@" + v.field);
+  return out;
 }
 
 class RequestProcessorTest : public ::testing::Test {
@@ -74,9 +84,9 @@ TEST_F(RequestProcessorTest, ValidationErrorsCarryEveryViolation) {
   request.mutable_operator_()->mutable_relu()->mutable_output()->set_flags(4);
   ExecuteOutcome outcome = RunOne(processor_, request);
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kInvalidArgument);
-  ASSERT_GE(outcome.error.violations.size(), 2u);
-  EXPECT_EQ(outcome.error.violations[0].rule, "SIZE_ZERO");
-  EXPECT_EQ(outcome.error.violations[0].field, "operator.relu.input.sizes[1]");
+  const std::vector<std::string> violations = Violations(outcome);
+  ASSERT_GE(violations.size(), 2u);
+  EXPECT_EQ(violations[0], "SIZE_ZERO@operator.relu.input.sizes[1]");
   EXPECT_THAT(outcome.error.message, StartsWith("SIZE_ZERO: "));
   EXPECT_EQ(outcome.response.request_id(), 1u);
   EXPECT_TRUE(outcome.response.output().empty());
@@ -87,9 +97,9 @@ TEST_F(RequestProcessorTest, FeatureLevelIsValidated) {
   v1::ExecuteRequest request = ReluRequest(1);
   request.set_feature_level(static_cast<v1::FeatureLevel>(0x2200));
   ExecuteOutcome outcome = RunOne(processor_, request);
-  ASSERT_FALSE(outcome.error.violations.empty());
-  EXPECT_EQ(outcome.error.violations[0].rule, "FL_UNKNOWN");
-  EXPECT_EQ(outcome.error.violations[0].field, "feature_level");
+  const std::vector<std::string> violations = Violations(outcome);
+  ASSERT_FALSE(violations.empty());
+  EXPECT_EQ(violations[0], "FL_UNKNOWN@feature_level");
 }
 
 TEST_F(RequestProcessorTest, PayloadSizeMustMatchTheTensor) {
@@ -97,16 +107,13 @@ TEST_F(RequestProcessorTest, PayloadSizeMustMatchTheTensor) {
   request.mutable_input()->pop_back();
   ExecuteOutcome outcome = RunOne(processor_, request);
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kInvalidArgument);
-  ASSERT_EQ(outcome.error.violations.size(), 1u);
-  EXPECT_EQ(outcome.error.violations[0].rule, "PAYLOAD_SIZE_MISMATCH");
-  EXPECT_EQ(outcome.error.violations[0].field, "input");
+  EXPECT_THAT(Violations(outcome), ElementsAre("PAYLOAD_SIZE_MISMATCH@input"));
   EXPECT_THAT(outcome.error.message, StartsWith("PAYLOAD_SIZE_MISMATCH: "));
 
   v1::ExecuteRequest mvn = Mvn1Request(2);
   mvn.set_bias(Payload(8));
   outcome = RunOne(processor_, mvn);
-  ASSERT_EQ(outcome.error.violations.size(), 1u);
-  EXPECT_EQ(outcome.error.violations[0].field, "bias");
+  EXPECT_THAT(Violations(outcome), ElementsAre(EndsWith("@bias")));
   EXPECT_EQ(engine_.received(), 0);
 }
 
@@ -114,9 +121,7 @@ TEST_F(RequestProcessorTest, PayloadForAnAbsentTensorIsRejected) {
   v1::ExecuteRequest request = ReluRequest(1);
   request.set_scale(Payload(4));
   ExecuteOutcome outcome = RunOne(processor_, request);
-  ASSERT_EQ(outcome.error.violations.size(), 1u);
-  EXPECT_EQ(outcome.error.violations[0].rule, "PAYLOAD_SIZE_MISMATCH");
-  EXPECT_EQ(outcome.error.violations[0].field, "scale");
+  EXPECT_THAT(Violations(outcome), ElementsAre("PAYLOAD_SIZE_MISMATCH@scale"));
 }
 
 TEST_F(RequestProcessorTest, EngineErrorsKeepTheirCode) {
@@ -148,10 +153,8 @@ TEST(RequestProcessorLimits, TensorBytesLimit) {
   RequestProcessor p(&engine, options, NullLogger());
   ExecuteOutcome outcome = RunOne(p, ReluRequest(1));
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kResourceExhausted);
-  ASSERT_EQ(outcome.error.violations.size(), 1u);
-  EXPECT_EQ(outcome.error.violations[0].rule, "TENSOR_BYTES_LIMIT");
-  EXPECT_EQ(outcome.error.violations[0].field,
-            "operator.relu.input.total_tensor_size_in_bytes");
+  EXPECT_THAT(Violations(outcome),
+              ElementsAre("TENSOR_BYTES_LIMIT@operator.relu.input.total_tensor_size_in_bytes"));
   EXPECT_THAT(outcome.error.message, StartsWith("TENSOR_BYTES_LIMIT: "));
   EXPECT_EQ(engine.received(), 0);
 }
@@ -163,10 +166,8 @@ TEST(RequestProcessorLimits, OutputThatCannotBeSentIsRefusedUpFront) {
   RequestProcessor p(&engine, options, NullLogger());
   ExecuteOutcome outcome = RunOne(p, ReluRequest(1));
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kResourceExhausted);
-  ASSERT_EQ(outcome.error.violations.size(), 1u);
-  EXPECT_EQ(outcome.error.violations[0].rule, "MESSAGE_BYTES_LIMIT");
-  EXPECT_EQ(outcome.error.violations[0].field,
-            "operator.relu.output.total_tensor_size_in_bytes");
+  EXPECT_THAT(Violations(outcome),
+              ElementsAre("MESSAGE_BYTES_LIMIT@operator.relu.output.total_tensor_size_in_bytes"));
   EXPECT_EQ(engine.received(), 0);
 
   options.max_message_bytes = 1024 + 144;
@@ -189,8 +190,7 @@ TEST(RequestProcessorLimits, MemoryBudgetHoldsUntilTheResponseIsGone) {
   // While the first response is "being written", a second does not fit.
   ExecuteOutcome second = RunOne(p, ReluRequest(2));
   EXPECT_EQ(second.error.code, absl::StatusCode::kResourceExhausted);
-  ASSERT_EQ(second.error.violations.size(), 1u);
-  EXPECT_EQ(second.error.violations[0].rule, "MEMORY_BUDGET");
+  EXPECT_THAT(Violations(second), ElementsAre(StartsWith("MEMORY_BUDGET@")));
   EXPECT_EQ(p.in_flight(), 0u);
   first.reservation.reset();  // written: the bytes come back
   ExecuteOutcome third = RunOne(p, ReluRequest(3));
@@ -223,8 +223,7 @@ TEST(RequestProcessorLimits, InFlightLimit) {
   // The third is refused at once, while the engine still holds the others.
   ExecuteOutcome third = RunOne(p, ReluRequest(3));
   EXPECT_EQ(third.error.code, absl::StatusCode::kResourceExhausted);
-  ASSERT_EQ(third.error.violations.size(), 1u);
-  EXPECT_EQ(third.error.violations[0].rule, "IN_FLIGHT_LIMIT");
+  EXPECT_THAT(Violations(third), ElementsAre(StartsWith("IN_FLIGHT_LIMIT@")));
   EXPECT_FALSE(first.HasBeenNotified());
 
   engine.Release();
