@@ -93,6 +93,20 @@ absl::AnyInvocable<void(Outcome)> Recorded(absl::AnyInvocable<void(Outcome)> don
   };
 }
 
+// The answer (an ExecuteOutcome or a ChainOutcome) to request `request_id`
+// received at `start`: `error` and the response fields every answer has.
+template <typename Outcome>
+Outcome Answer(RequestError error, uint64_t request_id,
+               const std::string& engine, absl::Time start) {
+  Outcome outcome;
+  outcome.error = std::move(error);
+  outcome.response.set_request_id(request_id);
+  outcome.response.set_engine(engine);
+  outcome.response.set_server_time_us(
+      static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - start)));
+  return outcome;
+}
+
 }  // namespace
 
 void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
@@ -108,12 +122,8 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   const uint64_t request_id = request.request_id();
   auto finish = [this, start, request_id](RequestError error,
                                           std::string output) {
-    ExecuteOutcome outcome;
-    outcome.error = std::move(error);
-    outcome.response.set_request_id(request_id);
-    outcome.response.set_engine(engine_name_);
-    outcome.response.set_server_time_us(
-        static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - start)));
+    ExecuteOutcome outcome =
+        Answer<ExecuteOutcome>(std::move(error), request_id, engine_name_, start);
     if (outcome.error.ok()) {
       outcome.response.set_output(std::move(output));
     }
@@ -258,13 +268,7 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
   }
   const uint64_t request_id = request.request_id();
   auto finish = [this, start, request_id](RequestError error) {
-    ChainOutcome outcome;
-    outcome.error = std::move(error);
-    outcome.response.set_request_id(request_id);
-    outcome.response.set_engine(engine_name_);
-    outcome.response.set_server_time_us(
-        static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - start)));
-    return outcome;
+    return Answer<ChainOutcome>(std::move(error), request_id, engine_name_, start);
   };
   if (store_ == nullptr) {
     done(finish(RequestError::FromStatus(
