@@ -129,13 +129,8 @@ void DmlClient::Prepare(grpc::ClientContext* context) const {
 
 absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse>
 DmlClient::GetCapabilities() {
-  grpc::ClientContext context;
-  Prepare(&context);
-  dmlserve::v1::GetCapabilitiesResponse response;
-  grpc::Status status = stub_->GetCapabilities(
-      &context, dmlserve::v1::GetCapabilitiesRequest(), &response);
-  if (!status.ok()) return ToAbslStatus(status);
-  return response;
+  return UnaryCall(options_, *stub_, &Stub::GetCapabilities,
+                   dmlserve::v1::GetCapabilitiesRequest());
 }
 
 absl::StatusOr<bool> DmlClient::CheckHealth(const std::string& service) {
@@ -185,22 +180,12 @@ absl::StatusOr<bool> DmlClient::CheckHealth(const std::string& service) {
 
 absl::StatusOr<dmlserve::v1::ValidateResponse> DmlClient::Validate(
     const dmlserve::v1::ValidateRequest& request) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  dmlserve::v1::ValidateResponse response;
-  grpc::Status status = stub_->Validate(&context, request, &response);
-  if (!status.ok()) return ToAbslStatus(status);
-  return response;
+  return UnaryCall(options_, *stub_, &Stub::Validate, request);
 }
 
 absl::StatusOr<dmlserve::v1::ExecuteResponse> DmlClient::Execute(
     const dmlserve::v1::ExecuteRequest& request, CallError* error) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  dmlserve::v1::ExecuteResponse response;
-  grpc::Status status = stub_->Execute(&context, request, &response);
-  if (status.ok()) return response;
-  return FailedCall(status, error);
+  return UnaryCall(options_, *stub_, &Stub::Execute, request, error);
 }
 
 absl::StatusOr<std::vector<dmlserve::v1::ExecuteResponse>>
@@ -226,12 +211,7 @@ DmlClient::ExecuteStream(
 
 absl::StatusOr<dmlserve::v1::ChainResponse> DmlClient::ExecuteChain(
     const dmlserve::v1::ChainRequest& request, CallError* error) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  dmlserve::v1::ChainResponse response;
-  grpc::Status status = stub_->ExecuteChain(&context, request, &response);
-  if (status.ok()) return response;
-  return FailedCall(status, error);
+  return UnaryCall(options_, *stub_, &Stub::ExecuteChain, request, error);
 }
 
 namespace {

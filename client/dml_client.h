@@ -85,6 +85,21 @@ absl::Status ToAbslStatus(const grpc::Status& status);
 // and the decoded violations.
 absl::Status FailedCall(const grpc::Status& status, CallError* error);
 
+// One unary call of `method` on `stub`, its context prepared from `options`
+// (PrepareContext): the response, or FailedCall's status.
+template <typename Stub, typename Request, typename Response>
+absl::StatusOr<Response> UnaryCall(
+    const DmlClientOptions& options, Stub& stub,
+    grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+    const Request& request, CallError* error = nullptr) {
+  grpc::ClientContext context;
+  PrepareContext(options, &context);
+  Response response;
+  grpc::Status status = (stub.*method)(&context, request, &response);
+  if (!status.ok()) return FailedCall(status, error);
+  return response;
+}
+
 // The tensors of an ExecuteChunked call: whole buffer ranges, sent in
 // chunks of chunk_bytes (at most the server's max_chunk_bytes).
 struct ChunkedTensors {
@@ -148,11 +163,13 @@ class DmlClient {
       CallError* error = nullptr);
 
  private:
+  using Stub = dmlserve::v1::DmlService::Stub;
+
   void Prepare(grpc::ClientContext* context) const;
 
   DmlClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<dmlserve::v1::DmlService::Stub> stub_;
+  std::unique_ptr<Stub> stub_;
 };
 
 }  // namespace dmls::client

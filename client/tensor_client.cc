@@ -21,16 +21,11 @@ TensorClient::TensorClient(DmlClientOptions options,
 absl::StatusOr<v1::ResidentTensorInfo> TensorClient::Create(
     const v1::TensorDesc& desc, absl::string_view data, uint64_t ttl_seconds,
     CallError* error) {
-  grpc::ClientContext context;
-  PrepareContext(options_, &context);
   v1::CreateTensorRequest request;
   *request.mutable_desc() = desc;
   request.set_data(std::string(data));
   request.set_ttl_seconds(ttl_seconds);
-  v1::ResidentTensorInfo info;
-  grpc::Status status = stub_->CreateTensor(&context, request, &info);
-  if (!status.ok()) return FailedCall(status, error);
-  return info;
+  return UnaryCall(options_, *stub_, &Stub::CreateTensor, request, error);
 }
 
 absl::StatusOr<v1::ResidentTensorInfo> TensorClient::WriteChunks(
@@ -116,24 +111,13 @@ absl::StatusOr<std::string> TensorClient::Download(
 
 absl::Status TensorClient::Release(const std::string& handle,
                                    CallError* error) {
-  grpc::ClientContext context;
-  PrepareContext(options_, &context);
   v1::ReleaseTensorRequest request;
   request.set_handle(handle);
-  v1::ReleaseTensorResponse response;
-  grpc::Status status = stub_->ReleaseTensor(&context, request, &response);
-  if (!status.ok()) return FailedCall(status, error);
-  return absl::OkStatus();
+  return UnaryCall(options_, *stub_, &Stub::ReleaseTensor, request, error).status();
 }
 
 absl::StatusOr<v1::ListTensorsResponse> TensorClient::List() {
-  grpc::ClientContext context;
-  PrepareContext(options_, &context);
-  v1::ListTensorsResponse response;
-  grpc::Status status =
-      stub_->ListTensors(&context, v1::ListTensorsRequest(), &response);
-  if (!status.ok()) return ToAbslStatus(status);
-  return response;
+  return UnaryCall(options_, *stub_, &Stub::ListTensors, v1::ListTensorsRequest());
 }
 
 absl::StatusOr<v1::ResidentTensorInfo> TensorClient::Find(

@@ -72,6 +72,8 @@ class TensorClient {
       const std::string& handle);
 
  private:
+  using Stub = dmlserve::v1::TensorService::Stub;
+
   // Streams `first` (the handle or create, with the range) and the chunks of
   // `data` on one WriteTensor call.
   absl::StatusOr<dmlserve::v1::ResidentTensorInfo> WriteChunks(
@@ -80,7 +82,7 @@ class TensorClient {
 
   DmlClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<dmlserve::v1::TensorService::Stub> stub_;
+  std::unique_ptr<Stub> stub_;
 };
 
 }  // namespace dmls::client
