@@ -40,16 +40,27 @@ std::vector<uint64_t> Sizes(const dmlserve::v1::TensorDesc& desc) {
   return {desc.sizes().begin(), desc.sizes().end()};
 }
 
-// Calls fn(logical_index, element_offset) for every element in C order.
+// The layout of a tensor whose descriptor passed CheckedLayout.
+struct Layout {
+  uint32_t element = 0;  // bytes
+  std::vector<uint64_t> sizes;
+  std::vector<uint64_t> strides;  // effective: never empty
+  uint64_t count = 0;             // elements
+  uint64_t logical_bytes = 0;     // all elements, packed
+  uint64_t extent_bytes = 0;      // up to the end of the last element
+  uint64_t minimum_bytes = 0;     // MinimumTensorBytes (extent rounded up to 4)
+};
+
+// Calls fn(logical_byte, buffer_byte) with each element's offsets in the
+// packed logical bytes and in the tensor's buffer, in C order.
 template <typename Fn>
-void ForEachElement(const std::vector<uint64_t>& sizes,
-                    const std::vector<uint64_t>& strides, Fn fn) {
-  uint64_t count = 1;
-  for (uint64_t s : sizes) count *= s;
+void ForEachElement(const Layout& layout, Fn fn) {
+  const std::vector<uint64_t>& sizes = layout.sizes;
+  const std::vector<uint64_t>& strides = layout.strides;
   std::vector<uint64_t> index(sizes.size(), 0);
   uint64_t offset = 0;
-  for (uint64_t n = 0; n < count; ++n) {
-    fn(n, offset);
+  for (uint64_t n = 0; n < layout.count; ++n) {
+    fn(n * layout.element, offset * layout.element);
     // Odometer increment, last dimension fastest.
     for (size_t k = sizes.size(); k-- > 0;) {
       if (++index[k] < sizes[k]) {
@@ -62,9 +73,9 @@ void ForEachElement(const std::vector<uint64_t>& sizes,
   }
 }
 
-// Common checks of PackLogical and GatherLogical.
-absl::StatusOr<uint32_t> CheckedElementSize(
-    const dmlserve::v1::TensorDesc& desc) {
+// The layout of `desc` for PackLogical and GatherLogical, after the checks
+// both need.
+absl::StatusOr<Layout> CheckedLayout(const dmlserve::v1::TensorDesc& desc) {
   const uint32_t size = DataTypeSize(desc.data_type());
   if (size == 0) {
     return absl::InvalidArgumentError(
@@ -76,7 +87,21 @@ absl::StatusOr<uint32_t> CheckedElementSize(
   if (desc.strides_size() != 0 && desc.strides_size() != desc.sizes_size()) {
     return absl::InvalidArgumentError("strides and sizes differ in length");
   }
-  return size;
+  Layout layout;
+  layout.element = size;
+  layout.sizes = Sizes(desc);
+  layout.strides = EffectiveStrides(desc);
+  layout.count = 1;
+  uint64_t last = 0;
+  for (size_t k = 0; k < layout.sizes.size(); ++k) {
+    layout.count *= layout.sizes[k];
+    last += (layout.sizes[k] - 1) * layout.strides[k];
+  }
+  layout.logical_bytes = layout.count * size;
+  layout.extent_bytes = (last + 1) * size;
+  layout.minimum_bytes =
+      MinimumTensorBytes(desc.data_type(), layout.sizes, layout.strides);
+  return layout;
 }
 
 }  // namespace
@@ -145,51 +170,36 @@ dmlserve::v1::TensorDesc MakeStridedTensorDesc(
 
 absl::StatusOr<std::string> PackLogical(const dmlserve::v1::TensorDesc& desc,
                                         absl::string_view logical) {
-  absl::StatusOr<uint32_t> element = CheckedElementSize(desc);
-  if (!element.ok()) return element.status();
-  const std::vector<uint64_t> sizes = Sizes(desc);
-  const std::vector<uint64_t> strides = EffectiveStrides(desc);
-  uint64_t count = 1;
-  for (uint64_t s : sizes) count *= s;
-  if (logical.size() != count * *element) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("logical data has ", logical.size(), " bytes, sizes need ",
-                     count * *element));
+  absl::StatusOr<Layout> layout = CheckedLayout(desc);
+  if (!layout.ok()) return layout.status();
+  if (logical.size() != layout->logical_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "logical data has ", logical.size(), " bytes, sizes need ", layout->logical_bytes));
   }
-  const uint64_t minimum = MinimumTensorBytes(desc.data_type(), sizes,
-                                              {strides.begin(), strides.end()});
-  if (desc.total_tensor_size_in_bytes() < minimum) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("total_tensor_size_in_bytes ",
-                     desc.total_tensor_size_in_bytes(), " is below ", minimum));
+  if (desc.total_tensor_size_in_bytes() < layout->minimum_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "total_tensor_size_in_bytes ", desc.total_tensor_size_in_bytes(),
+        " is below ", layout->minimum_bytes));
   }
   std::string buffer(desc.total_tensor_size_in_bytes(), '\0');
-  ForEachElement(sizes, strides, [&](uint64_t n, uint64_t offset) {
-    std::memcpy(&buffer[offset * *element], &logical[n * *element], *element);
+  ForEachElement(*layout, [&](uint64_t logical_byte, uint64_t buffer_byte) {
+    std::memcpy(&buffer[buffer_byte], &logical[logical_byte], layout->element);
   });
   return buffer;
 }
 
 absl::StatusOr<std::string> GatherLogical(const dmlserve::v1::TensorDesc& desc,
                                           absl::string_view buffer) {
-  absl::StatusOr<uint32_t> element = CheckedElementSize(desc);
-  if (!element.ok()) return element.status();
-  const std::vector<uint64_t> sizes = Sizes(desc);
-  const std::vector<uint64_t> strides = EffectiveStrides(desc);
-  const uint64_t minimum = MinimumTensorBytes(desc.data_type(), sizes, strides);
+  absl::StatusOr<Layout> layout = CheckedLayout(desc);
+  if (!layout.ok()) return layout.status();
   // The minimum is rounded up to 4; the last element must still fit.
-  uint64_t last = 0;
-  for (size_t k = 0; k < sizes.size(); ++k) last += (sizes[k] - 1) * strides[k];
-  if (buffer.size() < (last + 1) * *element) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("buffer has ", buffer.size(), " bytes, layout needs ",
-                     minimum));
+  if (buffer.size() < layout->extent_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer has ", buffer.size(), " bytes, layout needs ", layout->minimum_bytes));
   }
-  uint64_t count = 1;
-  for (uint64_t s : sizes) count *= s;
-  std::string logical(count * *element, '\0');
-  ForEachElement(sizes, strides, [&](uint64_t n, uint64_t offset) {
-    std::memcpy(&logical[n * *element], &buffer[offset * *element], *element);
+  std::string logical(layout->logical_bytes, '\0');
+  ForEachElement(*layout, [&](uint64_t logical_byte, uint64_t buffer_byte) {
+    std::memcpy(&logical[logical_byte], &buffer[buffer_byte], layout->element);
   });
   return logical;
 }
