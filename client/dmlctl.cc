@@ -132,9 +132,12 @@ int Health(DmlClient& client, const Args& args) {
   return *serving ? 0 : kExitRejected;
 }
 
-// The descriptor file (positional[1]) and --feature-level shared by validate
-// and run; prints the error and returns false when either is unusable.
-bool ReadOperatorAndLevel(const Args& args, OperatorDesc* op, int* fl) {
+// The descriptor file (positional[1]), --feature-level and --in-place into
+// `request` (a ValidateRequest or an ExecuteRequest), as validate and run
+// share them; prints the error and returns false when the file or the level
+// is unusable.
+template <typename Request>
+bool ReadOperatorRequest(const Args& args, Request* request) {
   absl::StatusOr<OperatorDesc> read = ReadOperator(args.positional[1]);
   absl::StatusOr<int> level = ParseFeatureLevel(args.Get("feature-level"));
   if (!read.ok() || !level.ok()) {
@@ -142,8 +145,9 @@ bool ReadOperatorAndLevel(const Args& args, OperatorDesc* op, int* fl) {
               << "\n";
     return false;
   }
-  *op = *std::move(read);
-  *fl = *level;
+  *request->mutable_operator_() = *std::move(read);
+  request->set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(*level));
+  request->set_in_place(args.Has("in-place"));
   return true;
 }
 
@@ -152,13 +156,8 @@ int ValidateCommand(DmlClient& client, const Args& args) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  OperatorDesc op;
-  int fl = 0;
-  if (!ReadOperatorAndLevel(args, &op, &fl)) return kExitUsage;
   dmlserve::v1::ValidateRequest request;
-  *request.mutable_operator_() = op;
-  request.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(fl));
-  request.set_in_place(args.Has("in-place"));
+  if (!ReadOperatorRequest(args, &request)) return kExitUsage;
   absl::StatusOr<dmlserve::v1::ValidateResponse> response =
       client.Validate(request);
   if (!response.ok()) {
@@ -309,13 +308,9 @@ int RunCommand(DmlClient& client, TensorClient& tensors, const Args& args) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  OperatorDesc op;
-  int fl = 0;
-  if (!ReadOperatorAndLevel(args, &op, &fl)) return kExitUsage;
   dmlserve::v1::ExecuteRequest request;
+  if (!ReadOperatorRequest(args, &request)) return kExitUsage;
   request.set_request_id(1);
-  request.set_feature_level(static_cast<dmlserve::v1::FeatureLevel>(fl));
-  request.set_in_place(args.Has("in-place"));
   request.set_output_handle(args.Get("output-handle"));
   request.set_keep_output(args.Has("keep-output"));
   uint64_t keep_ttl = 0;
@@ -324,7 +319,7 @@ int RunCommand(DmlClient& client, TensorClient& tensors, const Args& args) {
     return kExitUsage;
   }
   request.set_keep_output_ttl_seconds(keep_ttl);
-  google::protobuf::Message* body = OperatorBody(&op);
+  google::protobuf::Message* body = OperatorBody(request.mutable_operator_());
   if (body == nullptr) {
     std::cerr << "error: the descriptor names no operator\n";
     return kExitUsage;
@@ -335,8 +330,6 @@ int RunCommand(DmlClient& client, TensorClient& tensors, const Args& args) {
     return bound.code() == absl::StatusCode::kNotFound ? kExitRejected
                                                        : kExitUsage;
   }
-  *request.mutable_operator_() = std::move(op);
-  body = OperatorBody(request.mutable_operator_());
 
   uint64_t repeat = 1;
   if (args.Has("repeat") &&
