@@ -484,6 +484,8 @@ class DmlClient:
         return self.timeout if timeout is None else timeout
 
     def _call(self, method, request, timeout):
+        """Calls a unary method with `request`, or a client-streaming one with
+        an iterator of requests; DmlError on failure."""
         try:
             return method(request, timeout=self._timeout(timeout),
                           metadata=self._metadata)
@@ -549,14 +551,6 @@ class DmlClient:
         size = limits.default_chunk_bytes or (1 << 20)
         return min(size, limits.max_chunk_bytes or size)
 
-    def _stream_call(self, method, requests, timeout):
-        """Calls a client- or bidi-streaming method; DmlError on failure."""
-        try:
-            return method(requests, timeout=self._timeout(timeout),
-                          metadata=self._metadata)
-        except grpc.RpcError as e:
-            raise error_from_rpc(e) from None
-
     def _read_stream(self, method, request, start, total, progress, timeout,
                      unwrap=lambda r: r, done=lambda r: False):
         """Assembles a server stream of chunks (in order from `start`) into
@@ -621,7 +615,7 @@ class DmlClient:
         requests = write_requests(payload, self._chunk_bytes(chunk_bytes),
                                   handle=handle, create=create,
                                   start_offset=offset, progress=progress)
-        info = self._stream_call(self.tensors.WriteTensor, requests, timeout)
+        info = self._call(self.tensors.WriteTensor, requests, timeout)
         return TensorHandle.from_info(info)
 
     def download(self, handle, offset=0, length=0, chunk_bytes=0,
