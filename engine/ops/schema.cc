@@ -45,10 +45,10 @@ constexpr std::optional<FeatureLevel> kNever = std::nullopt;
 
 const OperatorSchema kOperators[] = {
     {OT::kElementWiseClip, "ELEMENT_WISE_CLIP", "clip", OpKind::kUnaryScaleBias,
-     FL::k1_0, kTiersClip, {}, true, kNever, TC::kExact},
+     FL::k1_0, kTiersClip, {"min", "max"}, true, kNever, TC::kExact},
     {OT::kElementWiseThreshold, "ELEMENT_WISE_THRESHOLD", "threshold",
-     OpKind::kUnaryScaleBias, FL::k1_0, kTiersThreshold, {}, true, kNever,
-     TC::kExact},
+     OpKind::kUnaryScaleBias, FL::k1_0, kTiersThreshold, {"min", ""}, true,
+     kNever, TC::kExact},
     ACT(kActivationElu, "ACTIVATION_ELU", "elu", k1_0, kTiersActivation,
         "alpha", "", true, kTranscendental),
     ACT(kActivationHardSigmoid, "ACTIVATION_HARD_SIGMOID", "hard_sigmoid",

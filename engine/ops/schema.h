@@ -56,8 +56,10 @@ struct OperatorSchema {
   OpKind kind;
   FeatureLevel introduced;
   absl::Span<const SupportTier> tiers;  // ascending `from`
-  // Activations: proto field names of OperatorDesc::activation[0..1]
-  // (empty = unused), in DirectMLX compact order (OPERATORS.md §5.3).
+  // The FLOAT parameters every desc must give (empty = none): activations,
+  // the proto field names of OperatorDesc::activation[0..1] in DirectMLX
+  // compact order (OPERATORS.md §5.3); THRESHOLD and CLIP, "min" and "max"
+  // (OperatorDesc::min, ::max; §4.1, §6.1).
   std::array<std::string_view, 2> params;
   bool in_place;                            // §10
   std::optional<FeatureLevel> fusable_from; // into MVN/MVN1; nullopt = never

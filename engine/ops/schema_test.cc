@@ -109,6 +109,17 @@ TEST(SchemaTest, ActivationParamsFollowTheDirectMLXCompactForm) {
   }
 }
 
+TEST(SchemaTest, ThresholdNeedsMinAndClipMinAndMax) {
+  const OperatorSchema* threshold = FindOperatorByField("threshold");
+  const OperatorSchema* clip = FindOperatorByField("clip");
+  ASSERT_NE(threshold, nullptr);
+  ASSERT_NE(clip, nullptr);
+  EXPECT_EQ(threshold->params[0], "min");
+  EXPECT_EQ(threshold->params[1], "");
+  EXPECT_EQ(clip->params[0], "min");
+  EXPECT_EQ(clip->params[1], "max");
+}
+
 TEST(SchemaTest, FusionAndInPlace) {
   for (const OperatorSchema& s : AllOperators()) {
     if (s.kind == OpKind::kActivation) {

@@ -90,24 +90,6 @@ const KindTraits& TraitsFor(OpKind kind) {
   return kKindTraits[0];  // unreachable: every OpKind has a row
 }
 
-// Required FLOAT fields of the ScaleBias operators (§4.1, §6.1); schema.h
-// only names the activations' parameters.
-struct UnaryParams {
-  OperatorType type;
-  bool needs_max;
-};
-constexpr UnaryParams kUnaryParams[] = {
-    {OperatorType::kElementWiseThreshold, false},
-    {OperatorType::kElementWiseClip, true},
-};
-
-bool NeedsMax(OperatorType type) {
-  for (const UnaryParams& p : kUnaryParams) {
-    if (p.type == type) return p.needs_max;
-  }
-  return false;
-}
-
 // Value rules of activation parameters (§6 "Parameter rules", §4.2). A check
 // returns an empty string when the value is fine, else the message.
 using ParamCheck = std::string (*)(float v, std::optional<FeatureLevel> fl);
@@ -463,9 +445,12 @@ class Checker {
 
   // §9 step 9, THRESHOLD/CLIP: Min (Max), ScaleBias.
   void CheckUnaryParams() {
-    if (!op_.min) Add("PARAM_MISSING", Path("min"), "field min is missing");
-    if (NeedsMax(schema_->type) && !op_.max) {
-      Add("PARAM_MISSING", Path("max"), "field max is missing");
+    const std::optional<float> given[] = {op_.min, op_.max};
+    for (size_t i = 0; i < schema_->params.size(); ++i) {
+      const std::string_view name = schema_->params[i];
+      if (!name.empty() && !given[i]) {
+        Add("PARAM_MISSING", Path(name), Cat("field ", name, " is missing"));
+      }
     }
     if (!op_.scale_bias) return;
     if (!op_.scale_bias->scale) {
