@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/read_file.h"
 #include "engine/core/mutex.h"
 #include "google/rpc/error_details.pb.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -50,17 +50,6 @@ absl::Status FailedCall(const grpc::Status& status, CallError* error) {
   }
   return converted;
 }
-
-namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-}
-
-}  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
     const DmlClientOptions& options) {

@@ -4,9 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -14,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/npy.h"
+#include "client/read_file.h"
 #include "client/tensor_util.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -70,11 +69,9 @@ absl::StatusOr<int> ParseFeatureLevel(std::string text) {
 
 absl::Status ReadJson(const std::string& path,
                       google::protobuf::Message* message) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const auto status = google::protobuf::util::JsonStringToMessage(ss.str(), message);
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  const auto status = google::protobuf::util::JsonStringToMessage(*text, message);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a ", message->GetDescriptor()->full_name(),

@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -11,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/read_file.h"
 
 namespace dmls::client {
 namespace {
@@ -202,11 +202,9 @@ absl::StatusOr<std::string> SerializeNpy(const NpyArray& array) {
 }
 
 absl::StatusOr<NpyArray> ReadNpyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  absl::StatusOr<NpyArray> array = ParseNpy(ss.str());
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<NpyArray> array = ParseNpy(*bytes);
   if (!array.ok()) {
     return absl::Status(array.status().code(),
                         absl::StrCat(path, ": ", array.status().message()));
