@@ -83,6 +83,25 @@ std::string Disassemble(const KernelKey& key) {
   return text;
 }
 
+// An element-wise kernel's key.
+KernelKey Elementwise(OperatorType op, DataType type = DataType::kFloat32,
+                      LayoutClass layout = LayoutClass::kContiguous, uint8_t variant = 0) {
+  KernelKey k;
+  k.op = op;
+  k.data_type = type;
+  k.layout = layout;
+  k.variant = variant;
+  return k;
+}
+
+// The key of an MVN1 kernel `stage` on strided views.
+KernelKey StridedMvn1(KernelStage stage, uint8_t variant, DataType type = DataType::kFloat32) {
+  KernelKey k = Elementwise(OperatorType::kMeanVarianceNormalization1, type,
+                            LayoutClass::kStrided, variant);
+  k.stage = stage;
+  return k;
+}
+
 void ExpectContains(const std::string& text, const std::vector<std::string>& words) {
   for (const std::string& w : words) {
     EXPECT_NE(text.find(w), std::string::npos) << "missing '" << w << "'";
@@ -90,45 +109,32 @@ void ExpectContains(const std::string& text, const std::vector<std::string>& wor
 }
 
 TEST(DisassemblyTest, CeluFloat32Contiguous) {
-  KernelKey k;
-  k.op = OperatorType::kActivationCelu;
-  const std::string t = Disassemble(k);
+  const std::string t = Disassemble(Elementwise(OperatorType::kActivationCelu));
   ExpectContains(t, {"cs_5_0", "dcl_thread_group 128, 1, 1", "vThreadIDInGroupFlattened",
                      "ld ", "div ", "exp ", "mad ", "movc ", "min ", "max ",
                      "store_uav_typed u0"});
 }
 
 TEST(DisassemblyTest, Float16Packs) {
-  KernelKey k;
-  k.op = OperatorType::kActivationSigmoid;
-  k.data_type = DataType::kFloat16;
-  ExpectContains(Disassemble(k), {"f16tof32 ", "f32tof16 ", "ushr ", "ishl ", "or "});
+  ExpectContains(Disassemble(Elementwise(OperatorType::kActivationSigmoid, DataType::kFloat16)),
+                 {"f16tof32 ", "f32tof16 ", "ushr ", "ishl ", "or "});
 }
 
 TEST(DisassemblyTest, Int8StridedUsesAtomics) {
-  KernelKey k;
-  k.op = OperatorType::kElementWiseClip;
-  k.data_type = DataType::kInt8;
-  k.layout = LayoutClass::kStrided;
-  k.variant = 3;
+  const KernelKey k =
+      Elementwise(OperatorType::kElementWiseClip, DataType::kInt8, LayoutClass::kStrided, 3);
   ExpectContains(Disassemble(k), {"udiv ", "imad ", "ibfe ", "imax ", "imin ",
                                   "atomic_and u0", "atomic_or u0"});
 }
 
 TEST(DisassemblyTest, IntScaleBiasExactFloatPath) {
-  KernelKey k;
-  k.op = OperatorType::kElementWiseThreshold;
-  k.data_type = DataType::kUint32;
+  KernelKey k = Elementwise(OperatorType::kElementWiseThreshold, DataType::kUint32);
   k.scale_bias = true;
   ExpectContains(Disassemble(k), {"ushr ", "utof ", "mad ", "round_z ", "ftou ", "umax ", "umin "});
 }
 
 TEST(DisassemblyTest, MvnApplyReducesInGroupSharedMemory) {
-  KernelKey k;
-  k.stage = KernelStage::kMvnApply;
-  k.op = OperatorType::kMeanVarianceNormalization1;
-  k.layout = LayoutClass::kStrided;
-  k.variant = 2;
+  KernelKey k = StridedMvn1(KernelStage::kMvnApply, 2);
   k.has_scale = true;
   k.fused = OperatorType::kActivationGelu;
   ExpectContains(Disassemble(k), {"dcl_tgsm_raw g0", "store_raw g0.xyz", "ld_raw ",
@@ -139,14 +145,9 @@ TEST(DisassemblyTest, MvnApplyReducesInGroupSharedMemory) {
 // Every kernel declares the whole 256-byte block and adds its slots' view
 // bases (kernel_abi.h ViewBases: c14.xyzw = t0, t1, t2, u0; c15.x = u1).
 TEST(DisassemblyTest, KernelsReadTheirViewBases) {
-  KernelKey k;
-  k.op = OperatorType::kActivationCelu;
-  const std::string contiguous = Disassemble(k);
+  const std::string contiguous = Disassemble(Elementwise(OperatorType::kActivationCelu));
   ExpectContains(contiguous, {"cb0[16]", "cb0[14].x", "cb0[14].w"});
-  k.stage = KernelStage::kMvnApply;
-  k.op = OperatorType::kMeanVarianceNormalization1;
-  k.layout = LayoutClass::kStrided;
-  k.variant = 1;
+  KernelKey k = StridedMvn1(KernelStage::kMvnApply, 1);
   k.has_scale = true;
   k.has_bias = true;
   const std::string apply = Disassemble(k);
@@ -158,13 +159,8 @@ TEST(DisassemblyTest, KernelsReadTheirViewBases) {
 // thread and the group's first texel (its reference element); whole-texel
 // stores, no atomics.
 TEST(DisassemblyTest, MvnTexelRowLoadsAndStoresWholeTexels) {
-  KernelKey k;
-  k.stage = KernelStage::kMvnRow;
-  k.op = OperatorType::kMeanVarianceNormalization1;
-  k.data_type = DataType::kFloat16;
-  k.layout = LayoutClass::kStrided;
-  k.variant = 1 | kMvnVariantSmallRow | kMvnVariantVec4;
-  const std::string t = Disassemble(k);
+  const std::string t = Disassemble(StridedMvn1(
+      KernelStage::kMvnRow, 1 | kMvnVariantSmallRow | kMvnVariantVec4, DataType::kFloat16));
   auto count = [&](const std::string& w) {
     size_t n = 0;
     for (size_t at = t.find(w); at != std::string::npos; at = t.find(w, at + 1)) ++n;
@@ -177,10 +173,7 @@ TEST(DisassemblyTest, MvnTexelRowLoadsAndStoresWholeTexels) {
 }
 
 TEST(DisassemblyTest, Int64ClipComparesWordPairs) {
-  KernelKey k;
-  k.op = OperatorType::kElementWiseClip;
-  k.data_type = DataType::kInt64;
-  ExpectContains(Disassemble(k), {"ilt ", "ieq ", "ult ", "movc "});
+  ExpectContains(Disassemble(Elementwise(OperatorType::kElementWiseClip, DataType::kInt64)), {"ilt ", "ieq ", "ult ", "movc "});
 }
 
 }  // namespace
