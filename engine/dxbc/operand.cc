@@ -19,6 +19,39 @@ uint32_t Letter(char c) {
   return 0;
 }
 
+// How an operand of each kind is encoded: its operand type, how many
+// indices it takes, how many components it has (an immediate holding one
+// value has one).
+struct KindEncoding {
+  Operand::Kind kind;
+  uint32_t type;
+  uint32_t index_dim;
+  uint32_t components;
+};
+
+constexpr uint32_t k4Components = D3D10_SB_OPERAND_4_COMPONENT;
+constexpr KindEncoding kKindEncodings[] = {
+    {Operand::Kind::kTemp, D3D10_SB_OPERAND_TYPE_TEMP, 1, k4Components},
+    {Operand::Kind::kConstantBuffer, D3D10_SB_OPERAND_TYPE_CONSTANT_BUFFER, 2, k4Components},
+    {Operand::Kind::kResource, D3D10_SB_OPERAND_TYPE_RESOURCE, 1, k4Components},
+    {Operand::Kind::kUav, D3D11_SB_OPERAND_TYPE_UNORDERED_ACCESS_VIEW, 1, k4Components},
+    {Operand::Kind::kGroupShared, D3D11_SB_OPERAND_TYPE_THREAD_GROUP_SHARED_MEMORY, 1, k4Components},
+    {Operand::Kind::kThreadId, D3D11_SB_OPERAND_TYPE_INPUT_THREAD_ID, 0, k4Components},
+    {Operand::Kind::kThreadGroupId, D3D11_SB_OPERAND_TYPE_INPUT_THREAD_GROUP_ID, 0, k4Components},
+    {Operand::Kind::kThreadIdInGroupFlattened,
+     D3D11_SB_OPERAND_TYPE_INPUT_THREAD_ID_IN_GROUP_FLATTENED, 0, D3D10_SB_OPERAND_1_COMPONENT},
+    {Operand::Kind::kImmediate, D3D10_SB_OPERAND_TYPE_IMMEDIATE32, 0, k4Components},
+    {Operand::Kind::kNull, D3D10_SB_OPERAND_TYPE_NULL, 0, D3D10_SB_OPERAND_0_COMPONENT},
+};
+
+const KindEncoding& EncodingOf(Operand::Kind kind) {
+  for (const KindEncoding& e : kKindEncodings) {
+    if (e.kind == kind) return e;
+  }
+  assert(false && "every Kind has a row");
+  return kKindEncodings[0];
+}
+
 }  // namespace
 
 Operand Operand::Comps(const char* letters) const {
@@ -46,50 +79,17 @@ uint32_t Operand::MaskBits() const {
   return m;
 }
 
-Operand Operand::Temp(uint32_t index) {
-  Operand o;
-  o.kind_ = Kind::kTemp;
-  o.idx_[0] = index;
-  return o;
-}
+Operand Operand::Temp(uint32_t index) { return Operand(Kind::kTemp, index); }
 Operand Operand::Cb(uint32_t slot, uint32_t reg) {
-  Operand o;
-  o.kind_ = Kind::kConstantBuffer;
-  o.idx_[0] = slot;
-  o.idx_[1] = reg;
-  return o;
+  return Operand(Kind::kConstantBuffer, slot, reg);
 }
-Operand Operand::Resource(uint32_t index) {
-  Operand o;
-  o.kind_ = Kind::kResource;
-  o.idx_[0] = index;
-  return o;
-}
-Operand Operand::Uav(uint32_t index) {
-  Operand o;
-  o.kind_ = Kind::kUav;
-  o.idx_[0] = index;
-  return o;
-}
-Operand Operand::GroupShared(uint32_t index) {
-  Operand o;
-  o.kind_ = Kind::kGroupShared;
-  o.idx_[0] = index;
-  return o;
-}
-Operand Operand::ThreadId() {
-  Operand o;
-  o.kind_ = Kind::kThreadId;
-  return o;
-}
-Operand Operand::ThreadGroupId() {
-  Operand o;
-  o.kind_ = Kind::kThreadGroupId;
-  return o;
-}
+Operand Operand::Resource(uint32_t index) { return Operand(Kind::kResource, index); }
+Operand Operand::Uav(uint32_t index) { return Operand(Kind::kUav, index); }
+Operand Operand::GroupShared(uint32_t index) { return Operand(Kind::kGroupShared, index); }
+Operand Operand::ThreadId() { return Operand(Kind::kThreadId); }
+Operand Operand::ThreadGroupId() { return Operand(Kind::kThreadGroupId); }
 Operand Operand::ThreadIdInGroupFlattened() {
-  Operand o;
-  o.kind_ = Kind::kThreadIdInGroupFlattened;
+  Operand o(Kind::kThreadIdInGroupFlattened);
   o.comps_ = "x";
   return o;
 }
@@ -99,15 +99,13 @@ Operand Operand::ImmF(float v) {
   return ImmU(bits);
 }
 Operand Operand::ImmU(uint32_t v) {
-  Operand o;
-  o.kind_ = Kind::kImmediate;
+  Operand o(Kind::kImmediate);
   o.imm_[0] = v;
   o.imm_count_ = 1;
   return o;
 }
 Operand Operand::ImmU4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-  Operand o;
-  o.kind_ = Kind::kImmediate;
+  Operand o(Kind::kImmediate);
   o.imm_[0] = a;
   o.imm_[1] = b;
   o.imm_[2] = c;
@@ -115,56 +113,15 @@ Operand Operand::ImmU4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   o.imm_count_ = 4;
   return o;
 }
-Operand Operand::Null() {
-  Operand o;
-  o.kind_ = Kind::kNull;
-  return o;
-}
+Operand Operand::Null() { return Operand(); }
 
 void Operand::Encode(OperandRole role, std::vector<uint32_t>& out) const {
-  uint32_t type = 0;
-  uint32_t index_dim = 0;
-  uint32_t num_components = D3D10_SB_OPERAND_4_COMPONENT;
-  switch (kind_) {
-    case Kind::kTemp:
-      type = D3D10_SB_OPERAND_TYPE_TEMP;
-      index_dim = 1;
-      break;
-    case Kind::kConstantBuffer:
-      type = D3D10_SB_OPERAND_TYPE_CONSTANT_BUFFER;
-      index_dim = 2;
-      break;
-    case Kind::kResource:
-      type = D3D10_SB_OPERAND_TYPE_RESOURCE;
-      index_dim = 1;
-      break;
-    case Kind::kUav:
-      type = D3D11_SB_OPERAND_TYPE_UNORDERED_ACCESS_VIEW;
-      index_dim = 1;
-      break;
-    case Kind::kGroupShared:
-      type = D3D11_SB_OPERAND_TYPE_THREAD_GROUP_SHARED_MEMORY;
-      index_dim = 1;
-      break;
-    case Kind::kThreadId:
-      type = D3D11_SB_OPERAND_TYPE_INPUT_THREAD_ID;
-      break;
-    case Kind::kThreadGroupId:
-      type = D3D11_SB_OPERAND_TYPE_INPUT_THREAD_GROUP_ID;
-      break;
-    case Kind::kThreadIdInGroupFlattened:
-      type = D3D11_SB_OPERAND_TYPE_INPUT_THREAD_ID_IN_GROUP_FLATTENED;
-      num_components = D3D10_SB_OPERAND_1_COMPONENT;
-      break;
-    case Kind::kImmediate:
-      type = D3D10_SB_OPERAND_TYPE_IMMEDIATE32;
-      num_components = imm_count_ == 1 ? D3D10_SB_OPERAND_1_COMPONENT
-                                       : D3D10_SB_OPERAND_4_COMPONENT;
-      break;
-    case Kind::kNull:
-      type = D3D10_SB_OPERAND_TYPE_NULL;
-      num_components = D3D10_SB_OPERAND_0_COMPONENT;
-      break;
+  const KindEncoding& encoding = EncodingOf(kind_);
+  const uint32_t type = encoding.type;
+  const uint32_t index_dim = encoding.index_dim;
+  uint32_t num_components = encoding.components;
+  if (kind_ == Kind::kImmediate && imm_count_ == 1) {
+    num_components = D3D10_SB_OPERAND_1_COMPONENT;
   }
   const bool extended = role == OperandRole::kSrc && (neg_ || abs_);
   uint32_t tok = ENCODE_D3D10_SB_OPERAND_NUM_COMPONENTS(num_components) |

@@ -29,6 +29,8 @@ class Operand {
     kNull,
   };
 
+  Operand() = default;  // the null operand (Null())
+
   Kind kind() const { return kind_; }
   uint32_t index0() const { return idx_[0]; }
   uint32_t index1() const { return idx_[1]; }
@@ -67,6 +69,9 @@ class Operand {
   uint32_t MaskBits() const;
 
  private:
+  explicit Operand(Kind kind, uint32_t index0 = 0, uint32_t index1 = 0)
+      : kind_(kind), idx_{index0, index1} {}
+
   Kind kind_ = Kind::kNull;
   uint32_t idx_[2] = {0, 0};
   std::string comps_ = "xyzw";
