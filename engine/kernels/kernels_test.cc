@@ -83,22 +83,21 @@ std::string Disassemble(const KernelKey& key) {
   return text;
 }
 
-// An element-wise kernel's key.
-KernelKey Elementwise(OperatorType op, DataType type = DataType::kFloat32,
-                      LayoutClass layout = LayoutClass::kContiguous, uint8_t variant = 0) {
+// The key of `op`'s kernel for `type`, its other fields at their defaults
+// (element-wise, contiguous).
+KernelKey Key(OperatorType op, DataType type = DataType::kFloat32) {
   KernelKey k;
   k.op = op;
   k.data_type = type;
-  k.layout = layout;
-  k.variant = variant;
   return k;
 }
 
 // The key of an MVN1 kernel `stage` on strided views.
 KernelKey StridedMvn1(KernelStage stage, uint8_t variant, DataType type = DataType::kFloat32) {
-  KernelKey k = Elementwise(OperatorType::kMeanVarianceNormalization1, type,
-                            LayoutClass::kStrided, variant);
+  KernelKey k = Key(OperatorType::kMeanVarianceNormalization1, type);
   k.stage = stage;
+  k.layout = LayoutClass::kStrided;
+  k.variant = variant;
   return k;
 }
 
@@ -109,26 +108,27 @@ void ExpectContains(const std::string& text, const std::vector<std::string>& wor
 }
 
 TEST(DisassemblyTest, CeluFloat32Contiguous) {
-  const std::string t = Disassemble(Elementwise(OperatorType::kActivationCelu));
+  const std::string t = Disassemble(Key(OperatorType::kActivationCelu));
   ExpectContains(t, {"cs_5_0", "dcl_thread_group 128, 1, 1", "vThreadIDInGroupFlattened",
                      "ld ", "div ", "exp ", "mad ", "movc ", "min ", "max ",
                      "store_uav_typed u0"});
 }
 
 TEST(DisassemblyTest, Float16Packs) {
-  ExpectContains(Disassemble(Elementwise(OperatorType::kActivationSigmoid, DataType::kFloat16)),
+  ExpectContains(Disassemble(Key(OperatorType::kActivationSigmoid, DataType::kFloat16)),
                  {"f16tof32 ", "f32tof16 ", "ushr ", "ishl ", "or "});
 }
 
 TEST(DisassemblyTest, Int8StridedUsesAtomics) {
-  const KernelKey k =
-      Elementwise(OperatorType::kElementWiseClip, DataType::kInt8, LayoutClass::kStrided, 3);
+  KernelKey k = Key(OperatorType::kElementWiseClip, DataType::kInt8);
+  k.layout = LayoutClass::kStrided;
+  k.variant = 3;
   ExpectContains(Disassemble(k), {"udiv ", "imad ", "ibfe ", "imax ", "imin ",
                                   "atomic_and u0", "atomic_or u0"});
 }
 
 TEST(DisassemblyTest, IntScaleBiasExactFloatPath) {
-  KernelKey k = Elementwise(OperatorType::kElementWiseThreshold, DataType::kUint32);
+  KernelKey k = Key(OperatorType::kElementWiseThreshold, DataType::kUint32);
   k.scale_bias = true;
   ExpectContains(Disassemble(k), {"ushr ", "utof ", "mad ", "round_z ", "ftou ", "umax ", "umin "});
 }
@@ -145,7 +145,7 @@ TEST(DisassemblyTest, MvnApplyReducesInGroupSharedMemory) {
 // Every kernel declares the whole 256-byte block and adds its slots' view
 // bases (kernel_abi.h ViewBases: c14.xyzw = t0, t1, t2, u0; c15.x = u1).
 TEST(DisassemblyTest, KernelsReadTheirViewBases) {
-  const std::string contiguous = Disassemble(Elementwise(OperatorType::kActivationCelu));
+  const std::string contiguous = Disassemble(Key(OperatorType::kActivationCelu));
   ExpectContains(contiguous, {"cb0[16]", "cb0[14].x", "cb0[14].w"});
   KernelKey k = StridedMvn1(KernelStage::kMvnApply, 1);
   k.has_scale = true;
@@ -173,7 +173,8 @@ TEST(DisassemblyTest, MvnTexelRowLoadsAndStoresWholeTexels) {
 }
 
 TEST(DisassemblyTest, Int64ClipComparesWordPairs) {
-  ExpectContains(Disassemble(Elementwise(OperatorType::kElementWiseClip, DataType::kInt64)), {"ilt ", "ieq ", "ult ", "movc "});
+  ExpectContains(Disassemble(Key(OperatorType::kElementWiseClip, DataType::kInt64)),
+                 {"ilt ", "ieq ", "ult ", "movc "});
 }
 
 }  // namespace
