@@ -25,12 +25,15 @@ constexpr uint32_t Raw(E e) {
   return static_cast<uint32_t>(e);
 }
 
+// One of our enumerators and the DirectML.h one it must equal.
+template <typename Ours, typename Dml>
+struct Mirrored {
+  Ours ours;
+  Dml dml;
+};
+
 TEST(CoreTypesTest, DataTypesMatchDirectML) {
-  struct Row {
-    DataType ours;
-    DML_TENSOR_DATA_TYPE dml;
-  };
-  const Row rows[] = {
+  const Mirrored<DataType, DML_TENSOR_DATA_TYPE> rows[] = {
       {DataType::kUnknown, DML_TENSOR_DATA_TYPE_UNKNOWN},
       {DataType::kFloat32, DML_TENSOR_DATA_TYPE_FLOAT32},
       {DataType::kFloat16, DML_TENSOR_DATA_TYPE_FLOAT16},
@@ -46,17 +49,13 @@ TEST(CoreTypesTest, DataTypesMatchDirectML) {
       {DataType::kUint4, DML_TENSOR_DATA_TYPE_UINT4},
       {DataType::kInt4, DML_TENSOR_DATA_TYPE_INT4},
   };
-  for (const Row& r : rows) EXPECT_EQ(Raw(r.ours), Raw(r.dml));
+  for (const auto& r : rows) EXPECT_EQ(Raw(r.ours), Raw(r.dml));
   EXPECT_EQ(kDataTypeCount, Raw(DML_TENSOR_DATA_TYPE_INT4) + 1);
   EXPECT_EQ(std::size(rows), size_t{kDataTypeCount});
 }
 
 TEST(CoreTypesTest, FeatureLevelsMatchDirectML) {
-  struct Row {
-    FeatureLevel ours;
-    DML_FEATURE_LEVEL dml;
-  };
-  const Row rows[] = {
+  const Mirrored<FeatureLevel, DML_FEATURE_LEVEL> rows[] = {
       {FeatureLevel::k1_0, DML_FEATURE_LEVEL_1_0},
       {FeatureLevel::k2_0, DML_FEATURE_LEVEL_2_0},
       {FeatureLevel::k2_1, DML_FEATURE_LEVEL_2_1},
@@ -82,11 +81,7 @@ TEST(CoreTypesTest, FeatureLevelsMatchDirectML) {
 }
 
 TEST(CoreTypesTest, OperatorTypesMatchDirectML) {
-  struct Row {
-    OperatorType ours;
-    DML_OPERATOR_TYPE dml;
-  };
-  const Row rows[] = {
+  const Mirrored<OperatorType, DML_OPERATOR_TYPE> rows[] = {
       {OperatorType::kInvalid, DML_OPERATOR_INVALID},
       {OperatorType::kElementWiseClip, DML_OPERATOR_ELEMENT_WISE_CLIP},
       {OperatorType::kElementWiseThreshold,
@@ -130,7 +125,7 @@ TEST(CoreTypesTest, OperatorTypesMatchDirectML) {
        DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2},
   };
   std::set<uint32_t> seen;
-  for (const Row& r : rows) {
+  for (const auto& r : rows) {
     EXPECT_EQ(Raw(r.ours), Raw(r.dml));
     EXPECT_TRUE(seen.insert(Raw(r.ours)).second);
   }
