@@ -103,22 +103,9 @@ void PrepareContext(const DmlClientOptions& options,
   }
 }
 
-DmlClient::DmlClient(DmlClientOptions options)
-    : DmlClient(options, ChannelOrBroken(options)) {}
-
-DmlClient::DmlClient(DmlClientOptions options,
-                     std::shared_ptr<grpc::Channel> channel)
-    : options_(std::move(options)),
-      channel_(std::move(channel)),
-      stub_(dmlserve::v1::DmlService::NewStub(channel_)) {}
-
-void DmlClient::Prepare(grpc::ClientContext* context) const {
-  PrepareContext(options_, context);
-}
-
 absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse>
 DmlClient::GetCapabilities() {
-  return UnaryCall(options_, *stub_, &Stub::GetCapabilities,
+  return Call(&Stub::GetCapabilities,
                    dmlserve::v1::GetCapabilitiesRequest());
 }
 
@@ -169,12 +156,12 @@ absl::StatusOr<bool> DmlClient::CheckHealth(const std::string& service) {
 
 absl::StatusOr<dmlserve::v1::ValidateResponse> DmlClient::Validate(
     const dmlserve::v1::ValidateRequest& request) {
-  return UnaryCall(options_, *stub_, &Stub::Validate, request);
+  return Call(&Stub::Validate, request);
 }
 
 absl::StatusOr<dmlserve::v1::ExecuteResponse> DmlClient::Execute(
     const dmlserve::v1::ExecuteRequest& request, CallError* error) {
-  return UnaryCall(options_, *stub_, &Stub::Execute, request, error);
+  return Call(&Stub::Execute, request, error);
 }
 
 absl::StatusOr<std::vector<dmlserve::v1::ExecuteResponse>>
@@ -200,7 +187,7 @@ DmlClient::ExecuteStream(
 
 absl::StatusOr<dmlserve::v1::ChainResponse> DmlClient::ExecuteChain(
     const dmlserve::v1::ChainRequest& request, CallError* error) {
-  return UnaryCall(options_, *stub_, &Stub::ExecuteChain, request, error);
+  return Call(&Stub::ExecuteChain, request, error);
 }
 
 namespace {

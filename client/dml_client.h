@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -85,20 +86,46 @@ absl::Status ToAbslStatus(const grpc::Status& status);
 // and the decoded violations.
 absl::Status FailedCall(const grpc::Status& status, CallError* error);
 
-// One unary call of `method` on `stub`, its context prepared from `options`
-// (PrepareContext): the response, or FailedCall's status.
-template <typename Stub, typename Request, typename Response>
-absl::StatusOr<Response> UnaryCall(
-    const DmlClientOptions& options, Stub& stub,
-    grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-    const Request& request, CallError* error = nullptr) {
-  grpc::ClientContext context;
-  PrepareContext(options, &context);
-  Response response;
-  grpc::Status status = (stub.*method)(&context, request, &response);
-  if (!status.ok()) return FailedCall(status, error);
-  return response;
-}
+// What DmlClient and TensorClient share: the options their calls use, the
+// channel (their own or one shared between them) with `Service`'s stub on
+// it, and how a call is prepared and a unary call made.
+template <typename Service>
+class ServiceClient {
+ public:
+  // A channel that cannot be made (an unreadable TLS file) fails every call
+  // with that status.
+  explicit ServiceClient(DmlClientOptions options)
+      : ServiceClient(options, ChannelOrBroken(options)) {}
+  // Shares `channel` (e.g. with the other client of the same server).
+  ServiceClient(DmlClientOptions options, std::shared_ptr<grpc::Channel> channel)
+      : options_(std::move(options)),
+        channel_(std::move(channel)),
+        stub_(Service::NewStub(channel_)) {}
+
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+
+ protected:
+  using Stub = typename Service::Stub;
+
+  void Prepare(grpc::ClientContext* context) const { PrepareContext(options_, context); }
+
+  // One unary call of `method`: the response, or FailedCall's status.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+      const Request& request, CallError* error = nullptr) const {
+    grpc::ClientContext context;
+    Prepare(&context);
+    Response response;
+    grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+    if (!status.ok()) return FailedCall(status, error);
+    return response;
+  }
+
+  DmlClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<Stub> stub_;
+};
 
 // The tensors of an ExecuteChunked call: whole buffer ranges, sent in
 // chunks of chunk_bytes (at most the server's max_chunk_bytes).
@@ -118,15 +145,9 @@ struct ChunkedResult {
   uint64_t server_time_us = 0;
 };
 
-class DmlClient {
+class DmlClient : public ServiceClient<dmlserve::v1::DmlService> {
  public:
-  // A channel that cannot be made (an unreadable TLS file) fails every call
-  // with that status.
-  explicit DmlClient(DmlClientOptions options);
-  // Shares `channel` (e.g. with a TensorClient of the same server).
-  DmlClient(DmlClientOptions options, std::shared_ptr<grpc::Channel> channel);
-
-  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+  using ServiceClient::ServiceClient;
 
   absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse> GetCapabilities();
 
@@ -162,14 +183,6 @@ class DmlClient {
       const dmlserve::v1::ChunkedHeader& header, const ChunkedTensors& tensors,
       CallError* error = nullptr);
 
- private:
-  using Stub = dmlserve::v1::DmlService::Stub;
-
-  void Prepare(grpc::ClientContext* context) const;
-
-  DmlClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<Stub> stub_;
 };
 
 }  // namespace dmls::client

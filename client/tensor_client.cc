@@ -9,15 +9,6 @@ namespace dmls::client {
 
 namespace v1 = dmlserve::v1;
 
-TensorClient::TensorClient(DmlClientOptions options)
-    : TensorClient(options, ChannelOrBroken(options)) {}
-
-TensorClient::TensorClient(DmlClientOptions options,
-                           std::shared_ptr<grpc::Channel> channel)
-    : options_(std::move(options)),
-      channel_(std::move(channel)),
-      stub_(v1::TensorService::NewStub(channel_)) {}
-
 absl::StatusOr<v1::ResidentTensorInfo> TensorClient::Create(
     const v1::TensorDesc& desc, absl::string_view data, uint64_t ttl_seconds,
     CallError* error) {
@@ -25,14 +16,14 @@ absl::StatusOr<v1::ResidentTensorInfo> TensorClient::Create(
   *request.mutable_desc() = desc;
   request.set_data(std::string(data));
   request.set_ttl_seconds(ttl_seconds);
-  return UnaryCall(options_, *stub_, &Stub::CreateTensor, request, error);
+  return Call(&Stub::CreateTensor, request, error);
 }
 
 absl::StatusOr<v1::ResidentTensorInfo> TensorClient::WriteChunks(
     v1::WriteTensorRequest first, absl::string_view data,
     const TransferOptions& options, CallError* error) {
   grpc::ClientContext context;
-  PrepareContext(options_, &context);
+  Prepare(&context);
   v1::ResidentTensorInfo info;
   auto writer = stub_->WriteTensor(&context, &info);
   first.set_total_bytes(data.size());
@@ -80,7 +71,7 @@ absl::StatusOr<std::string> TensorClient::Download(
     const std::string& handle, uint64_t offset, uint64_t length,
     const TransferOptions& options, CallError* error) {
   grpc::ClientContext context;
-  PrepareContext(options_, &context);
+  Prepare(&context);
   v1::ReadTensorRequest request;
   request.set_handle(handle);
   request.set_offset(offset);
@@ -113,11 +104,11 @@ absl::Status TensorClient::Release(const std::string& handle,
                                    CallError* error) {
   v1::ReleaseTensorRequest request;
   request.set_handle(handle);
-  return UnaryCall(options_, *stub_, &Stub::ReleaseTensor, request, error).status();
+  return Call(&Stub::ReleaseTensor, request, error).status();
 }
 
 absl::StatusOr<v1::ListTensorsResponse> TensorClient::List() {
-  return UnaryCall(options_, *stub_, &Stub::ListTensors, v1::ListTensorsRequest());
+  return Call(&Stub::ListTensors, v1::ListTensorsRequest());
 }
 
 absl::StatusOr<v1::ResidentTensorInfo> TensorClient::Find(

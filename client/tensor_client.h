@@ -32,11 +32,9 @@ struct TransferOptions {
   ProgressFn progress;  // optional
 };
 
-class TensorClient {
+class TensorClient : public ServiceClient<dmlserve::v1::TensorService> {
  public:
-  explicit TensorClient(DmlClientOptions options);
-  // Shares `channel` (e.g. DmlClient::channel() of the same server).
-  TensorClient(DmlClientOptions options, std::shared_ptr<grpc::Channel> channel);
+  using ServiceClient::ServiceClient;
 
   // CreateTensor: a tensor with `data` (empty: zeroed, else exactly
   // desc.total_tensor_size_in_bytes) in one message.
@@ -72,17 +70,11 @@ class TensorClient {
       const std::string& handle);
 
  private:
-  using Stub = dmlserve::v1::TensorService::Stub;
-
   // Streams `first` (the handle or create, with the range) and the chunks of
   // `data` on one WriteTensor call.
   absl::StatusOr<dmlserve::v1::ResidentTensorInfo> WriteChunks(
       dmlserve::v1::WriteTensorRequest first, absl::string_view data,
       const TransferOptions& options, CallError* error);
-
-  DmlClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<Stub> stub_;
 };
 
 }  // namespace dmls::client
