@@ -414,6 +414,14 @@ OperatorDesc Unary(OperatorType type, DataType t, std::vector<uint64_t> sizes,
   return op;
 }
 
+// `op`'s plan (not in place); a planning error fails the test and gives an
+// empty plan.
+DispatchPlan PlanOf(const OperatorDesc& op, const PlannerOptions& options = {}) {
+  absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false, options);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *std::move(plan) : DispatchPlan();
+}
+
 OperatorDesc Clip(DataType t, std::vector<uint64_t> sizes, float min, float max,
                   std::optional<std::vector<uint64_t>> in_strides = {},
                   std::optional<std::vector<uint64_t>> out_strides = {}) {
@@ -435,9 +443,7 @@ TEST_F(ViewBaseGpuTest, ContiguousFloat32Vec4AndWordTail) {
   Check(r);
   PlannerOptions split;
   split.max_view_texels = 100;
-  absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false, split);
-  ASSERT_TRUE(plan.ok());
-  ASSERT_EQ(plan->dispatches.size(), 9u);  // 750 texels in 8 views, 3 tail words
+  ASSERT_EQ(PlanOf(op, split).dispatches.size(), 9u);  // 750 texels in 8 views, 3 tail words
   Check(r, split);
 }
 
@@ -477,10 +483,9 @@ TEST_F(ViewBaseGpuTest, StridedInt8AtomicsWithScaleBias) {
 // strided dispatch over its two words (an R32 view starting mid-buffer).
 TEST_F(ViewBaseGpuTest, ContiguousInt64ClipWithOddTail) {
   OperatorDesc op = Clip(DataType::kInt64, {5, 7}, -1e18f, 2e18f);
-  absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
-  ASSERT_TRUE(plan.ok());
-  ASSERT_EQ(plan->dispatches.size(), 2u);
-  EXPECT_EQ(plan->dispatches[1].key.layout, LayoutClass::kStrided);
+  const DispatchPlan plan = PlanOf(op);
+  ASSERT_EQ(plan.dispatches.size(), 2u);
+  EXPECT_EQ(plan.dispatches[1].key.layout, LayoutClass::kStrided);
   Check(Request(op));
 }
 
@@ -516,10 +521,9 @@ OperatorDesc Mvn1(DataType t, std::vector<uint64_t> sizes, std::vector<uint64_t>
 TEST_F(ViewBaseGpuTest, Mvn1Float32ScaleBiasFusedCelu) {
   OperatorDesc op = Mvn1(DataType::kFloat32, {2, 3, 33000}, {2}, {1, 3, 1}, {1, 1, 33000},
                          OperatorType::kActivationCelu, 0.8f);
-  absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
-  ASSERT_TRUE(plan.ok());
-  ASSERT_EQ(plan->dispatches.size(), 2u);
-  EXPECT_GT(plan->scratch_bytes, 0u);
+  const DispatchPlan plan = PlanOf(op);
+  ASSERT_EQ(plan.dispatches.size(), 2u);
+  EXPECT_GT(plan.scratch_bytes, 0u);
   Check(Request(op));
 }
 
@@ -530,10 +534,9 @@ TEST_F(ViewBaseGpuTest, Mvn1Float16ScaleBiasFusedLeakyRelu) {
   Check(Request(op));
   op = Mvn1(DataType::kFloat32, {5, 999}, {1}, {1, 999}, {5, 1}, OperatorType::kActivationElu,
             0.5f);
-  absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
-  ASSERT_TRUE(plan.ok());
-  ASSERT_EQ(plan->dispatches.size(), 1u);
-  EXPECT_EQ(plan->dispatches[0].key.stage, KernelStage::kMvnRow);
+  const DispatchPlan plan = PlanOf(op);
+  ASSERT_EQ(plan.dispatches.size(), 1u);
+  EXPECT_EQ(plan.dispatches[0].key.stage, KernelStage::kMvnRow);
   Check(Request(op));
 }
 
@@ -544,11 +547,10 @@ TEST_F(ViewBaseGpuTest, Mvn1TexelRowsFloat16AndFloat32) {
   for (DataType t : {DataType::kFloat16, DataType::kFloat32}) {
     const OperatorDesc op = Mvn1(t, {5, 1000}, {1}, {1, 1000}, {5, 1},
                                  OperatorType::kActivationElu, 0.5f);
-    absl::StatusOr<DispatchPlan> plan = PlanExecution(op, false);
-    ASSERT_TRUE(plan.ok());
-    ASSERT_EQ(plan->dispatches.size(), 1u);
-    EXPECT_NE(plan->dispatches[0].key.variant & kMvnVariantVec4, 0);
-    EXPECT_EQ(plan->dispatches[0].srv[0].format, ViewFormat::kR32G32B32A32Uint);
+    const DispatchPlan plan = PlanOf(op);
+    ASSERT_EQ(plan.dispatches.size(), 1u);
+    EXPECT_NE(plan.dispatches[0].key.variant & kMvnVariantVec4, 0);
+    EXPECT_EQ(plan.dispatches[0].srv[0].format, ViewFormat::kR32G32B32A32Uint);
     Check(Request(op));
   }
 }
