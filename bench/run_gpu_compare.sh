@@ -18,7 +18,7 @@
 # Expects .gpu/root and .gpu/lib (GPU.md step 1) and the two builds staged
 # like build directories (server/dmlserve, bench/dmls_bench,
 # bench/load/dmls_load, bench/echo/echo_server,
-# bench/resident/dmls_resident_bench), e.g. by a helper that copies them
+# bench/resident/dmls_resident_bench), e.g. by bench/stage_gpu.sh, which copies them
 # stripped. Environment: BEFORE (.gpu/before), AFTER (.gpu/after),
 # OUT (/tmp/out), SERVER_CPUS (0-7), LOAD_CPUS (8-15), POINTS, DURATION (6s),
 # WARMUP (1s), RES_ITERS (10). Every step runs even when another failed.
