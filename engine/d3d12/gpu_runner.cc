@@ -8,9 +8,7 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/time/clock.h"
 #include "engine/d3d12/gpu_runner_internal.h"
-#include "engine/d3d12/hresult.h"
 #include "engine/d3d12/objects.h"
-#include "engine/d3d12/state_tracker.h"
 #include "engine/sched/admission.h"
 #include "spdlog/spdlog.h"
 

@@ -3,25 +3,14 @@
 #include "engine/d3d12/gpu_runner.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/synchronization/blocking_counter.h"
 #include "absl/time/clock.h"
 #include "engine/d3d12/gpu_runner_internal.h"
-#include "engine/d3d12/hresult.h"
-#include "engine/d3d12/state_tracker.h"
-#include "engine/sched/admission.h"
-#include "spdlog/spdlog.h"
 
 namespace dmls::d3d12 {
 
-using runner_internal::Bytes;
-using runner_internal::kGuardBytes;
 using runner_internal::kPoison;
-using runner_internal::kRangeAlign;
-using runner_internal::RoundUp;
 
 void GpuRunner::Complete(Completion& c) {
   const uint8_t* data = c.readback->data() + c.offset;
