@@ -6,6 +6,7 @@
 // minute: it builds all 28,481 kernels).
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "engine/kernels/kernels.h"
@@ -29,7 +30,8 @@ class Fnv1a64 {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool each = argc > 1 && std::strcmp(argv[1], "--each") == 0;
   Fnv1a64 hash;
   uint64_t bytes = 0;
   const std::vector<dmls::gpu::KernelKey> keys = dmls::gpu::AllKernelKeys();
@@ -42,6 +44,13 @@ int main() {
     }
     hash.AddWord(kernel->threads_per_group);
     for (uint8_t b : kernel->dxbc) hash.Add(b);
+    if (each) {
+      Fnv1a64 one;
+      one.AddWord(kernel->threads_per_group);
+      for (uint8_t b : kernel->dxbc) one.Add(b);
+      std::printf("%016llx %s\n", static_cast<unsigned long long>(one.value()),
+                  key.DebugString().c_str());
+    }
     bytes += kernel->dxbc.size();
   }
   std::printf("%zu kernels, %llu bytes, fnv1a64 %016llx\n", keys.size(),
