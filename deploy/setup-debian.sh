@@ -5,7 +5,7 @@
 # own apt sources, so no registry host is written anywhere in this repository.
 # DMLSERVE_SETUP_PROFILE=build installs only what building dmlserve and
 # dmlctl needs (the image's build stage): no Python, Prometheus, nginx,
-# openssl, vulkan-tools or clang, which only the tests use.
+# openssl, vulkan-tools, clang or Node.js, which only the tests use.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -21,8 +21,24 @@ case "$profile" in
   *) echo "setup-debian.sh: DMLSERVE_SETUP_PROFILE must be full or build" >&2; exit 1 ;;
 esac
 script_hash="$(sha256sum "$0" | cut -d' ' -f1) $profile"
+
+# The Node.js client's packages (client/node/package-lock.json, from the npm
+# registry the machine's npm is configured for), for its tests. Run on every
+# call, stamp or not: a fresh clone has no node_modules. npm ci again only
+# when the lock file is newer than the last install.
+install_node_client() {
+  [ "$profile" = full ] || return 0
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/client/node"
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+     [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund)
+  fi
+}
+
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$script_hash" ] && [ "${DMLSERVE_FORCE_SETUP:-0}" != 1 ]; then
   echo "setup-debian.sh: dependencies already installed (delete $stamp to force)"
+  install_node_client
   exit 0
 fi
 
@@ -66,6 +82,17 @@ if [ "$profile" = full ]; then
 fi
 apt-get install -y -q --no-install-recommends "${packages[@]}"
 apt-get install -y -q --no-install-recommends -t bookworm-backports directx-headers-dev
+# Node.js for client/node: Debian's nodejs (18.x) and npm, unless the machine
+# already has a node and npm (a newer Node.js works too).
+if [ "$profile" = full ]; then
+  node_packages=()
+  command -v node >/dev/null || node_packages+=(nodejs)
+  command -v npm >/dev/null || node_packages+=(npm)
+  if [ ${#node_packages[@]} -gt 0 ]; then
+    apt-get install -y -q --no-install-recommends "${node_packages[@]}"
+  fi
+fi
+install_node_client
 
 echo "$script_hash" >"$stamp"
 echo "setup-debian.sh: done"

@@ -36,8 +36,13 @@ class DmlError extends Error {
     this.requestId = extra.requestId;
   }
 
-  /** Rule id of the first (normative) violation, or undefined. */
-  get rule() { return this.violations.length ? this.violations[0].rule : undefined; }
+  /** Rule id of the first (normative) violation; without violations, the
+   * id that starts the message ("AUTH_TOKEN_MISSING: ..."), or undefined. */
+  get rule() {
+    if (this.violations.length) return this.violations[0].rule;
+    const m = /^([A-Z][A-Z0-9_]+):/.exec(this.details || '');
+    return m ? m[1] : undefined;
+  }
 
   /** Field path of the first violation, or undefined. */
   get field() { return this.violations.length ? this.violations[0].field : undefined; }

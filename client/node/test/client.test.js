@@ -6,6 +6,8 @@
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
+const { execFileSync } = require('child_process');
+const path = require('path');
 const { DmlClient, Chain, Tensor, TensorHandle, float32ToFloat16, float16ToFloat32, operator } =
   require('..');
 const { startServer, rejectsWith, celu, assertClose } = require('./harness');
@@ -219,6 +221,14 @@ describe('DmlClient on a live server (cpu engine)', () => {
     } finally {
       for (const c of [alice, alice2, bob]) c.close();
     }
+  });
+
+  it('runs examples/hello.mjs (the README example, as an ES module)', () => {
+    const out = execFileSync(process.execPath, [path.join(__dirname, '..', 'examples', 'hello.mjs'),
+                                                server.target], { encoding: 'utf8' });
+    assert.match(out, /^\[ 8, 1024 \] Float32Array\(3\)/);
+    assert.match(out, /cpu-reference \d+ us/);
+    assert.match(out, /INVALID_ARGUMENT MVN_AXIS_OUT_OF_RANGE operator\.mvn1\.axes\[0\]/);
   });
 
   it('deadlines, cancellation and the message size limit', async () => {
