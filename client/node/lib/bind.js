@@ -6,8 +6,7 @@
 // output copies what it lacks from the input. Used by execute, streams,
 // chunked calls and chains alike.
 
-const { Tensor, asTensor, isTensorLike, dataTypeInfo, minTensorBytes, pack } =
-  require('./layout');
+const { asTensor, isTensorLike, dataTypeInfo, minTensorBytes, pack } = require('./layout');
 const { operatorDesc, operatorBody, resolveAxes } = require('./operator');
 
 const SLOTS = ['input', 'scale', 'bias'];
@@ -119,5 +118,5 @@ function prepare(op, inputs, path = 'operator') {
   return { op: desc, bound, output: fillOutput(body) };
 }
 
-module.exports = { Tensor, TensorHandle, SLOTS, isHandle, handleId, fillFromTensor, bindSource,
+module.exports = { TensorHandle, SLOTS, isHandle, handleId, fillFromTensor, bindSource,
                    fillOutput, prepare };

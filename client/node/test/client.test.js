@@ -138,6 +138,27 @@ describe('DmlClient on a live server (cpu engine)', () => {
     assert.deepEqual(Array.from(new Float32Array(new Uint8Array(raw[0].output).buffer)), [0, 1]);
   });
 
+  it('ExecuteStream: leaving the loop early cancels the stream', async () => {
+    const many = Array.from({ length: 50 }, () => ({ op: { celu: {} }, inputs: X }));
+    let seen = 0;
+    for await (const r of client.stream(many)) {
+      assert.ok(r.output);
+      if (++seen === 2) break;
+    }
+    assert.equal(seen, 2);
+    assertClose(assert, (await client.executeCelu(X)).data, celu(X.data));
+  });
+
+  it('Execute in place: the output bound over the input', async () => {
+    const y = await client.executeCelu(X, {}, { inPlace: true });
+    assertClose(assert, y.data, celu(X.data));
+    const h = await client.createTensor(X);
+    const same = await client.executeCelu(h, {}, { inPlace: true });
+    assert.equal(same.handle, h.handle);
+    assertClose(assert, (await client.download(h)).data, celu(X.data));
+    await client.release(h);
+  });
+
   it('ExecuteStream: a bad item fails the iterator locally', async () => {
     const run = async () => {
       for await (const r of client.stream([{ op: { celu: {} }, inputs: X },
