@@ -151,6 +151,14 @@ export interface ExecuteOptions extends CallOptions {
   requestId?: number;
 }
 
+/** Options under which a call returns the output as a Tensor (nothing kept
+ * on the server). */
+export type ReturnTensor<O> = O & { keepOutput?: false; outputHandle?: undefined };
+/** Options under which the output stays on the server (a TensorHandle). */
+export type KeepOutput<O> = O & ({ keepOutput: true } | { outputHandle: HandleLike });
+/** Inputs that are all sent as bytes. */
+export type TensorInputs = TensorLike | { input: TensorLike; scale?: Source; bias?: Source };
+
 export interface HelperOptions extends ExecuteOptions {
   /** Element strides of the input / output layout. */
   inputStrides?: number[];
@@ -198,6 +206,84 @@ export interface ChunkOptions extends CallOptions {
   onProgress?: (bytes: number, total: number | undefined) => void;
 }
 
+/** proto dmlserve.v1.Limits. */
+export interface Limits {
+  max_message_bytes: number;
+  max_tensor_bytes: number;
+  max_in_flight: number;
+  device_memory_cap_bytes: number;
+  max_batch_requests: number;
+  max_batch_bytes: number;
+  max_queue_delay_us: number;
+  max_queue_depth: number;
+  resident_bytes_per_principal: number;
+  resident_bytes_total: number;
+  resident_ttl_seconds: number;
+  max_chain_steps: number;
+  default_chunk_bytes: number;
+  max_chunk_bytes: number;
+}
+
+/** proto dmlserve.v1.OperatorSupport. */
+export interface OperatorSupport {
+  name: string;
+  field: string;
+  operator_type: number;
+  introduced: string;
+  tiers: { from_feature_level: string; min_dimension_count: number;
+           max_dimension_count: number; data_types: string[] }[];
+  in_place: boolean;
+  fusable_from?: string;
+  tolerance_class: string;
+  parameters: string[];
+}
+
+/** proto dmlserve.v1.GetCapabilitiesResponse. */
+export interface Capabilities {
+  server_version: string;
+  device_name: string;
+  device_kind: string;
+  backend: string;
+  highest_feature_level: string;
+  feature_levels: string[];
+  operators: OperatorSupport[];
+  limits: Limits;
+  devices: { name: string; kind: string; backend: string; memory_bytes: number;
+             memory_cap_bytes: number }[];
+}
+
+/** proto dmlserve.v1.ExecuteResponse. */
+export interface ExecuteResponse {
+  request_id: number;
+  output: Buffer;
+  status_code: number;
+  status_message: string;
+  violations: Violation[];
+  engine: string;
+  server_time_us: number;
+  output_handle: string;
+}
+
+/** proto dmlserve.v1.ChainResponse. */
+export interface ChainResponse {
+  request_id: number;
+  outputs: { step: number; data: Buffer; handle: string }[];
+  engine: string;
+  server_time_us: number;
+}
+
+export interface ThresholdParams { min: number; scaleBias?: [number, number] }
+export interface ClipParams { min: number; max: number; scaleBias?: [number, number] }
+export interface Mvn1Params {
+  /** A number or list; negative counts from the end. */
+  axes: number | number[];
+  scale?: Source;
+  bias?: Source;
+  epsilon?: number;
+  normalizeVariance?: boolean;
+  fused?: Fused;
+}
+
 export class DmlClient {
   constructor(target?: string, options?: ClientOptions);
   target: string;
@@ -206,17 +292,20 @@ export class DmlClient {
   token?: string;
   close(): void;
 
-  capabilities(opts?: CallOptions): Promise<any>;
-  limits(opts?: CallOptions): Promise<any>;
+  capabilities(opts?: CallOptions): Promise<Capabilities>;
+  /** The server's Limits (fetched once, then cached). */
+  limits(opts?: CallOptions): Promise<Limits>;
   validate(op: OperatorDesc, opts?: CallOptions & { featureLevel?: string | number; inPlace?: boolean }):
     Promise<{ valid: boolean; violations: Violation[]; feature_level: number }>;
-  executeRequest(request: object, opts?: CallOptions): Promise<any>;
+  executeRequest(request: object, opts?: CallOptions): Promise<ExecuteResponse>;
+  execute(op: OperatorDesc, inputs: TensorInputs, opts?: ReturnTensor<ExecuteOptions>): Promise<ResultTensor>;
+  execute(op: OperatorDesc, inputs: Inputs, opts: KeepOutput<ExecuteOptions>): Promise<TensorHandle>;
   execute(op: OperatorDesc, inputs: Inputs, opts?: ExecuteOptions): Promise<ResultTensor | TensorHandle>;
   streamRequests(requests: Iterable<object> | AsyncIterable<object>, opts?: CallOptions):
-    AsyncGenerator<any>;
+    AsyncGenerator<ExecuteResponse>;
   stream(items: Iterable<StreamItem> | AsyncIterable<StreamItem>, opts?: CallOptions):
     AsyncGenerator<StreamResult>;
-  chainRequest(request: object, opts?: CallOptions): Promise<any>;
+  chainRequest(request: object, opts?: CallOptions): Promise<ChainResponse>;
   chain(steps: Chain | (ChainStepOptions & { op: OperatorDesc; input: Source | number })[],
         opts?: CallOptions & { featureLevel?: string | number; requestId?: number }): Promise<ChainResult>;
   executeChunked(op: OperatorDesc, inputs: Inputs, opts?: ExecuteOptions & ChunkOptions & {
@@ -229,24 +318,34 @@ export class DmlClient {
     desc?: TensorDesc; handle?: HandleLike; offset?: number; ttlSeconds?: number;
   }): Promise<TensorHandle>;
   readChunks(request: object, opts?: CallOptions): AsyncGenerator<{ offset: number; data: Buffer }>;
-  download(handle: HandleLike, opts?: ChunkOptions & { offset?: number; length?: number }):
+  /** The whole tensor as a Tensor; a range (offset, length) as a Buffer. */
+  download(handle: HandleLike, opts?: ChunkOptions & { offset?: 0; length?: 0 }): Promise<Tensor>;
+  download(handle: HandleLike, opts: ChunkOptions & { offset?: number; length?: number }):
     Promise<Tensor | Buffer>;
   release(handle: HandleLike, opts?: CallOptions): Promise<void>;
   listTensors(opts?: CallOptions):
     Promise<{ tensors: TensorHandle[]; principalBytes: number; principalQuotaBytes: number }>;
 
+  executeActivation(name: string, x: TensorLike, params?: Record<string, unknown>,
+                    opts?: ReturnTensor<HelperOptions>): Promise<ResultTensor>;
   executeActivation(name: string, x: Source, params?: Record<string, unknown>,
                     opts?: HelperOptions): Promise<ResultTensor | TensorHandle>;
+  executeCelu(x: TensorLike, params?: { alpha?: number }, opts?: ReturnTensor<HelperOptions>):
+    Promise<ResultTensor>;
   executeCelu(x: Source, params?: { alpha?: number }, opts?: HelperOptions):
     Promise<ResultTensor | TensorHandle>;
-  executeThreshold(x: Source, params: { min: number; scaleBias?: [number, number] },
-                   opts?: HelperOptions): Promise<ResultTensor | TensorHandle>;
-  executeClip(x: Source, params: { min: number; max: number; scaleBias?: [number, number] },
-              opts?: HelperOptions): Promise<ResultTensor | TensorHandle>;
-  executeMvn1(x: Source, params: {
-    axes: number | number[]; scale?: Source; bias?: Source; epsilon?: number;
-    normalizeVariance?: boolean; fused?: Fused;
-  }, opts?: HelperOptions): Promise<ResultTensor | TensorHandle>;
+  executeThreshold(x: TensorLike, params: ThresholdParams, opts?: ReturnTensor<HelperOptions>):
+    Promise<ResultTensor>;
+  executeThreshold(x: Source, params: ThresholdParams, opts?: HelperOptions):
+    Promise<ResultTensor | TensorHandle>;
+  executeClip(x: TensorLike, params: ClipParams, opts?: ReturnTensor<HelperOptions>):
+    Promise<ResultTensor>;
+  executeClip(x: Source, params: ClipParams, opts?: HelperOptions):
+    Promise<ResultTensor | TensorHandle>;
+  executeMvn1(x: TensorLike, params: Mvn1Params, opts?: ReturnTensor<HelperOptions>):
+    Promise<ResultTensor>;
+  executeMvn1(x: Source, params: Mvn1Params, opts?: HelperOptions):
+    Promise<ResultTensor | TensorHandle>;
 }
 
 /** Parameters that may be left out, per operator, with their values. */

@@ -73,7 +73,9 @@ class Tensor {
         throw new TypeError(`${type.name} data must be a ${type.Array.name}, got ` +
                             describe(data));
       }
-      data = type.Array.from(data);
+      // BigInt64Array / BigUint64Array take BigInts; numbers are converted.
+      const big = type.Array === BigInt64Array || type.Array === BigUint64Array;
+      data = big ? type.Array.from(data, BigInt) : type.Array.from(data);
     }
     this.data = data;
     this.shape = shape === undefined ? [data.length] : Array.from(shape, Number);

@@ -17,6 +17,7 @@ describe('Tensor', () => {
     const t = new Tensor([1, 2, 3, 4], [2, 2]);
     assert.ok(t.data instanceof Float32Array);
     assert.deepEqual(new Tensor([1, 2], [2], 'int32').data, new Int32Array([1, 2]));
+    assert.deepEqual(new Tensor([1, -2], [2], 'int64').data, new BigInt64Array([1n, -2n]));
   });
 
   it('rejects a shape that does not hold the data, and a mismatched array', () => {

@@ -3,7 +3,7 @@
 // lines marked @ts-expect-error must not.
 import { Chain, DmlClient, DmlError, Tensor, TensorHandle, float32ToFloat16, operator, status }
   from 'dmlserve-client';
-import type { StreamItem, StreamResult } from 'dmlserve-client';
+import type { ResultTensor, StreamItem, StreamResult } from 'dmlserve-client';
 
 async function main(): Promise<void> {
   const client = new DmlClient('127.0.0.1:50051', {
@@ -20,7 +20,12 @@ async function main(): Promise<void> {
   await client.executeCelu(halves, { alpha: 0.5 }, { signal: new AbortController().signal });
   await client.executeThreshold(x, { min: 0, scaleBias: [2, 1] }, { inputStrides: [1, 2] });
   const caps = await client.capabilities();
-  void caps.limits;
+  const maxMessage: number = caps.limits.max_message_bytes;
+  const kinds: string[] = caps.operators.map((o) => o.field);
+  void maxMessage; void kinds;
+  // @ts-expect-error: limits are numbers
+  const wrong: string = (await client.limits()).max_chain_steps;
+  void wrong;
   const v = await client.validate({ celu: { alpha: 1 } });
   if (!v.valid) console.log(v.violations[0].rule, v.violations[0].field);
   const items: StreamItem[] = [{ op: operator('celu'), inputs: x, requestId: 1 }];
@@ -33,6 +38,14 @@ async function main(): Promise<void> {
   const a = chain.step({ celu: {} }, x);
   chain.step(operator('mvn1', { axes: [1] }), a, { returnOutput: true });
   const r = await client.chain(chain);
+  // On tensors, without keepOutput or outputHandle: a Tensor; otherwise a handle.
+  const t: ResultTensor = await client.executeCelu(x);
+  const kept: TensorHandle = await client.execute({ celu: {} }, x, { keepOutput: true });
+  const whole: Tensor = await client.download(kept);
+  void t; void whole;
+  // @ts-expect-error: a kept output is no Tensor
+  const notTensor: ResultTensor = await client.executeCelu(x, {}, { keepOutput: true });
+  void notTensor;
   console.log(r.tensors[1].shape, r.serverTimeUs);
   const h: TensorHandle = await client.createTensor(x, { ttlSeconds: 60 });
   await client.upload(Buffer.alloc(8), { handle: h, offset: 0, chunkBytes: 4 });
