@@ -43,12 +43,54 @@ function isPlainObject(value) {
     !ArrayBuffer.isView(value);
 }
 
-function normalizeScalar(field, value) {
-  if (field.type === 'TYPE_ENUM' && field.typeName.endsWith('DataType') &&
-      (typeof value === 'string' || typeof value === 'number')) {
-    try { return dataTypeInfo(value).proto; } catch (e) { return value; }  // UINT4, ...
+const INTEGER_TYPES = new Set(['TYPE_INT32', 'TYPE_UINT32', 'TYPE_INT64', 'TYPE_UINT64',
+                               'TYPE_SINT32', 'TYPE_SINT64', 'TYPE_FIXED32', 'TYPE_FIXED64']);
+const UNSIGNED_TYPES = new Set(['TYPE_UINT32', 'TYPE_UINT64', 'TYPE_FIXED32', 'TYPE_FIXED64']);
+
+function scalarError(path, value, what) {
+  return new TypeError(`${path}: expected ${what}, got ${JSON.stringify(value)}`);
+}
+
+// A scalar field's value, checked against its type: numbers for numeric
+// fields (64-bit integers also as BigInts or decimal strings, as proto3 JSON
+// writes them), booleans, strings, bytes, enum names or numbers. Negative
+// MVN1 axes pass: resolveAxes turns them into axes once the rank is known.
+function normalizeScalar(field, value, path) {
+  const type = field.type;
+  if (type === 'TYPE_ENUM') {
+    if (typeof value !== 'string' && !Number.isInteger(value)) {
+      throw scalarError(path, value, `a ${field.typeName} name or number`);
+    }
+    if (field.typeName.endsWith('DataType')) {
+      try { return dataTypeInfo(value).proto; } catch (e) { return value; }  // UINT4, ...
+    }
+    return value;
   }
-  return value;
+  if (type === 'TYPE_BOOL') {
+    if (typeof value !== 'boolean') throw scalarError(path, value, 'a boolean');
+    return value;
+  }
+  if (type === 'TYPE_STRING') {
+    if (typeof value !== 'string') throw scalarError(path, value, 'a string');
+    return value;
+  }
+  if (type === 'TYPE_BYTES') {
+    if (!(value instanceof Uint8Array)) throw scalarError(path, value, 'a Buffer');
+    return value;
+  }
+  let number = value;
+  if (typeof value === 'bigint' || (typeof value === 'string' && /^-?\d+$/.test(value) &&
+                                    type.endsWith('64'))) {
+    number = Number(value);
+  }
+  if (typeof number !== 'number') throw scalarError(path, value, 'a number');
+  if (INTEGER_TYPES.has(type)) {
+    if (!Number.isInteger(number)) throw scalarError(path, value, 'an integer');
+    if (UNSIGNED_TYPES.has(type) && number < 0 && field.name !== 'axes') {
+      throw scalarError(path, value, 'a non-negative integer');
+    }
+  }
+  return number;
 }
 
 function normalizeValue(field, value, path) {
@@ -58,7 +100,7 @@ function normalizeValue(field, value, path) {
     return list.map((v, i) => normalizeValue(one, v, `${path}[${i}]`));
   }
   if (field.type === 'TYPE_MESSAGE') return normalizeMessage(field.typeName, value, path);
-  return normalizeScalar(field, value);
+  return normalizeScalar(field, value, path);
 }
 
 /**

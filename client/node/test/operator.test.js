@@ -46,6 +46,19 @@ describe('operator descriptors', () => {
     assert.deepEqual(op.mvn1.input, { data_type: 'DATA_TYPE_FLOAT16', sizes: [2, 3],
                                       total_tensor_size_in_bytes: 12 });
     assert.deepEqual(op.mvn1.axes, [-1]);
+    const json = operatorDesc({ relu: { input: { sizes: ['2', '3'], totalTensorSizeInBytes: '24' } } });
+    assert.deepEqual(json.relu.input, { sizes: [2, 3], total_tensor_size_in_bytes: 24 });
+  });
+
+  it('check scalar types, with the path of the bad value', () => {
+    assert.throws(() => operatorDesc({ celu: { alpha: 'abc' } }), /operator\.celu\.alpha: expected a number, got "abc"/);
+    assert.throws(() => operatorDesc({ mvn1: { axes: [0, 1.5] } }), /operator\.mvn1\.axes\[1\]: expected an integer/);
+    assert.throws(() => operatorDesc({ relu: { input: { sizes: [2, -3] } } }),
+                  /operator\.relu\.input\.sizes\[1\]: expected a non-negative integer, got -3/);
+    assert.throws(() => operatorDesc({ mvn1: { axes: [0], normalizeVariance: 1 } }),
+                  /operator\.mvn1\.normalize_variance: expected a boolean/);
+    assert.throws(() => operatorDesc({ relu: { input: { dataType: {} } } }),
+                  /operator\.relu\.input\.data_type: expected a DataType name or number/);
   });
 });
 
