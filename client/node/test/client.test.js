@@ -7,6 +7,8 @@
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { DmlClient, Chain, Tensor, TensorHandle, float32ToFloat16, float16ToFloat32, operator } =
   require('..');
@@ -250,6 +252,26 @@ describe('DmlClient on a live server (cpu engine)', () => {
     assert.match(out, /^\[ 8, 1024 \] Float32Array\(3\)/);
     assert.match(out, /cpu-reference \d+ us/);
     assert.match(out, /INVALID_ARGUMENT MVN_AXIS_OUT_OF_RANGE operator\.mvn1\.axes\[0\]/);
+  });
+
+  it("runs the repository README's Node.js example, installed as a package", () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+    const block = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+      .find((code) => code.includes("from 'dmlserve-client'"));
+    assert.ok(block, "README.md has a js block importing 'dmlserve-client'");
+    assert.ok(block.includes("'127.0.0.1:50051'"));
+    const app = fs.mkdtempSync(path.join(os.tmpdir(), 'dmls-node-readme-'));
+    try {
+      fs.mkdirSync(path.join(app, 'node_modules'));
+      fs.symlinkSync(path.join(__dirname, '..'), path.join(app, 'node_modules', 'dmlserve-client'));
+      fs.writeFileSync(path.join(app, 'readme.mjs'), block.replace("'127.0.0.1:50051'",
+                                                                   `'${server.target}'`));
+      const out = execFileSync(process.execPath, ['readme.mjs'], { cwd: app, encoding: 'utf8' });
+      assert.match(out, /\[ 8, 1024 \] Float32Array\(3\)/);
+      assert.match(out, /MVN_AXIS_OUT_OF_RANGE operator\.mvn1\.axes\[0\]/);
+    } finally {
+      fs.rmSync(app, { recursive: true, force: true });
+    }
   });
 
   it('deadlines, cancellation and the message size limit', async () => {
