@@ -83,14 +83,16 @@ async function* readWhileWriting(call, messages, signal) {
   if (writeError) throw writeError;
 }
 
-/** A server-streaming call as an async generator of responses. */
-function serverStream(stub, method, request, md, callOptions, signal) {
-  return readWhileWriting(stub[method](request, md, callOptions), null, signal);
+/** A server-streaming call as an async generator of responses; the call
+ * starts when the generator is first read. */
+async function* serverStream(stub, method, request, md, callOptions, signal) {
+  yield* readWhileWriting(stub[method](request, md, callOptions), null, signal);
 }
 
-/** A bidirectional call: writes `messages`, yields the responses. */
-function duplex(stub, method, messages, md, callOptions, signal) {
-  return readWhileWriting(stub[method](md, callOptions), messages, signal);
+/** A bidirectional call: writes `messages`, yields the responses; the call
+ * starts when the generator is first read. */
+async function* duplex(stub, method, messages, md, callOptions, signal) {
+  yield* readWhileWriting(stub[method](md, callOptions), messages, signal);
 }
 
 /** A client-streaming call: writes `messages`, resolves to the response. */
