@@ -346,6 +346,14 @@ void MathEmitter::Gelu(Operand v) {
 
 void MathEmitter::TwoSum(Operand s, Operand e_acc, Operand a) {
   Operand sum = Tmp(), bb = Tmp(), err = Tmp(), t = Tmp();
+  TwoSum(s, e_acc, a, {sum, bb, err, t});
+}
+
+void MathEmitter::TwoSum(Operand s, Operand e_acc, Operand a, const TwoSumScratch& scratch) {
+  const Operand& sum = scratch.sum;
+  const Operand& bb = scratch.bb;
+  const Operand& err = scratch.err;
+  const Operand& t = scratch.t;
   b_.Add(sum, s, a);
   Launder(sum);
   b_.Add(bb, sum, s.Neg());

@@ -55,6 +55,12 @@ class MathEmitter {
   void Launder(Operand v) { b_.Xor(v, v, zero_); }
   // (s, e_acc) <- (fl(s + a), e_acc + error of that sum), Knuth's TwoSum.
   void TwoSum(Operand s, Operand e_acc, Operand a);
+  // The same on four caller-owned scratch temps, for sequences that call it
+  // often per element and must stay under the 4096 temps of a shader.
+  struct TwoSumScratch {
+    Operand sum, bb, err, t;
+  };
+  void TwoSum(Operand s, Operand e_acc, Operand a, const TwoSumScratch& scratch);
 
   // d = e^x via exp2 with the rounding error of x*log2(e) compensated when
   // `mad` is fused (H200; on drivers where it is not, the correction is 0

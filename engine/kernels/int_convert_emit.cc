@@ -19,18 +19,17 @@ bool IsSignedInt(DataType t) {
 // float32 arithmetic: x and Scale are cut into pieces whose products are
 // exact, and the seven terms are summed with TwoSum into s + e with
 // |e| <= ulp(s)/2, so trunc(v) is decided on (nearly) the exact value v. It differs
-// from trunc(round_to_double(v)) only when v lies within 2^-52*|v| of a
-// non-zero integer without being one (the double rounding would land on the
-// integer); within 2^-53*|v| that case is detected and handled below, and
-// for 8/16-bit x with Bias = 0 it cannot happen (x*Scale has at most 40
-// significant bits, exact in double).
+// from trunc(round_to_double(v)) only when v lies within half a double ulp
+// below a non-zero integer in magnitude (the double rounding lands on the
+// integer): that case is detected below from s and e, and for 8/16-bit x
+// with Bias = 0 it cannot happen (x*Scale has at most 40 significant bits,
+// exact in double).
 void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
                      Operand bias) {
   ShaderBuilder& b = m.builder();
   const bool is_signed = IsSignedInt(type);
   const uint32_t bits = ElementBits(type);
   auto t = [&]() { return b.NewTemp().x(); };
-  auto two_sum = [&](Operand s, Operand e_acc, Operand a) { m.TwoSum(s, e_acc, a); };
   // x = xa*2^24 + xb*2^12 + xc with 8/12/12-bit pieces (exact floats);
   // Scale = sh + sl with 12 significant bits each (bit mask, exact): the six
   // products are exact (<= 24 bits), so neither a fused multiply-add nor a
@@ -81,52 +80,101 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   b.ULt(sfin, sfin, U(0x7f800000u));             // Scale is finite
   b.And(bias_only, bias_only, sfin);
   b.Movc(g, bias_only, bias, g);
-  Operand s = t(), e = t(), term = t();
+  // v = s + e + f, each term added to s by TwoSum and its exact error added
+  // to e by TwoSum again: a single error accumulator rounds away a small
+  // Bias beside errors of a few units (1033557952 - 4 - 1e-7 kept only the
+  // -4), and that Bias decides the truncation.
+  Operand s = t(), e = t(), f = t(), term = t(), err = t();
+  const MathEmitter::TwoSumScratch scratch{t(), t(), t(), t()};
+  auto add_term = [&](Operand a) {
+    b.Mov(err, F(0.0f));
+    m.TwoSum(s, err, a, scratch);
+    m.TwoSum(e, f, err, scratch);
+  };
   b.Mul(s, xa, sh);
   b.Mul(s, s, F(16777216.0f));
   b.Mov(e, F(0.0f));
+  b.Mov(f, F(0.0f));
   struct Piece { Operand x; float scale; };
   const Piece pieces[] = {{xa, 16777216.0f}, {xb, 4096.0f}, {xc, 1.0f}};
   bool first = true;
   for (const Piece& piece : pieces) {
-    for (Operand half : {sh, sl}) {
+    for (Operand part : {sh, sl}) {
       if (first) {  // xa*sh is already in s
         first = false;
         continue;
       }
-      b.Mul(term, piece.x, half);
+      b.Mul(term, piece.x, part);
       if (piece.scale != 1.0f) b.Mul(term, term, F(piece.scale));
-      two_sum(s, e, term);
+      add_term(term);
     }
   }
-  two_sum(s, e, bias_s);
-  // Renormalise: s + e with |e| <= ulp(s)/2.
-  Operand e0 = t();
-  b.Mov(e0, F(0.0f));
-  two_sum(s, e0, e);
+  add_term(bias_s);
+  // Renormalise: v = s + e1 + e2 with |e1| about ulp(s)/2 at most and
+  // |e2| <= ulp(e1)/2.
+  Operand e1 = t(), e2 = t();
+  b.Mov(e1, F(0.0f));
+  m.TwoSum(s, e1, e, scratch);
+  b.Mov(e2, F(0.0f));
+  m.TwoSum(e1, e2, f, scratch);
   b.Mul(s, s, up);
-  b.Mul(e, e0, up);
-  // trunc(s + e). If s is not an integer (|s| < 2^23), e cannot move s
-  // across an integer: trunc(v) = trunc(s). If s is an integer, v = s + e
-  // and trunc(v) = s + floor(e) for s > 0, s + ceil(e) for s < 0, and 0 for
-  // s = 0 (|e| < 1 then).
-  Operand n = t(), is_int = t(), adj = t(), fl = t(), ce = t(), c1 = t();
+  b.Mul(e1, e1, up);
+  b.Mul(e2, e2, up);
+  // trunc of v rounded to double. If s is not an integer (|s| < 2^23), the
+  // small parts cannot move s across an integer, nor can rounding to double
+  // (v stays about ulp(s)/2 from any integer, far beyond a double's half
+  // ulp): the result is trunc(s). If s is an integer, work on
+  // |v| = |s| + p + q with (p, q) = sign(s)*(e1, e2): trunc(|v|) is
+  // |s| + floor(p + q), one more when |v| lies just below the integer
+  // k = |s| + C, C = ceil(p + q), and rounds up to it in double, that is
+  // when d = C - p - q is at most half the spacing of doubles below k:
+  // 2^(E(k)-53), or 2^(E(k)-54) when k is a power of two (a tie goes to k,
+  // whose last mantissa bit is 0). k is not always a float; K = fl(k) has
+  // E(k) unless k is just below 2^m = K, where the power-of-two rule gives
+  // the same 2^(m-54); so the spacing is taken from K, halved when K is a
+  // power of two and k <= K (C <= K - |s|, an exact difference). (Found on
+  // an H100, where lavapipe agreed: 2067115896 * 0.5 - 1e-7 gave 1033557948
+  // where double gives 1033557947.99999988.)
+  Operand n = t(), is_int = t(), adj = t(), fl = t(), d = t(), c1 = t(), c2 = t();
+  Operand neg = huge, p = e, q = f, k = down, half = up, pow2 = bias_s;  // reused (dead)
   b.RoundZ(n, s);
   b.Eq(is_int, n, s);
-  b.RoundNi(fl, e);
-  b.RoundPi(ce, e);
-  b.Lt(c1, F(0.0f), s);
-  b.Movc(adj, c1, fl, F(0.0f));
-  b.Lt(c1, s, F(0.0f));
-  b.Movc(adj, c1, ce, adj);
+  b.Lt(neg, s, F(0.0f));
+  b.Movc(p, neg, e1.Neg(), e1);
+  b.Movc(q, neg, e2.Neg(), e2);
+  // floor and ceil of p + q: those of p, one further when p is an integer
+  // and q goes past it.
+  b.RoundNi(fl, p);
+  b.RoundPi(d, p);
+  b.Eq(c1, fl, p);
+  b.Lt(c2, q, F(0.0f));
+  b.And(c2, c2, c1);
+  b.And(c2, c2, F(1.0f));
+  b.Add(fl, fl, c2.Neg());
+  b.Lt(c2, F(0.0f), q);
+  b.And(c2, c2, c1);
+  b.And(c2, c2, F(1.0f));
+  b.Add(d, d, c2);  // C
+  b.Add(k, s.Abs(), d);
+  m.Launder(k);  // else (|s| + C) - |s| >= C folds to true (lavapipe)
+  b.Add(c1, k, s.Abs().Neg());
+  b.Ge(c1, c1, d);  // k <= K
+  b.And(pow2, k, U(0x007fffffu));
+  b.IEq(pow2, pow2, U(0));
+  b.And(pow2, pow2, c1);
+  b.And(half, k, U(0x7f800000u));  // 2^E(K)
+  b.Mul(half, half, F(0x1p-53f));
+  b.Mul(c1, half, F(0.5f));
+  b.Movc(half, pow2, c1, half);
+  b.Add(d, d, p.Neg());
+  b.Add(d, d, q.Neg());
+  b.Ge(c1, half, d);
+  b.Lt(c2, F(0.0f), d);
+  b.And(c1, c1, c2);
+  b.And(c1, c1, F(1.0f));  // 1.0f where |v| rounds up to k, else 0
+  b.Add(adj, fl, c1);
+  b.Movc(adj, neg, adj.Neg(), adj);
   b.Movc(adj, is_int, adj, F(0.0f));
-  // The reference rounds v to double first: when |e| < 2^-53*|s|, v rounds
-  // to the integer s itself, so trunc gives s (found by tests/robustness:
-  // -1 + 1e-31 is -1 in double, not -0.99...).
-  Operand tiny = huge;  // reused (dead)
-  b.Mul(tiny, s.Abs(), F(0x1p-53f));
-  b.Lt(tiny, e.Abs(), tiny);
-  b.Movc(adj, tiny, F(0.0f), adj);
   // Convert n + adj with saturation. n is clamped into the range ftoi/ftou
   // convert exactly; the clamped-off excess joins adj (w); a |w| >= 2^24
   // saturates by its sign; otherwise iv + int(w) with overflow detection.
@@ -139,7 +187,7 @@ void ScalarScaleBias(MathEmitter& m, DataType type, Operand x, Operand scale,
   }
   const uint32_t hi32 = is_signed ? 0x7fffffffu : 0xffffffffu;
   const uint32_t lo32 = is_signed ? 0x80000000u : 0u;
-  Operand clamped = t(), w = t(), iv = t(), wi = t(), r = t(), far = t(), wpos = t(), c2 = t();
+  Operand clamped = t(), w = t(), iv = t(), wi = t(), r = t(), far = t(), wpos = t();
   b.Max(clamped, n, F(is_signed ? -2147483648.0f : 0.0f));
   b.Min(clamped, clamped, F(is_signed ? 2147483520.0f : 4294967040.0f));
   b.Add(w, n, clamped.Neg());

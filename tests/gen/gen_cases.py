@@ -555,6 +555,30 @@ def gen_edges(g):
                          {"Min": -2.0}, {"Scale": float("inf"), "Bias": 1.0})
         g.add("edge", f"threshold/{dtype}/packed/sb/scale_inf/fl3000/r1", op,
               0x3000, {"InputTensor": buf})
+    # Integer ScaleBias where x*Scale is an integer and a tiny Bias pulls it
+    # just below: in double, v = s + Bias rounds back to s only within half
+    # a double ulp of s (a quarter below a power of two), so trunc gives s
+    # or s - 1 by a margin of 1e-8 (seen on an H100 in a random set:
+    # 2067115896 * 0.5 - 1e-7 must give 1033557947). No random values: the
+    # inputs are listed so that the corpus around it stays the same.
+    for dtype, bias, xs in (
+            ("INT32", -1e-7, [2067115896, 2**30, 2**30 + 2, -2067115896,
+                              2**24 + 2, 6]),
+            ("INT32", -6e-8, [2067115896, 2**30 + 2, 2**29 + 2, 2**30,
+                              2**31 - 2, 10]),
+            ("INT32", -5e-8, [2067115896, 2**30 + 2, 2**30, 2**29 + 2,
+                              -(2**31), 10]),
+            ("UINT32", -3e-7, [3000000000, 2**31, 2**32 - 2, 2**31 + 2,
+                               2**25 + 2, 4]),
+            ("UINT32", -2e-7, [3000000000, 2**31, 2**32 - 2, 2**31 + 2,
+                               2**30 + 2, 4])):
+        sizes = [1, 1, 2, len(xs) // 2]  # FL 2_1 wants 4 dimensions
+        in_t = g.tensor(dtype, sizes)
+        buf = np.array(xs, dtype=g.o.NP_DTYPE[dtype])
+        op = build_unary(g, thr, 0x2100, in_t, g.tensor(dtype, sizes),
+                         {"Min": -3e9}, {"Scale": 0.5, "Bias": bias})
+        g.add("edge", f"threshold/{dtype}/packed/sb/double_rounding/"
+              f"bias{bias:g}/fl2100/r4", op, 0x2100, {"InputTensor": buf})
 
 
 # ---------------------------------------------------------------------------
