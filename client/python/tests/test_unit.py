@@ -6,7 +6,7 @@ import unittest
 import grpc
 import numpy as np
 
-import dmlserve_client as dc
+import dmlserve.client as dc
 from dmlserve.v1 import dmlserve_pb2 as pb
 from google.rpc import error_details_pb2, status_pb2
 

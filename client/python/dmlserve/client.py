@@ -32,7 +32,7 @@ from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from google.rpc import error_details_pb2
 from google.rpc import status_pb2
-from dmlserve_layout import (  # noqa: F401 (re-exported)
+from dmlserve.layout import (  # noqa: F401 (re-exported)
     data_type_of, min_tensor_bytes, numpy_dtype, pack, packed_strides,
     tensor_desc, unpack)
 
