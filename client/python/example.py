@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runnable example of the dmlserve Python client.
 
-    /usr/bin/python3 client/python/example.py --server 127.0.0.1:50051
+    venv/bin/python client/python/example.py --server 127.0.0.1:50051
 
 Runs CELU, THRESHOLD and MVN1 with a fused activation for FLOAT32 and
 FLOAT16 inputs, checks each result against a NumPy reference computed here,
@@ -9,9 +9,8 @@ prints the results, then shows a rule-breaking request being rejected with
 INVALID_ARGUMENT naming the rule and the field. Exit status 0 when every
 result matched.
 
-The generated modules of proto/ must be importable: set PYTHONPATH to the
-build's `python` directory (CMake target dmls_python_stubs) and this one,
-or pass --stubs DIR.
+Needs the dmlserve package: pip-installed (client/README.md), or found
+beside this file when run from the source tree.
 """
 
 import argparse
@@ -50,16 +49,13 @@ def close(actual, expected, dtype, atol, rtol):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default="127.0.0.1:50051")
-    parser.add_argument("--stubs", help="directory of the generated modules")
     parser.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args()
-    if args.stubs:
-        sys.path.insert(0, args.stubs)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 
     global np
     import numpy as np
-    import dmlserve_client as dc
+    import dmlserve as dc
 
     # Tolerances of OPERATORS.md section 8 (atol/rtol parts), widened to the
     # FLOAT16 ones for FLOAT16 tensors.

@@ -1,13 +1,15 @@
-"""dmlserve_layout: tensor layouts of the dmlserve Python client.
+"""Tensor layouts of the dmlserve Python client.
 
 A TensorDesc's payload is the raw little-endian bytes of its buffer range,
 ``total_tensor_size_in_bytes`` long, with the element at logical index
 (i0..in-1) at element offset sum_k(ik * strides[k]) (dmlserve.proto).
 ``pack`` and ``unpack`` convert between that buffer and a logical C-order
 NumPy array, for packed and strided (padded, transposed, zero-stride
-broadcast) layouts alike. Pure functions; no gRPC. dmlserve_client
-re-exports every public name.
+broadcast) layouts alike. Pure functions; no gRPC; thread-safe. The
+dmlserve package re-exports every public name.
 """
+
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
@@ -28,7 +30,7 @@ _DTYPES = {
 }
 
 
-def data_type_of(dtype):
+def data_type_of(dtype: Any) -> int:
     """dmlserve DataType of a NumPy dtype."""
     dtype = np.dtype(dtype).newbyteorder("<") if np.dtype(dtype).itemsize > 1 \
         else np.dtype(dtype)
@@ -38,7 +40,7 @@ def data_type_of(dtype):
     raise ValueError("no dmlserve data type for %s" % dtype)
 
 
-def numpy_dtype(data_type):
+def numpy_dtype(data_type: int) -> np.dtype:
     """NumPy dtype of a dmlserve DataType."""
     try:
         return _DTYPES[data_type]
@@ -46,14 +48,16 @@ def numpy_dtype(data_type):
         raise ValueError("no NumPy dtype for data type %d" % data_type)
 
 
-def packed_strides(shape):
+def packed_strides(shape: Sequence[int]) -> List[int]:
+    """Element strides of the packed row-major layout of `shape`."""
     strides = [1] * len(shape)
     for k in range(len(shape) - 2, -1, -1):
         strides[k] = strides[k + 1] * shape[k + 1]
     return strides
 
 
-def min_tensor_bytes(data_type, sizes, strides=None):
+def min_tensor_bytes(data_type: int, sizes: Sequence[int],
+                     strides: Optional[Sequence[int]] = None) -> int:
     """DMLCalcBufferTensorSize (OPERATORS.md 2.4), rounded up to 4 bytes."""
     element = numpy_dtype(data_type).itemsize
     if strides:
@@ -63,7 +67,9 @@ def min_tensor_bytes(data_type, sizes, strides=None):
     return (elements * element + 3) & ~3
 
 
-def tensor_desc(dtype, shape, strides=None, total=None, **fields):
+def tensor_desc(dtype: Any, shape: Sequence[int],
+                strides: Optional[Sequence[int]] = None,
+                total: Optional[int] = None, **fields: Any) -> pb.TensorDesc:
     """A TensorDesc of a NumPy dtype (or DataType int) and shape; total size
     defaults to the minimum. Extra keyword fields are set verbatim."""
     data_type = dtype if isinstance(dtype, int) else data_type_of(dtype)
@@ -75,12 +81,12 @@ def tensor_desc(dtype, shape, strides=None, total=None, **fields):
     return desc
 
 
-def _effective_strides(desc):
+def _effective_strides(desc: pb.TensorDesc) -> List[int]:
     return list(desc.strides) if len(desc.strides) else packed_strides(
         list(desc.sizes))
 
 
-def pack(desc, array):
+def pack(desc: pb.TensorDesc, array: Any) -> bytes:
     """Payload bytes of `desc` holding the logical C-order `array`."""
     dtype = numpy_dtype(desc.data_type)
     array = np.ascontiguousarray(np.asarray(array, dtype=dtype))
@@ -97,7 +103,7 @@ def pack(desc, array):
     return bytes(buf)
 
 
-def unpack(desc, payload):
+def unpack(desc: pb.TensorDesc, payload: bytes) -> np.ndarray:
     """The logical C-order array of `desc` read out of its buffer bytes."""
     dtype = numpy_dtype(desc.data_type)
     sizes = tuple(int(s) for s in desc.sizes)

@@ -1,4 +1,4 @@
-"""Offline unit tests of dmlserve_client (no server): layouts, request
+"""Offline unit tests of the dmlserve package (no server): layouts, request
 building and the decoding of BadRequest trailers."""
 
 import unittest
@@ -6,9 +6,9 @@ import unittest
 import grpc
 import numpy as np
 
-import dmlserve.client as dc
+import dmlserve as dc
 from dmlserve.v1 import dmlserve_pb2 as pb
-from google.rpc import error_details_pb2, status_pb2
+from dmlserve.errors import error_details_pb2, status_pb2
 
 
 class FakeRpcError(grpc.RpcError):
@@ -86,10 +86,10 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(out.total_tensor_size_in_bytes, 24)
 
     def test_fused_activation(self):
-        fa = dc._fused_activation(("celu", {"alpha": 2.0}))
+        fa = dc.fused_activation(("celu", {"alpha": 2.0}))
         self.assertEqual(fa.WhichOneof("activation"), "celu")
         self.assertEqual(fa.celu.alpha, 2.0)
-        self.assertEqual(dc._fused_activation("relu").WhichOneof("activation"),
+        self.assertEqual(dc.fused_activation("relu").WhichOneof("activation"),
                          "relu")
 
 

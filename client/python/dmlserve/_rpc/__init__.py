@@ -1,0 +1,1 @@
+"""google.rpc messages (generated), used when googleapis-common-protos is not installed."""

@@ -1,0 +1,1 @@
+"""Generated messages and stubs of proto/dmlserve/v1/dmlserve.proto."""
