@@ -3,9 +3,12 @@
 //   dmlctl [--server=HOST:PORT] [--timeout=SECONDS] [--tenant=NAME]
 //          [--tls] [--tls-ca=CA.pem] [--tls-cert=C.pem --tls-key=K.pem]
 //          [--tls-server-name=NAME] [--token=T | --token-file=F] COMMAND
-//   caps
+//   caps [--summary]            GetCapabilities as JSON, or one screen
 //   health [--service=NAME]     grpc.health.v1 Check; exit 0 when SERVING
 //   validate op.json [--feature-level=3_1] [--in-place]
+//       [--shape=2,3,4 [--data-type=FLOAT32]]
+//     An input without sizes and no --shape: checked at every rank 1..8
+//     (sizes of 1); exit 0 when some rank is valid.
 //   run op.json INPUTS OUTPUT [--json] [--feature-level=3_1] [--in-place]
 //       [--repeat=N]
 //     INPUTS: --input=in.npy [--scale=s.npy --bias=b.npy], or
@@ -15,6 +18,7 @@
 //             [--ttl=S] (prints the new handle); none with --in-place on
 //             --input-handle (the input's tensor is updated)
 //   run chain.json ...           (a ChainRequest: see dmlctl_resident.h)
+//   --version                    this dmlctl's version
 //   upload / download / ls / rm  (resident tensors: dmlctl_resident.h)
 //
 // op.json is the proto3 JSON form of dmlserve.v1.OperatorDesc, e.g.
@@ -23,9 +27,11 @@
 // (packed), the resident tensor or --shape, and the output copies the
 // input's. The tenant (also DMLS_TENANT) owns resident tensors; commands
 // that use them need one. --token (also DMLS_TOKEN) is sent as
-// `authorization: Bearer TOKEN`; any --tls* flag turns TLS on. Exit status: 0 success, 1 the server rejected the
-// request (rule id and field printed on stderr) or the descriptor is
-// invalid, 2 usage or local I/O error.
+// `authorization: Bearer TOKEN`; any --tls* flag turns TLS on. A flag the
+// command does not take is a usage error (dmlctl_flags.h). Exit status: 0
+// success, 1 the server rejected the request (rule id and field printed on
+// stderr) or the descriptor is invalid, 2 usage or local I/O error.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -46,7 +52,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/dml_client.h"
+#include "client/dmlctl_axes.h"
+#include "client/dmlctl_caps.h"
 #include "client/dmlctl_common.h"
+#include "client/dmlctl_flags.h"
 #include "client/dmlctl_resident.h"
 #include "client/npy.h"
 #include "client/tensor_util.h"
@@ -55,9 +64,12 @@
 namespace dmls::client {
 namespace {
 
+using ctl::ApplyShape;
 using ctl::Args;
 using ctl::BindNpy;
+using ctl::CapsSummary;
 using ctl::ChainCommand;
+using ctl::CheckFlags;
 using ctl::DownloadCommand;
 using ctl::FillFrom;
 using ctl::FillPacked;
@@ -71,6 +83,7 @@ using ctl::ParseFeatureLevel;
 using ctl::ParseShape;
 using ctl::PrintViolations;
 using ctl::RandomLogical;
+using ctl::ResolveNegativeAxes;
 using ctl::ReadJson;
 using ctl::ReadOperator;
 using ctl::ReleaseCommand;
@@ -87,9 +100,11 @@ constexpr char kUsage[] =
     "--tls-key=K.pem\n"
     "       for mutual TLS, --tls-server-name=NAME to override the checked "
     "name\n"
-    "  caps\n"
+    "  caps [--summary]\n"
     "  health [--service=NAME]  (grpc.health.v1; exit 0 when SERVING)\n"
-    "  validate OP.json [--feature-level=3_1] [--in-place]\n"
+    "  validate OP.json [--feature-level=3_1] [--in-place] "
+    "[--shape=2,3,4 [--data-type=FLOAT32]]\n"
+    "      (no sizes and no --shape: every rank 1..8 is checked)\n"
     "  run OP.json INPUT OUTPUT [--json] [--feature-level=3_1] [--in-place]\n"
     "      [--repeat=N]  (N copies on one ExecuteStream, answers compared)\n"
     "    INPUT:  --input=IN.npy [--scale=S.npy --bias=B.npy]\n"
@@ -97,22 +112,27 @@ constexpr char kUsage[] =
     "          | --random=SEED [--shape=2,3,4 --data-type=FLOAT32]\n"
     "    OUTPUT: --output=OUT.npy | --output-handle=H | --keep-output "
     "[--ttl=S]\n"
-    "  run CHAIN.json [--input=IN.npy] [--output=OUT.npy | --output-dir=DIR] "
-    "[--json]\n"
+    "  run CHAIN.json [--input=IN.npy | --input-handle=H] "
+    "[--output=OUT.npy | --output-dir=DIR] [--json]\n"
     "  upload IN.npy [--ttl=S] [--chunk-bytes=4M] [--progress] [--json]\n"
     "  download HANDLE --output=OUT.npy [--chunk-bytes=N] [--progress]\n"
     "  download HANDLE --output=OUT.bin --raw [--offset=N] [--length=N]\n"
     "  ls [--json]\n"
     "  rm HANDLE...\n"
+    "  --version\n"
     "Resident tensors (handles, chains, upload...rm) need --tenant or "
     "DMLS_TENANT.\n";
 
-int Caps(DmlClient& client) {
+int Caps(DmlClient& client, const Args& args) {
   absl::StatusOr<dmlserve::v1::GetCapabilitiesResponse> caps =
       client.GetCapabilities();
   if (!caps.ok()) {
     std::cerr << "error: " << caps.status() << "\n";
     return kExitRejected;
+  }
+  if (args.Has("summary")) {
+    std::cout << CapsSummary(*caps);
+    return 0;
   }
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
@@ -151,6 +171,20 @@ bool ReadOperatorRequest(const Args& args, Request* request) {
   return true;
 }
 
+// Prints one Validate answer; true when valid.
+bool PrintValidation(const dmlserve::v1::ValidateResponse& response,
+                     const std::string& prefix) {
+  const std::string level =
+      absl::StrCat("0x", absl::Hex(response.feature_level()));
+  std::cout << prefix << (response.valid() ? "valid" : "invalid")
+            << " at feature level " << level << "\n";
+  for (const auto& v : response.violations()) {
+    std::cout << prefix << v.rule() << " " << v.field() << ": "
+              << v.description() << "\n";
+  }
+  return response.valid();
+}
+
 int ValidateCommand(DmlClient& client, const Args& args) {
   if (args.positional.size() != 2) {
     std::cerr << kUsage;
@@ -158,23 +192,52 @@ int ValidateCommand(DmlClient& client, const Args& args) {
   }
   dmlserve::v1::ValidateRequest request;
   if (!ReadOperatorRequest(args, &request)) return kExitUsage;
-  absl::StatusOr<dmlserve::v1::ValidateResponse> response =
-      client.Validate(request);
-  if (!response.ok()) {
-    std::cerr << "error: " << response.status() << "\n";
-    return kExitRejected;
+  google::protobuf::Message* body = OperatorBody(request.mutable_operator_());
+  const dmlserve::v1::TensorDesc* in =
+      body == nullptr ? nullptr : TensorSlot(body, "input", false);
+  // Every rank 1..8 when neither the descriptor nor --shape gives sizes.
+  std::vector<std::string> shapes = {args.Get("shape")};
+  if (!args.Has("shape") && (in == nullptr || in->sizes_size() == 0) &&
+      body != nullptr) {
+    shapes.clear();
+    for (int rank = 1; rank <= 8; ++rank) {
+      shapes.push_back(absl::StrJoin(std::vector<int>(rank, 1), ","));
+    }
   }
-  const std::string level =
-      absl::StrCat("0x", absl::Hex(response->feature_level()));
-  if (response->valid()) {
-    std::cout << "valid at feature level " << level << "\n";
-    return 0;
+  std::vector<int> valid_ranks;
+  for (const std::string& shape : shapes) {
+    dmlserve::v1::ValidateRequest shaped = request;
+    google::protobuf::Message* shaped_body =
+        OperatorBody(shaped.mutable_operator_());
+    if (!shape.empty()) {
+      absl::Status s = ApplyShape(shaped_body, shape, args.Get("data-type"));
+      if (!s.ok()) {
+        std::cerr << "error: " << s << "\n";
+        return kExitUsage;
+      }
+    }
+    if (shaped_body != nullptr) ResolveNegativeAxes(shaped_body);
+    absl::StatusOr<dmlserve::v1::ValidateResponse> response =
+        client.Validate(shaped);
+    if (!response.ok()) {
+      std::cerr << "error: " << response.status() << "\n";
+      return kExitRejected;
+    }
+    const int rank = static_cast<int>(
+        std::count(shape.begin(), shape.end(), ',') + 1);
+    const std::string prefix =
+        shapes.size() > 1 ? absl::StrCat("rank ", rank, ": ") : "";
+    if (PrintValidation(*response, prefix)) valid_ranks.push_back(rank);
   }
-  std::cout << "invalid at feature level " << level << "\n";
-  for (const auto& v : response->violations()) {
-    std::cout << v.rule() << " " << v.field() << ": " << v.description() << "\n";
+  if (shapes.size() > 1) {
+    std::cout << (valid_ranks.empty()
+                      ? std::string("valid at no rank")
+                      : absl::StrCat("valid at ranks ",
+                                     absl::StrJoin(valid_ranks, ",")))
+              << " (no sizes and no --shape: each rank checked with sizes of "
+                 "1)\n";
   }
-  return kExitRejected;
+  return valid_ranks.empty() ? kExitRejected : 0;
 }
 
 // Sends `n` copies of `request` (request ids 1..n) on one ExecuteStream and
@@ -266,12 +329,9 @@ absl::Status BindTensors(TensorClient& tensors, const Args& args,
       TensorDesc* t = TensorSlot(body, slot.name, /*create=*/false);
       if (t == nullptr) continue;
       if (t->sizes_size() == 0 && file_flag == "input" && args.Has("shape")) {
-        absl::StatusOr<std::vector<uint64_t>> shape = ParseShape(args.Get("shape"));
-        absl::StatusOr<dmlserve::v1::DataType> type =
-            ParseDataType(args.Get("data-type", "FLOAT32"));
-        if (!shape.ok()) return shape.status();
-        if (!type.ok()) return type.status();
-        FillPacked(t, *shape, *type);
+        absl::Status shaped =
+            ApplyShape(body, args.Get("shape"), args.Get("data-type"));
+        if (!shaped.ok()) return shaped;
       }
       if (t->sizes_size() == 0) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -308,6 +368,11 @@ int RunCommand(DmlClient& client, TensorClient& tensors, const Args& args) {
     std::cerr << kUsage;
     return kExitUsage;
   }
+  if ((args.Has("shape") || args.Has("data-type")) && !args.Has("random")) {
+    std::cerr << "error: --shape and --data-type describe --random data (an "
+                 ".npy file or a resident tensor has its own)\n";
+    return kExitUsage;
+  }
   dmlserve::v1::ExecuteRequest request;
   if (!ReadOperatorRequest(args, &request)) return kExitUsage;
   request.set_request_id(1);
@@ -330,6 +395,7 @@ int RunCommand(DmlClient& client, TensorClient& tensors, const Args& args) {
     return bound.code() == absl::StatusCode::kNotFound ? kExitRejected
                                                        : kExitUsage;
   }
+  ResolveNegativeAxes(body);
 
   uint64_t repeat = 1;
   if (args.Has("repeat") &&
@@ -409,6 +475,10 @@ int NeedsTenant() {
 
 int Main(int argc, char** argv) {
   const Args args = ParseArgs(argc, argv);
+  if (args.Has("version")) {
+    std::cout << "dmlctl " << DMLSERVE_VERSION << "\n";
+    return 0;
+  }
   if (args.positional.empty() || args.Has("help")) {
     std::cerr << kUsage;
     return args.Has("help") ? 0 : kExitUsage;
@@ -452,20 +522,26 @@ int Main(int argc, char** argv) {
   DmlClient client(options, *channel);
   TensorClient tensors(options, *channel);
   const std::string& command = args.positional[0];
+  // A chain file is a ChainRequest ("steps"); anything else an operator.
+  dmlserve::v1::ChainRequest chain;
+  const bool is_chain = command == "run" && args.positional.size() == 2 &&
+                        ReadJson(args.positional[1], &chain).ok() &&
+                        chain.steps_size() > 0;
+  if (absl::Status flags = CheckFlags(args, is_chain ? "run-chain" : command);
+      !flags.ok()) {
+    std::cerr << "error: " << flags.message() << "\n";
+    return kExitUsage;
+  }
   // Who owns resident tensors: a token's or client certificate's identity,
   // else the tenant.
   const bool has_identity = !options.tenant.empty() || !options.token.empty() ||
                             !options.tls_cert_file.empty();
   const bool resident_command = command == "upload" || command == "download" ||
                                 command == "ls" || command == "rm";
-  if (command == "caps") return Caps(client);
+  if (command == "caps") return Caps(client, args);
   if (command == "health") return Health(client, args);
   if (command == "validate") return ValidateCommand(client, args);
   if (command == "run" && args.positional.size() == 2) {
-    // A chain file is a ChainRequest ("steps"); anything else an operator.
-    dmlserve::v1::ChainRequest chain;
-    const bool is_chain = ReadJson(args.positional[1], &chain).ok() &&
-                          chain.steps_size() > 0;
     const bool uses_handles = is_chain || args.Has("input-handle") ||
                               args.Has("scale-handle") ||
                               args.Has("bias-handle") ||

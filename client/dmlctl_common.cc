@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/dmlctl_axes.h"
 #include "client/npy.h"
 #include "client/read_file.h"
 #include "client/tensor_util.h"
@@ -34,7 +35,8 @@ Args ParseArgs(int argc, char** argv) {
     if (eq != std::string::npos) {
       args.flags[a.substr(0, eq)] = a.substr(eq + 1);
     } else if (a == "in-place" || a == "json" || a == "keep-output" ||
-               a == "progress" || a == "raw" || a == "tls" || i + 1 >= argc) {
+               a == "progress" || a == "raw" || a == "tls" || a == "summary" ||
+               a == "help" || a == "version" || i + 1 >= argc) {
       args.flags[a] = "true";
     } else {
       args.flags[a] = argv[++i];
@@ -71,7 +73,11 @@ absl::Status ReadJson(const std::string& path,
                       google::protobuf::Message* message) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  const auto status = google::protobuf::util::JsonStringToMessage(*text, message);
+  absl::StatusOr<std::string> encoded = EncodeNegativeAxes(*text);
+  if (!encoded.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not JSON"));
+  }
+  const auto status = google::protobuf::util::JsonStringToMessage(*encoded, message);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a ", message->GetDescriptor()->full_name(),
@@ -232,6 +238,30 @@ absl::Status BindNpy(google::protobuf::Message* body, const std::string& name,
         absl::StrCat(path, " -> ", name, ": ", packed.status().message()));
   }
   *payload = *std::move(packed);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyShape(google::protobuf::Message* body, const std::string& shape,
+                        const std::string& data_type) {
+  TensorDesc* in =
+      body == nullptr ? nullptr : TensorSlot(body, "input", /*create=*/true);
+  if (in == nullptr) return absl::InvalidArgumentError("the operator has no input");
+  if (in->sizes_size() != 0) {
+    return absl::InvalidArgumentError(
+        "--shape: the descriptor's input already has sizes");
+  }
+  absl::StatusOr<std::vector<uint64_t>> sizes = ParseShape(shape);
+  if (!sizes.ok()) return sizes.status();
+  absl::StatusOr<dmlserve::v1::DataType> type = ParseDataType(
+      data_type.empty() ? (in->data_type() == dmlserve::v1::DATA_TYPE_UNKNOWN
+                               ? "FLOAT32"
+                               : dmlserve::v1::DataType_Name(in->data_type()))
+                        : data_type);
+  if (!type.ok()) return type.status();
+  FillPacked(in, *sizes, *type);
+  if (TensorDesc* out = TensorSlot(body, "output", /*create=*/true)) {
+    FillFrom(out, *in);
+  }
   return absl::OkStatus();
 }
 

@@ -35,14 +35,16 @@ struct Args {
 };
 
 // Flags take "--name=value" or "--name value"; the boolean ones
-// ("--in-place", "--json", "--keep-output", "--progress", "--raw", "--tls")
-// take no value.
+// ("--in-place", "--json", "--keep-output", "--progress", "--raw", "--tls",
+// "--summary", "--help", "--version") take no value. Which flags a command
+// accepts is dmlctl_flags.h's business.
 Args ParseArgs(int argc, char** argv);
 
 // "3_1", "0x3100", "12544" or "FEATURE_LEVEL_3_1".
 absl::StatusOr<int> ParseFeatureLevel(std::string text);
 
-// Parses the proto3 JSON file `path` into `message`.
+// Parses the proto3 JSON file `path` into `message`; negative MVN1 axes
+// are kept for ResolveNegativeAxes (dmlctl_axes.h).
 absl::Status ReadJson(const std::string& path, google::protobuf::Message* message);
 
 absl::StatusOr<dmlserve::v1::OperatorDesc> ReadOperator(const std::string& path);
@@ -85,6 +87,12 @@ absl::Status WriteTensorNpy(const std::string& path,
                             const dmlserve::v1::TensorDesc& desc,
                             const std::string& buffer,
                             std::vector<uint64_t>* shape_out = nullptr);
+
+// --shape=2,3,4 (and --data-type, default the input's or FLOAT32) as the
+// operator's input sizes, the output taking the input's layout. INVALID_ARGUMENT
+// when the input already has sizes or the operator has no input.
+absl::Status ApplyShape(google::protobuf::Message* body, const std::string& shape,
+                        const std::string& data_type);
 
 // "2,3,4" -> {2, 3, 4}; every size at least 1.
 absl::StatusOr<std::vector<uint64_t>> ParseShape(const std::string& text);

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/dmlctl_axes.h"
 #include "client/npy.h"
 #include "client/tensor_util.h"
 #include "google/protobuf/util/json_util.h"
@@ -202,12 +203,13 @@ absl::StatusOr<std::vector<v1::TensorDesc>> CompleteChain(
         {"scale", step->mutable_scale()},
         {"bias", step->mutable_bias()}};
     for (const auto& [name, source] : slots) {
-      const bool bind = i == 0 && std::string(name) == "input" && args.Has("input");
-      if (bind) {
-        if (source->source_case() != v1::ChainTensor::SOURCE_NOT_SET) {
-          return absl::InvalidArgumentError(
-              "--input: steps[0].input already has a source");
-        }
+      const char* flag = args.Has("input") ? "input" : "input-handle";
+      const bool bind = i == 0 && std::string(name) == "input" && args.Has(flag);
+      if (bind && source->source_case() != v1::ChainTensor::SOURCE_NOT_SET) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", flag, ": steps[0].input already has a source"));
+      }
+      if (bind && args.Has("input")) {
         std::string bytes;
         if (absl::Status s = BindNpy(body, name, args.Get("input"), &bytes);
             !s.ok()) {
@@ -216,6 +218,7 @@ absl::StatusOr<std::vector<v1::TensorDesc>> CompleteChain(
         source->set_data(std::move(bytes));
         continue;
       }
+      if (bind) source->set_handle(args.Get("input-handle"));  // filled below
       v1::TensorDesc* t = TensorSlot(body, name, /*create=*/false);
       if (source->source_case() == v1::ChainTensor::kStep) {
         t = TensorSlot(body, name, /*create=*/true);
@@ -234,6 +237,7 @@ absl::StatusOr<std::vector<v1::TensorDesc>> CompleteChain(
         if (t != nullptr) FillFrom(t, info->desc());
       }
     }
+    ResolveNegativeAxes(body);
     v1::TensorDesc* in = TensorSlot(body, "input", false);
     v1::TensorDesc* out = TensorSlot(body, "output", true);
     if (in != nullptr && out != nullptr) FillFrom(out, *in);
@@ -246,6 +250,9 @@ absl::StatusOr<std::vector<v1::TensorDesc>> CompleteChain(
 
 int ChainCommand(DmlClient& client, TensorClient& tensors,
                  v1::ChainRequest chain, const Args& args) {
+  if (args.Has("input") && args.Has("input-handle")) {
+    return Usage("give --input or --input-handle, not both");
+  }
   int returned = 0;
   for (const v1::ChainStep& step : chain.steps()) returned += step.return_output();
   if (returned > 1 && !args.Has("output-dir")) {
