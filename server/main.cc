@@ -69,8 +69,10 @@ ABSL_FLAG(uint64_t, stream_queue_bytes, kDefaults.stream_queue_bytes,
           "Response bytes one ExecuteStream may have waiting before the server "
           "stops reading it.");
 ABSL_FLAG(std::string, device, kDefaults.device,
-          "Engine: auto (Direct3D 12 if available, else cpu), gpu, software "
-          "or cpu.");
+          "Engine: auto (Direct3D 12 on every discrete GPU, else one GPU, "
+          "else the software adapter, lavapipe; never the cpu engine: "
+          "without Direct3D 12 the server fails to start), gpu (every "
+          "discrete GPU, else one GPU), software or cpu.");
 ABSL_FLAG(std::string, adapter, kDefaults.adapter,
           "One Direct3D 12 adapter to use (the first whose description "
           "contains this).");
@@ -172,6 +174,9 @@ int main(int argc, char** argv) {
     return absl::EndsWith(file, "server/main.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] {
+    return std::string("dmlserve ") + DMLSERVE_VERSION + "\n";
+  };
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
 
