@@ -77,7 +77,7 @@ if [ "$profile" = full ]; then
   packages+=(
     vulkan-tools clang
     python3 python3-numpy python3-grpcio python3-protobuf python3-yaml
-    python3-venv
+    python3-venv python3-mypy
     openssl nginx-light prometheus
   )
 fi

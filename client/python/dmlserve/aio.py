@@ -24,7 +24,7 @@ from dmlserve.connection import (ClientBase, Pem, array_payload, chunk_size,
 from dmlserve.errors import error_from_rpc
 from dmlserve.handle import HandleLike, TensorHandle, TensorList, handle_id
 from dmlserve.layout import unpack
-from dmlserve.ops import OperatorLike, operator_desc
+from dmlserve.ops import OperatorLike, level, operator_desc
 from dmlserve.progress import progress_callback
 from dmlserve.requests import (ExecutePlan, Inputs, Result, StreamCall,
                                prepare, stream_plans, stream_results)
@@ -106,7 +106,7 @@ class AsyncDmlClient(ClientBase):
                        timeout: Optional[float] = None,
                        fill_defaults: bool = True) -> pb.ValidateResponse:
         """As DmlClient.validate."""
-        request = pb.ValidateRequest(feature_level=feature_level,
+        request = pb.ValidateRequest(feature_level=level(feature_level),
                                      in_place=in_place)
         request.operator.CopyFrom(operator_desc(op, None, fill_defaults))
         return await self._call(self.stub.Validate, request, timeout)
@@ -193,7 +193,9 @@ class AsyncDmlClient(ClientBase):
                                    progress_callback(progress, "download"))
         data = await self._read_stream(self.tensors.ReadTensor, request,
                                        assembler, timeout)
-        return data if partial else unpack(desc, data)
+        if partial or desc is None:
+            return data
+        return unpack(desc, data)
 
     async def _lookup(self, handle: HandleLike) -> TensorHandle:
         for t in (await self.list_tensors()).tensors:

@@ -10,7 +10,7 @@ import numpy as np
 
 from dmlserve.handle import HandleLike, TensorHandle, handle_id
 from dmlserve.layout import unpack
-from dmlserve.ops import OperatorLike, operator_body, operator_desc
+from dmlserve.ops import OperatorLike, level, operator_body, operator_desc
 from dmlserve.requests import Source, bind_source, fill_output, rank_of
 from dmlserve.v1 import dmlserve_pb2 as pb
 
@@ -94,7 +94,7 @@ class Chain:
                 ) -> Tuple[pb.ChainRequest, List[pb.TensorDesc]]:
         """(ChainRequest, [output TensorDesc of each step])."""
         request = pb.ChainRequest(request_id=request_id,
-                                  feature_level=feature_level)
+                                  feature_level=level(feature_level))
         outputs: List[pb.TensorDesc] = []
         for op, sources, flags, _ in self._steps:
             step = request.steps.add(in_place=flags["in_place"],

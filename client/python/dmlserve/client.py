@@ -40,7 +40,7 @@ from dmlserve.connection import (ClientBase, Pem, array_payload,
 from dmlserve.errors import DmlError, error_from_rpc
 from dmlserve.handle import HandleLike, TensorHandle, TensorList, handle_id
 from dmlserve.layout import unpack
-from dmlserve.ops import OperatorLike, operator_desc
+from dmlserve.ops import OperatorLike, level, operator_desc
 from dmlserve.progress import progress_callback
 from dmlserve.requests import (ExecutePlan, Inputs, Result, StreamCall,
                                prepare, stream_plans, stream_results)
@@ -58,7 +58,8 @@ def lookup_error(handle: HandleLike) -> DmlError:
 def header_of(op: pb.OperatorDesc, feature_level: int, in_place: bool,
               response_chunk_bytes: int) -> pb.ChunkedHeader:
     """The ChunkedHeader of execute_chunked."""
-    header = pb.ChunkedHeader(feature_level=feature_level, in_place=in_place,
+    header = pb.ChunkedHeader(feature_level=level(feature_level),
+                              in_place=in_place,
                               chunk_bytes=response_chunk_bytes)
     header.operator.CopyFrom(op)
     return header
@@ -151,7 +152,7 @@ class DmlClient(ClientBase):
         """ValidateResponse (valid, violations) for `op` as execute would
         send it (ops.DEFAULTS filled in); fill_defaults=False checks it as
         it is."""
-        request = pb.ValidateRequest(feature_level=feature_level,
+        request = pb.ValidateRequest(feature_level=level(feature_level),
                                      in_place=in_place)
         request.operator.CopyFrom(operator_desc(op, None, fill_defaults))
         return self._call(self.stub.Validate, request, timeout)
@@ -258,7 +259,9 @@ class DmlClient(ClientBase):
                                    progress_callback(progress, "download"))
         data = self._read_stream(self.tensors.ReadTensor, request, assembler,
                                  timeout)
-        return data if partial else unpack(desc, data)
+        if partial or desc is None:
+            return data
+        return unpack(desc, data)
 
     def _lookup(self, handle: HandleLike) -> TensorHandle:
         for t in self.list_tensors().tensors:

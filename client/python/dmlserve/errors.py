@@ -11,7 +11,7 @@ import grpc
 try:  # googleapis-common-protos, when installed, owns these proto files.
     from google.rpc import error_details_pb2, status_pb2
 except ImportError:  # otherwise the copies generated into this package
-    from dmlserve._rpc import error_details_pb2, status_pb2  # type: ignore
+    from dmlserve._rpc import error_details_pb2, status_pb2
 
 
 class Violation(NamedTuple):

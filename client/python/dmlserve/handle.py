@@ -38,9 +38,10 @@ class TensorHandle:
     def __repr__(self) -> str:
         return "TensorHandle(%s, %s bytes)" % (self.handle, self.size)
 
-    def __eq__(self, other: Any) -> bool:
-        return handle_id(other) == self.handle if is_handle(other) else \
-            NotImplemented
+    def __eq__(self, other: object) -> bool:
+        if not is_handle(other):
+            return NotImplemented
+        return handle_id(other) == self.handle  # type: ignore[arg-type]
 
     def __hash__(self) -> int:
         return hash(self.handle)

@@ -7,7 +7,7 @@ there), as for execute, chains and streams.
 Stateless mixin; as thread-safe as the client it is mixed into.
 """
 
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 
 from dmlserve.handle import TensorHandle
@@ -45,10 +45,7 @@ class OperatorHelpers:
     execute(op, inputs, **kw) and a `cast` attribute."""
 
     cast: Any = None
-
-    def execute(self, op: Any, inputs: Any, **kw: Any) -> Any:
-        """Runs `op` on `inputs` (DmlClient.execute)."""
-        raise NotImplementedError
+    execute: Callable[..., Any]  # DmlClient.execute or its coroutine twin
 
     def _run_unary(self, member: str, x: Any, params: dict,
                    input_strides: Strides, output_strides: Strides,

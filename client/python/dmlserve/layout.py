@@ -9,13 +9,13 @@ broadcast) layouts alike. Pure functions; no gRPC; thread-safe. The
 dmlserve package re-exports every public name.
 """
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, cast
 
 import numpy as np
 
 from dmlserve.v1 import dmlserve_pb2 as pb
 
-_DTYPES = {
+_DTYPES: Dict[int, np.dtype] = {
     pb.DATA_TYPE_FLOAT32: np.dtype("<f4"),
     pb.DATA_TYPE_FLOAT16: np.dtype("<f2"),
     pb.DATA_TYPE_UINT32: np.dtype("<u4"),
@@ -73,7 +73,8 @@ def tensor_desc(dtype: Any, shape: Sequence[int],
     """A TensorDesc of a NumPy dtype (or DataType int) and shape; total size
     defaults to the minimum. Extra keyword fields are set verbatim."""
     data_type = dtype if isinstance(dtype, int) else data_type_of(dtype)
-    desc = pb.TensorDesc(data_type=data_type, sizes=list(shape),
+    desc = pb.TensorDesc(data_type=cast("pb.DataType", data_type),
+                         sizes=list(shape),
                          strides=list(strides or ()), **fields)
     desc.total_tensor_size_in_bytes = (
         total if total is not None

@@ -11,6 +11,7 @@ everywhere. Pure functions; thread-safe.
 import copy
 from typing import (Any, Dict, List, Mapping, Optional, Sequence, Tuple,
                     Union)
+from typing import cast as type_cast
 
 import numpy as np
 from google.protobuf import json_format
@@ -78,6 +79,18 @@ _FUSED_NAMES = _names(pb.FusedActivation.DESCRIPTOR)
 def _unknown(kind: str, name: Any, valid: Sequence[str]) -> ValueError:
     return ValueError("unknown %s %r; valid names: %s"
                       % (kind, name, ", ".join(valid)))
+
+
+def level(feature_level: int) -> "pb.FeatureLevel":
+    """A feature level as the messages' type: any int the proto takes (0,
+    the server's highest, or a DML_FEATURE_LEVEL value such as 0x6400;
+    pb.FEATURE_LEVEL_6_4 is one)."""
+    return type_cast("pb.FeatureLevel", feature_level)
+
+
+def data_type(value: int) -> "pb.DataType":
+    """A DataType number as the messages' type."""
+    return type_cast("pb.DataType", value)
 
 
 def normalize_axes(axes: Union[int, Sequence[int]],
@@ -154,7 +167,8 @@ def _dict_body(op: Mapping[str, Any], rank: Optional[int]) -> Dict[str, Any]:
     for key in ("fused_activation", "fusedActivation"):
         fused = body.get(key)
         if isinstance(fused, (str, tuple)):
-            body[key] = json_format.MessageToDict(fused_activation(fused))
+            body[key] = json_format.MessageToDict(
+                fused_activation(fused))  # type: ignore[arg-type]
         elif isinstance(fused, Mapping):
             for fused_name in fused:
                 if fused_name not in _FUSED_NAMES:

@@ -15,7 +15,8 @@ import numpy as np
 from dmlserve.errors import DmlError, error_from_response
 from dmlserve.handle import HandleLike, TensorHandle, handle_id, is_handle
 from dmlserve.layout import data_type_of, min_tensor_bytes, pack, unpack
-from dmlserve.ops import OperatorLike, as_array, operator_body, operator_desc
+from dmlserve.ops import (OperatorLike, as_array, data_type, level,
+                          operator_body, operator_desc)
 from dmlserve.v1 import dmlserve_pb2 as pb
 
 #: A tensor source: a NumPy array (or anything np.asarray takes), a
@@ -37,7 +38,7 @@ def _fill_from_array(desc: pb.TensorDesc, array: np.ndarray) -> None:
     if not len(desc.sizes):
         desc.sizes[:] = list(array.shape) or [1]
     if desc.data_type == pb.DATA_TYPE_UNKNOWN:
-        desc.data_type = data_type_of(array.dtype)
+        desc.data_type = data_type(data_type_of(array.dtype))
     if desc.total_tensor_size_in_bytes == 0:
         desc.total_tensor_size_in_bytes = min_tensor_bytes(
             desc.data_type, list(desc.sizes), list(desc.strides))
@@ -129,7 +130,7 @@ def build_request(op: OperatorLike, inputs: Inputs, feature_level: int = 0,
     DmlClient.stream takes the pair as it is."""
     op, bound, out = prepare(op, inputs, cast)
     request = pb.ExecuteRequest(request_id=request_id,
-                                feature_level=feature_level,
+                                feature_level=level(feature_level),
                                 in_place=in_place, keep_output=keep_output,
                                 keep_output_ttl_seconds=keep_output_ttl)
     request.operator.CopyFrom(op)
