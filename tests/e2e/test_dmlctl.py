@@ -57,6 +57,12 @@ class DmlctlTest(ServerTestCase):
             result = self.dmlctl(*args, expect=2)
             self.assertIn("unknown flag " + flag, result.stderr)
             self.assertFalse(os.path.exists(self.path("y.npy")))
+        # A known flag that would be ignored is refused too.
+        result = self.dmlctl("run", celu, "--input=" + self.save(
+            random_array((2, 3), seed=1)), "--shape=4,4",
+            "--output=" + self.path("y.npy"), expect=2)
+        self.assertIn("--shape and --data-type describe --random data",
+                      result.stderr)
 
     def test_validate_without_sizes_checks_every_rank(self):
         celu = os.path.join(EXAMPLES, "celu.json")

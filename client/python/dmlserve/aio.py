@@ -33,8 +33,10 @@ from dmlserve.v1 import dmlserve_pb2 as pb
 
 class AsyncDmlClient(ClientBase):
     """asyncio client of dmlserve.v1.DmlService and TensorService; the
-    constructor's arguments are DmlClient's. Use as an async context
-    manager (or await close()). The execute_* helpers return awaitables."""
+    constructor's arguments are DmlClient's. Make it inside the event loop
+    that uses it (in a coroutine: grpc.aio binds the channel to the running
+    loop) and use it as an async context manager (or await close()). The
+    execute_* helpers return awaitables."""
 
     def __init__(self, target: str = "127.0.0.1:50051",
                  timeout: Optional[float] = 60.0,
