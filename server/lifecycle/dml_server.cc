@@ -82,6 +82,18 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
       &server->service_->store(), engine, &server->service_->calls(), tensor_options, logger);
   builder.RegisterService(server->tensor_service_.get());
+  kserve::KServeOptions kserve_options;
+  kserve_options.facts.max_batch_requests = options.max_batch_requests;
+  kserve_options.facts.max_batch_bytes = options.max_batch_bytes;
+  kserve_options.facts.max_queue_delay_us = options.max_queue_delay_us;
+  kserve_options.facts.device_kind = engine->device_info().kind;
+  kserve_options.facts.device_count = static_cast<int>(engine->devices().size());
+  kserve_options.stream.window = options.stream_window;
+  kserve_options.stream.max_queued_bytes = options.stream_queue_bytes;
+  kserve_options.tokens = security->tokens;
+  server->kserve_service_ = std::make_unique<kserve::KServeServiceImpl>(
+      server->service_.get(), engine, kserve_options, logger);
+  builder.RegisterService(server->kserve_service_.get());
   // ValidateOptions keeps the size within int.
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));

@@ -1,4 +1,5 @@
-// DmlServer: the running gRPC server: DmlService, the grpc.health.v1 health
+// DmlServer: the running gRPC server: DmlService, TensorService, the Open
+// Inference Protocol (server/kserve/kserve_service.h), the grpc.health.v1 health
 // service (SERVING once started, NOT_SERVING from the drain on and while
 // the engine reports !Healthy(), e.g. every device lost; a watcher thread
 // checks it every kHealthCheckInterval), server reflection, message size
@@ -23,6 +24,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/mutex.h"
 #include "grpcpp/server.h"
+#include "server/kserve/kserve_service.h"
 #include "server/options/server_options.h"
 #include "server/rpc/service.h"
 #include "server/rpc/tensor_service.h"
@@ -114,6 +116,8 @@ class DmlServer {
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<DmlServiceImpl> service_;
   std::unique_ptr<TensorServiceImpl> tensor_service_;  // borrows service_'s store
+  // The Open Inference Protocol; borrows service_'s processor and calls.
+  std::unique_ptr<kserve::KServeServiceImpl> kserve_service_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<TokenAuthenticator> tokens_;  // null: no tokens
   std::string security_;

@@ -23,4 +23,12 @@ absl::StatusOr<uint64_t> RequestedOutputRatio(const grpc::ServerContextBase& con
   return ratio;
 }
 
+absl::Time CallDeadline(const grpc::ServerContextBase& context) {
+  // gRPC reports "no deadline" as the largest time_point.
+  if (context.deadline() == std::chrono::system_clock::time_point::max()) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(context.deadline());
+}
+
 }  // namespace dmls::server

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "grpcpp/server_context.h"
 
 namespace dmls::server {
@@ -19,6 +20,9 @@ inline constexpr char kOutputRatioMetadataKey[] = "dmls-max-output-ratio";
 // The ratio the call asks for; 0 when it sends none. INVALID_ARGUMENT
 // (OUTPUT_RATIO_INVALID) for anything but a positive decimal integer.
 absl::StatusOr<uint64_t> RequestedOutputRatio(const grpc::ServerContextBase& context);
+
+// The call's deadline; InfiniteFuture when it has none.
+absl::Time CallDeadline(const grpc::ServerContextBase& context);
 
 }  // namespace dmls::server
 

@@ -48,6 +48,8 @@ absl::StatusOr<uint32_t> ParseScopes(absl::string_view list, int line) {
 // token will do).
 uint32_t ScopeOf(absl::string_view path) {
   if (absl::StartsWith(path, "/dmlserve.v1.DmlService/")) return kScopeExecute;
+  // The Open Inference Protocol runs operators like DmlService.
+  if (absl::StartsWith(path, "/inference.GRPCInferenceService/")) return kScopeExecute;
   if (absl::StartsWith(path, "/dmlserve.v1.TensorService/")) return kScopeTensors;
   return 0;
 }

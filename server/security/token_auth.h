@@ -11,7 +11,8 @@
 //
 // A token is 16 to 512 printable characters without spaces; the principal
 // (what resident tensors and quotas are keyed by: principal.h) 1 to 256.
-// Scopes: `execute` (DmlService: GetCapabilities, Validate, Execute...),
+// Scopes: `execute` (DmlService: GetCapabilities, Validate, Execute...,
+// and the Open Inference Protocol's inference.GRPCInferenceService),
 // `tensors` (TensorService); none given means both. Past `expires` the
 // token is refused.
 //

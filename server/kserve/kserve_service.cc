@@ -1,0 +1,228 @@
+#include "server/kserve/kserve_service.h"
+
+#include <atomic>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/mutex.h"
+#include "server/mapping/status_mapping.h"
+#include "server/rpc/call_metadata.h"
+#include "server/rpc/message_codec.h"
+#include "server/rpc/tracked_reactor.h"
+#include "server/security/principal.h"
+
+namespace dmls::server::kserve {
+namespace {
+
+// The protocol extensions served (ServerMetadata.extensions, Triton's
+// names).
+constexpr const char* kExtensions[] = {"model_configuration", "statistics", "parameters"};
+
+// ModelInfer. Lives until gRPC (OnDone) and the runner (the outcome) are
+// both through with it: the engine may call back after the client
+// cancelled and the call is gone. Finish is called once (finished_).
+class ModelInferReactor final : public grpc::ServerUnaryReactor {
+ public:
+  ModelInferReactor(grpc::ByteBuffer* response, CallTracker::Ticket ticket,
+                    spdlog::logger* logger)
+      : response_(response), ticket_(std::move(ticket)), logger_(logger) {}
+
+  void Start(InferRunner& runner, grpc::CallbackServerContext& context,
+             absl::StatusOr<std::string> principal, const grpc::ByteBuffer& bytes) {
+    inference::ModelInferRequest request;
+    if (absl::Status parsed = ParseRequest(bytes, &request); !parsed.ok()) {
+      InferOutcome outcome;
+      outcome.error = RequestError::FromStatus(parsed);
+      Deliver(std::move(outcome));
+      return;
+    }
+    runner.Run(request,
+               CallContext{CallDeadline(context), cancelled_, std::move(principal),
+                           RequestedOutputRatio(context), MetricsMethod::kExecute},
+               [this](InferOutcome outcome) { Deliver(std::move(outcome)); });
+  }
+
+  void OnCancel() override {
+    cancelled_->store(true);
+    bool finish = false;
+    {
+      MutexLock lock(&mu_);
+      std::swap(finish, pending_);
+    }
+    if (finish) Finish(grpc::Status::CANCELLED);
+  }
+
+  void OnDone() override {
+    ticket_.End();
+    Release();
+  }
+
+ private:
+  // The runner's outcome: the answer, unless the call was cancelled.
+  void Deliver(InferOutcome outcome) {
+    grpc::ByteBuffer serialized;
+    grpc::Status status = outcome.error.ok()
+                              ? SerializeResponse(outcome.response, &serialized)
+                              : ToGrpcStatus(outcome.error, logger_);
+    bool finish = false;
+    {
+      MutexLock lock(&mu_);
+      std::swap(finish, pending_);
+      // response_ is valid until OnDone, which follows our Finish.
+      if (finish && status.ok()) {
+        response_->Swap(&serialized);
+        reservation_ = std::move(outcome.reservation);
+      }
+    }
+    if (finish) Finish(status);
+    Release();
+  }
+
+  void Release() {
+    if (refs_.fetch_sub(1) == 1) delete this;
+  }
+
+  grpc::ByteBuffer* const response_;
+  CallTracker::Ticket ticket_;  // ended in OnDone
+  spdlog::logger* const logger_;
+  const std::shared_ptr<std::atomic<bool>> cancelled_ =
+      std::make_shared<std::atomic<bool>>(false);
+  std::atomic<int> refs_{2};  // gRPC's and the runner's
+  Mutex mu_;
+  bool pending_ ABSL_GUARDED_BY(mu_) = true;  // Finish not called yet
+  // Held until the response has been written (this reactor goes).
+  std::shared_ptr<ByteBudget::Reservation> reservation_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+KServeServiceImpl::KServeServiceImpl(DmlServiceImpl* dml, Engine* engine,
+                                     KServeOptions options,
+                                     std::shared_ptr<spdlog::logger> logger)
+    : dml_(dml),
+      engine_(engine),
+      options_(std::move(options)),
+      logger_(std::move(logger)),
+      catalog_(dml->processor().options().highest_feature_level),
+      statistics_(&catalog_),
+      runner_(&catalog_, &dml->processor(), &statistics_) {}
+
+template <typename Fill>
+grpc::ServerUnaryReactor* KServeServiceImpl::Inline(Fill fill) {
+  CallTracker::Ticket ticket = dml_->calls().Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  auto* reactor = new TrackedUnaryReactor(std::move(ticket));
+  reactor->Finish(fill());
+  return reactor;
+}
+
+grpc::Status KServeServiceImpl::FindModel(const std::string& name, const std::string& version,
+                                          const ModelEntry** model) const {
+  *model = catalog_.Find(name);
+  if (*model == nullptr) {
+    return ToGrpcStatus(RequestError::Rule(
+        absl::StatusCode::kNotFound, "KSERVE_MODEL_UNKNOWN", "name",
+        absl::StrCat("no model '", name, "' (docs/KSERVE.md lists the models)")));
+  }
+  if (!version.empty() && version != kModelVersion) {
+    *model = nullptr;
+    return ToGrpcStatus(RequestError::Rule(
+        absl::StatusCode::kNotFound, "KSERVE_VERSION_UNKNOWN", "version",
+        absl::StrCat("model '", name, "' has only version ", kModelVersion)));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ServerLive(grpc::CallbackServerContext*,
+                                                        const inference::ServerLiveRequest*,
+                                                        inference::ServerLiveResponse* response) {
+  return Inline([&] {
+    response->set_live(true);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ServerReady(
+    grpc::CallbackServerContext*, const inference::ServerReadyRequest*,
+    inference::ServerReadyResponse* response) {
+  return Inline([&] {
+    response->set_ready(engine_->Healthy());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ModelReady(
+    grpc::CallbackServerContext*, const inference::ModelReadyRequest* request,
+    inference::ModelReadyResponse* response) {
+  return Inline([&] {
+    const ModelEntry* model;
+    grpc::Status status = FindModel(request->name(), request->version(), &model);
+    response->set_ready(model != nullptr && engine_->Healthy());
+    return status;
+  });
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ServerMetadata(
+    grpc::CallbackServerContext*, const inference::ServerMetadataRequest*,
+    inference::ServerMetadataResponse* response) {
+  return Inline([&] {
+    response->set_name("dmlserve");
+    response->set_version(DMLSERVE_VERSION);
+    for (const char* extension : kExtensions) response->add_extensions(extension);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ModelMetadata(
+    grpc::CallbackServerContext*, const inference::ModelMetadataRequest* request,
+    inference::ModelMetadataResponse* response) {
+  return Inline([&] {
+    const ModelEntry* model;
+    grpc::Status status = FindModel(request->name(), request->version(), &model);
+    if (model != nullptr) *response = BuildMetadata(*model);
+    return status;
+  });
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ModelConfig(
+    grpc::CallbackServerContext*, const inference::ModelConfigRequest* request,
+    inference::ModelConfigResponse* response) {
+  return Inline([&] {
+    const ModelEntry* model;
+    grpc::Status status = FindModel(request->name(), request->version(), &model);
+    if (model != nullptr) *response->mutable_config() = BuildConfig(*model, options_.facts);
+    return status;
+  });
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ModelStatistics(
+    grpc::CallbackServerContext*, const inference::ModelStatisticsRequest* request,
+    inference::ModelStatisticsResponse* response) {
+  return Inline([&] {
+    const ModelEntry* model = nullptr;
+    if (!request->name().empty()) {
+      grpc::Status status = FindModel(request->name(), request->version(), &model);
+      if (!status.ok()) return status;
+    }
+    statistics_.Report(request->name(), response);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* KServeServiceImpl::ModelInfer(grpc::CallbackServerContext* context,
+                                                        const grpc::ByteBuffer* request,
+                                                        grpc::ByteBuffer* response) {
+  CallTracker::Ticket ticket = dml_->calls().Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  auto* reactor = new ModelInferReactor(response, std::move(ticket), logger_.get());
+  reactor->Start(runner_, *context, PrincipalOf(*context, options_.tokens.get()), *request);
+  return reactor;
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+KServeServiceImpl::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  return NewStreamInferReactor(context, PrincipalOf(*context, options_.tokens.get()),
+                               dml_->calls(), runner_, options_.stream, logger_);
+}
+
+}  // namespace dmls::server::kserve
