@@ -99,6 +99,19 @@ TEST_F(TokenAuthTest, ScopesGivePermissionDenied) {
                         "/dmlserve.v1.TensorService/ReadTensor"));
 }
 
+TEST_F(TokenAuthTest, OpenInferenceProtocolNeedsTheExecuteScope) {
+  Write(std::string(kTokens) + "dave-token-0123456789abcdefg  dave  scopes=tensors\n");
+  auto auth = Make();
+  const std::string bob = "Bearer bob-token-0123456789abcdefgh";  // execute only
+  EXPECT_TRUE(auth->Check("/inference.GRPCInferenceService/ModelInfer", {bob}).status.ok());
+  const std::string dave = "Bearer dave-token-0123456789abcdefg";  // tensors only
+  AuthDecision d = auth->Check("/inference.GRPCInferenceService/ModelInfer", {dave});
+  EXPECT_EQ(d.status.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(d.status.message()), HasSubstr("AUTH_SCOPE: principal 'dave'"));
+  EXPECT_EQ(auth->Check("/inference.GRPCInferenceService/ServerLive", {}).status.code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
 TEST_F(TokenAuthTest, HealthAndReflectionAreExemptUnlessConfigured) {
   auto auth = Make();
   EXPECT_TRUE(auth->Check("/grpc.health.v1.Health/Check", {}).status.ok());
