@@ -14,7 +14,6 @@
 
 #include "absl/functional/any_invocable.h"
 #include "inference/grpc_predict_v2.pb.h"
-#include "server/byte_budget.h"
 #include "server/kserve/model_catalog.h"
 #include "server/kserve/model_statistics.h"
 #include "server/mapping/status_mapping.h"
@@ -26,7 +25,7 @@ struct InferOutcome {
   RequestError error;  // ok() on success
   inference::ModelInferResponse response;  // on success
   // As ExecuteOutcome's: hold until the response has been written.
-  std::shared_ptr<ByteBudget::Reservation> reservation;
+  decltype(ExecuteOutcome::reservation) reservation;
 };
 using InferCallback = absl::AnyInvocable<void(InferOutcome)>;
 

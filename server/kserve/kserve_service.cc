@@ -91,7 +91,7 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   Mutex mu_;
   bool pending_ ABSL_GUARDED_BY(mu_) = true;  // Finish not called yet
   // Held until the response has been written (this reactor goes).
-  std::shared_ptr<ByteBudget::Reservation> reservation_ ABSL_GUARDED_BY(mu_);
+  decltype(InferOutcome::reservation) reservation_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -146,7 +146,7 @@ grpc::ServerUnaryReactor* KServeServiceImpl::ServerReady(
     grpc::CallbackServerContext*, const inference::ServerReadyRequest*,
     inference::ServerReadyResponse* response) {
   return Inline([&] {
-    response->set_ready(engine_->Healthy());
+    response->set_ready(ready_.load() && engine_->Healthy());
     return grpc::Status::OK;
   });
 }
@@ -157,7 +157,7 @@ grpc::ServerUnaryReactor* KServeServiceImpl::ModelReady(
   return Inline([&] {
     const ModelEntry* model;
     grpc::Status status = FindModel(request->name(), request->version(), &model);
-    response->set_ready(model != nullptr && engine_->Healthy());
+    response->set_ready(model != nullptr && ready_.load() && engine_->Healthy());
     return status;
   });
 }

@@ -5,7 +5,8 @@
 // go through the DmlService's RequestProcessor (the same admission,
 // in-flight limit, memory budget, batching and engines as Execute) and
 // are counted under Execute and ExecuteStream in the metrics. The other
-// methods answer inline. Every call is tracked by the DmlService's
+// methods answer inline; ServerReady and ModelReady follow the server's
+// health (SetReady) and the engine's. Every call is tracked by the DmlService's
 // CallTracker (refused with UNAVAILABLE once the stop has begun); the
 // call's principal comes from its own token or tenant as for dmlserve.v1
 // (principal.h).
@@ -21,6 +22,7 @@
 #ifndef DMLSERVE_SERVER_KSERVE_KSERVE_SERVICE_H_
 #define DMLSERVE_SERVER_KSERVE_KSERVE_SERVICE_H_
 
+#include <atomic>
 #include <memory>
 
 #include "engine/core/engine.h"
@@ -92,6 +94,10 @@ class KServeServiceImpl final : public KServeServiceBase {
 
   const ModelCatalog& catalog() const { return catalog_; }
 
+  // What ServerReady and ModelReady answer (with the engine healthy):
+  // DmlServer's health, false from the drain on. Thread-safe.
+  void SetReady(bool ready) { ready_.store(ready); }
+
  private:
   // The model named `name` at `version` into *model (null when none), or
   // the NOT_FOUND status (rule KSERVE_MODEL_UNKNOWN or
@@ -110,6 +116,7 @@ class KServeServiceImpl final : public KServeServiceBase {
   const ModelCatalog catalog_;
   ModelStatisticsTable statistics_;  // borrows catalog_
   InferRunner runner_;               // borrows the three above
+  std::atomic<bool> ready_{true};
 };
 
 }  // namespace dmls::server::kserve

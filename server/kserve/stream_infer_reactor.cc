@@ -159,7 +159,7 @@ class StreamInferReactor final
   };
   struct Pending {
     grpc::ByteBuffer bytes;
-    std::shared_ptr<ByteBudget::Reservation> reservation;
+    decltype(InferOutcome::reservation) reservation;
   };
 
   void OnOutcome(InferOutcome outcome, uint64_t expected, const std::string& model,

@@ -126,6 +126,7 @@ void DmlServer::SetServing(bool serving) {
     health->SetServingStatus(kServiceName, serving);
     health->SetServingStatus(serving);
   }
+  kserve_service_->SetReady(serving);
 }
 
 void DmlServer::WatchHealth(bool serving) {
@@ -173,6 +174,7 @@ void DmlServer::StartDrain() {
           server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
   }
+  kserve_service_->SetReady(false);
   logger_->info("draining: health NOT_SERVING, still serving calls");
 }
 

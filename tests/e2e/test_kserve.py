@@ -5,7 +5,9 @@ outputs must equal, byte for byte, what dmlserve.v1's Execute returns for
 the same operator and tensors; errors keep their rule id and name the
 KServe field."""
 
+import signal
 import threading
+import time
 import unittest
 
 import grpc
@@ -13,7 +15,7 @@ import numpy as np
 
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
-from e2e_server import ServerTestCase
+from e2e_server import Server, ServerTestCase
 from google.rpc import error_details_pb2, status_pb2
 from inference import grpc_predict_v2_pb2 as kpb
 from inference import grpc_predict_v2_pb2_grpc as kpb_grpc
@@ -368,6 +370,35 @@ class KServeTest(ServerTestCase):
         self.assertGreater(stats[0].last_inference, 0)
         every = self.kserve.ModelStatistics(kpb.ModelStatisticsRequest())
         self.assertGreater(len(every.model_stats), 20)
+
+
+class KServeDrainTest(unittest.TestCase):
+
+    def test_not_ready_while_draining(self):
+        server = Server("--drain_seconds=3").start()
+        try:
+            channel = grpc.insecure_channel(server.target)
+            stub = kpb_grpc.GRPCInferenceServiceStub(channel)
+            self.assertTrue(stub.ServerReady(kpb.ServerReadyRequest()).ready)
+            server.process.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 2.5
+            ready = True
+            while ready and time.monotonic() < deadline:
+                ready = stub.ServerReady(kpb.ServerReadyRequest(),
+                                         timeout=2).ready
+                time.sleep(0.02)
+            # Draining: not ready, but still serving.
+            self.assertFalse(ready)
+            self.assertFalse(stub.ModelReady(kpb.ModelReadyRequest(
+                name="activation_relu")).ready)
+            x = rng_array((2, 2), np.float32, 12)
+            stub.ModelInfer(infer_request("activation_relu", [("input", x)]),
+                            timeout=5)
+            self.assertEqual(server.process.wait(timeout=30), 0,
+                             server.stderr())
+            channel.close()
+        finally:
+            server.kill()
 
 
 if __name__ == "__main__":
