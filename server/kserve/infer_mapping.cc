@@ -169,6 +169,15 @@ RequestError MapInferRequest(const ModelCatalog& catalog, ModelInferRequest& in,
                    absl::StrCat(in.raw_input_contents_size(), " raw_input_contents for ",
                                 in.inputs_size(), " inputs"));
   }
+  if (out->raw) {
+    for (int i = 0; i < in.inputs_size(); ++i) {
+      if (in.inputs(i).has_contents() && in.inputs(i).contents().ByteSizeLong() > 0) {
+        return Invalid("KSERVE_CONTENTS_AND_RAW", InputPath(i, ".contents"),
+                       "an input has typed contents while raw_input_contents is used: "
+                       "send every input one way");
+      }
+    }
+  }
   const bool scale_bias = HasScaleAndBias(*model->schema);
   for (int i = 0; i < in.inputs_size(); ++i) {
     const std::string& name = in.inputs(i).name();

@@ -7,7 +7,7 @@
 // A request names a model (model_catalog.h); its inputs by name, each
 // with the model's datatype and a shape (packed row-major), data either in
 // raw_input_contents (one entry per input, in `inputs` order, exactly
-// elements x element-size bytes) or in the input's typed `contents`
+// elements x element-size bytes) or in every input's typed `contents`
 // (fp32_contents for FP32, int_contents for INT8/16/32, ...; FP16 only
 // raw). The output is "output" with the input's shape, always in
 // raw_output_contents.

@@ -232,6 +232,10 @@ TEST_F(InferMappingTest, RequestShapeErrors) {
   size.mutable_raw_input_contents(0)->pop_back();
   ExpectError(size, "KSERVE_RAW_SIZE", "raw_input_contents[0]");
 
+  ModelInferRequest both = Request("activation_relu", {2});
+  both.mutable_inputs(0)->mutable_contents()->add_fp32_contents(1.0f);
+  ExpectError(both, "KSERVE_CONTENTS_AND_RAW", "inputs[0].contents");
+
   ModelInferRequest negative = Request("activation_relu", {2});
   negative.mutable_inputs(0)->add_shape(-1);
   ExpectError(negative, "KSERVE_SHAPE_INVALID", "inputs[0].shape[1]");
