@@ -1,7 +1,7 @@
 #include "server/kserve/infer_mapping.h"
 
-#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/match.h"

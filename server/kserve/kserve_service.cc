@@ -20,7 +20,7 @@ constexpr const char* kExtensions[] = {"model_configuration", "statistics", "par
 
 // ModelInfer. Lives until gRPC (OnDone) and the runner (the outcome) are
 // both through with it: the engine may call back after the client
-// cancelled and the call is gone. Finish is called once (finished_).
+// cancelled and the call is gone. Finish is called once (pending_).
 class ModelInferReactor final : public grpc::ServerUnaryReactor {
  public:
   ModelInferReactor(grpc::ByteBuffer* response, CallTracker::Ticket ticket,
