@@ -5,6 +5,7 @@ outputs must equal, byte for byte, what dmlserve.v1's Execute returns for
 the same operator and tensors; errors keep their rule id and name the
 KServe field."""
 
+import queue
 import signal
 import threading
 import time
@@ -372,7 +373,7 @@ class KServeTest(ServerTestCase):
         self.assertGreater(len(every.model_stats), 20)
 
 
-class KServeDrainTest(unittest.TestCase):
+class KServeStopTest(unittest.TestCase):
 
     def test_not_ready_while_draining(self):
         server = Server("--drain_seconds=3").start()
@@ -396,6 +397,36 @@ class KServeDrainTest(unittest.TestCase):
                             timeout=5)
             self.assertEqual(server.process.wait(timeout=30), 0,
                              server.stderr())
+            channel.close()
+        finally:
+            server.kill()
+
+    def test_an_open_stream_is_told_to_finish(self):
+        grace = 10
+        server = Server("--shutdown_grace_seconds=%d" % grace).start()
+        try:
+            channel = grpc.insecure_channel(server.target)
+            stub = kpb_grpc.GRPCInferenceServiceStub(channel)
+            outgoing = queue.Queue()  # a client that keeps its stream open
+            call = stub.ModelStreamInfer(iter(outgoing.get, None), timeout=60)
+            x = rng_array((4, 8), np.float32, 13)
+            for i in range(2):
+                outgoing.put(infer_request("activation_relu", [("input", x)],
+                                           request_id=str(i)))
+                self.assertEqual(next(call).infer_response.id, str(i))
+            signalled = time.monotonic()
+            server.process.send_signal(signal.SIGTERM)
+            with self.assertRaises(grpc.RpcError) as caught:
+                for _ in call:
+                    pass
+            self.assertEqual(caught.exception.code(),
+                             grpc.StatusCode.UNAVAILABLE)
+            self.assertEqual(caught.exception.details(),
+                             "the server is shutting down")
+            self.assertEqual(server.process.wait(timeout=30), 0,
+                             server.stderr())
+            self.assertLess(time.monotonic() - signalled, grace / 2)
+            outgoing.put(None)
             channel.close()
         finally:
             server.kill()
