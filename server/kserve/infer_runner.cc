@@ -31,7 +31,7 @@ void InferRunner::Run(inference::ModelInferRequest& request, CallContext context
           outcome.error = std::move(executed.error);
           RewriteFieldPaths(*mapped, &outcome.error);
         }
-        outcome.reservation = std::move(executed.reservation);
+        outcome.executed = std::move(executed);
         statistics_->Record(*mapped->model, outcome.error.ok(), end - start, end);
         done(std::move(outcome));
       });

@@ -24,8 +24,10 @@ namespace dmls::server::kserve {
 struct InferOutcome {
   RequestError error;  // ok() on success
   inference::ModelInferResponse response;  // on success
-  // As ExecuteOutcome's: hold until the response has been written.
-  decltype(ExecuteOutcome::reservation) reservation;
+  // The engine's outcome (its output moved into `response`), kept for
+  // what admission gave the request (its share of the memory budget):
+  // hold it until the response has been written, then let it go.
+  ExecuteOutcome executed;
 };
 using InferCallback = absl::AnyInvocable<void(InferOutcome)>;
 

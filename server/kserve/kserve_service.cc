@@ -37,7 +37,7 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
       return;
     }
     runner.Run(request,
-               CallContext{CallDeadline(context), cancelled_, std::move(principal),
+               CallContext{DeadlineOf(context), cancelled_, std::move(principal),
                            RequestedOutputRatio(context), MetricsMethod::kExecute},
                [this](InferOutcome outcome) { Deliver(std::move(outcome)); });
   }
@@ -71,7 +71,7 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
       // response_ is valid until OnDone, which follows our Finish.
       if (finish && status.ok()) {
         response_->Swap(&serialized);
-        reservation_ = std::move(outcome.reservation);
+        held_ = std::move(outcome.executed);
       }
     }
     if (finish) Finish(status);
@@ -90,8 +90,9 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   std::atomic<int> refs_{2};  // gRPC's and the runner's
   Mutex mu_;
   bool pending_ ABSL_GUARDED_BY(mu_) = true;  // Finish not called yet
-  // Held until the response has been written (this reactor goes).
-  decltype(InferOutcome::reservation) reservation_ ABSL_GUARDED_BY(mu_);
+  // InferOutcome::executed, held until the response has been written (this
+  // reactor goes).
+  ExecuteOutcome held_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -32,7 +32,7 @@ class StreamInferReactor final
       : runner_(runner),
         window_(options.window == 0 ? 1 : options.window),
         max_queued_bytes_(options.max_queued_bytes == 0 ? 1 : options.max_queued_bytes),
-        deadline_(CallDeadline(*context)),
+        deadline_(DeadlineOf(*context)),
         principal_(std::move(principal)),
         output_ratio_(RequestedOutputRatio(*context)),
         logger_(std::move(logger)) {
@@ -159,7 +159,7 @@ class StreamInferReactor final
   };
   struct Pending {
     grpc::ByteBuffer bytes;
-    decltype(InferOutcome::reservation) reservation;
+    ExecuteOutcome held;  // InferOutcome::executed
   };
 
   void OnOutcome(InferOutcome outcome, uint64_t expected, const std::string& model,
@@ -188,7 +188,7 @@ class StreamInferReactor final
         }
       } else {
         queued_bytes_ += serialized.Length();
-        queue_.push_back(Pending{std::move(serialized), std::move(outcome.reservation)});
+        queue_.push_back(Pending{std::move(serialized), std::move(outcome.executed)});
         next = NextLocked();
       }
     }

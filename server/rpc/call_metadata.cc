@@ -1,5 +1,6 @@
 #include "server/rpc/call_metadata.h"
 
+#include <chrono>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -23,12 +24,13 @@ absl::StatusOr<uint64_t> RequestedOutputRatio(const grpc::ServerContextBase& con
   return ratio;
 }
 
-absl::Time CallDeadline(const grpc::ServerContextBase& context) {
+absl::Time DeadlineOf(const grpc::ServerContextBase& context) {
+  std::chrono::system_clock::time_point deadline = context.deadline();
   // gRPC reports "no deadline" as the largest time_point.
-  if (context.deadline() == std::chrono::system_clock::time_point::max()) {
+  if (deadline == std::chrono::system_clock::time_point::max()) {
     return absl::InfiniteFuture();
   }
-  return absl::FromChrono(context.deadline());
+  return absl::FromChrono(deadline);
 }
 
 }  // namespace dmls::server

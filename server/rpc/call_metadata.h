@@ -1,4 +1,5 @@
-// Per-call options a client sends as request metadata (besides `tenant`,
+// What a call says besides its messages: its deadline, and the per-call
+// options a client sends as request metadata (besides `tenant`,
 // principal.h):
 //   dmls-max-output-ratio: N   raise (or lower) the amplification limit of
 //                              this call's requests (admission.h) to N, at
@@ -22,7 +23,7 @@ inline constexpr char kOutputRatioMetadataKey[] = "dmls-max-output-ratio";
 absl::StatusOr<uint64_t> RequestedOutputRatio(const grpc::ServerContextBase& context);
 
 // The call's deadline; InfiniteFuture when it has none.
-absl::Time CallDeadline(const grpc::ServerContextBase& context);
+absl::Time DeadlineOf(const grpc::ServerContextBase& context);
 
 }  // namespace dmls::server
 
