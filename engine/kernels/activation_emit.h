@@ -147,8 +147,9 @@ class MathEmitter {
   // Activation(op, in.v, in.params), then v = result where done, is act(y).
   // Callers set v to the overflowed value, params to op's own and, where
   // BeyondRangeResult(op), done to 0 beforehand; AffineBeyondRange
-  // rewrites them where every term is finite (elsewhere the IEEE result of
-  // the overflowed value stands). BeyondRangeParam(op) names the one
+  // rewrites them where every term is finite, and sets v to an infinite b
+  // where the other terms are finite (elsewhere the IEEE result of the
+  // overflowed value stands). BeyondRangeParam(op) names the one
   // parameter (0: p0, 1: p1, -1: none) it may replace: callers give it a
   // temp of its own.
   struct BeyondRangeIo {

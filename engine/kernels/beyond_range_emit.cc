@@ -128,6 +128,24 @@ void MathEmitter::AffineBeyondRange(OperatorType op, const AffineTerms& t, Beyon
     IsFinite(f, *o);
     b_.And(finite, finite, f);
   }
+  if (t.b != nullptr) {
+    // An infinite Bias beside a finite product gives y = Bias, however far
+    // the product overflowed in float32 (+inf + -inf was NaN: random/4269
+    // of a fresh set, MVN1 with Scale -9.2e24 and Bias -inf, on lavapipe and
+    // the H200).
+    Operand bias_wins = Tmp();
+    IsFinite(bias_wins, t.d);
+    IsFinite(f, t.r);
+    b_.And(bias_wins, bias_wins, f);
+    if (t.s != nullptr) {
+      IsFinite(f, *t.s);
+      b_.And(bias_wins, bias_wins, f);
+    }
+    IsFinite(f, *t.b);
+    b_.Not(f, f);
+    b_.And(bias_wins, bias_wins, f);
+    b_.Movc(io.v, bias_wins, *t.b, io.v);
+  }
   b_.IfNz(finite.x());
   Operand m = Tmp(), e = Tmp(), huge = Tmp();
   SplitAffine(m, e, t);

@@ -579,6 +579,30 @@ def gen_edges(g):
                          {"Min": -3e9}, {"Scale": 0.5, "Bias": bias})
         g.add("edge", f"threshold/{dtype}/packed/sb/double_rounding/"
               f"bias{bias:g}/fl2100/r4", op, 0x2100, {"InputTensor": buf})
+    # MVN1 with an infinite Bias beside a product that overflows float32
+    # (finite in exact arithmetic): y = Bias, not +inf + -inf = NaN (a fresh
+    # random set's random/4269 on lavapipe and the H200). Listed values, no
+    # random draws.
+    mvn1 = "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1"
+    tanh = {"Type": "DML_OPERATOR_ACTIVATION_TANH",
+            "Desc": {"InputTensor": None, "OutputTensor": None}}
+    for nv, scale, fused in ((False, -9.19e24, tanh), (False, -9.19e24, None),
+                             (True, 3e38, tanh), (True, 3e38, None)):
+        sizes = [1, 2, 2, 2]
+        d = {"InputTensor": g.tensor("FLOAT32", sizes),
+             "OutputTensor": g.tensor("FLOAT32", sizes),
+             "ScaleTensor": g.tensor("FLOAT32", [1, 2, 1, 1]),
+             "BiasTensor": g.tensor("FLOAT32", [1, 2, 1, 1]),
+             "NormalizeVariance": nv, "Epsilon": 1e-5,
+             "FusedActivation": fused, "AxisCount": 2, "Axes": [2, 3]}
+        bufs = {"InputTensor": np.array([1.39e12, -1.86e23, -1.6e15, 3.0,
+                                         5.0, -7.0, 1e30, -2.0],
+                                        dtype=np.float32),
+                "ScaleTensor": np.array([scale, scale], dtype=np.float32),
+                "BiasTensor": np.array([-np.inf, np.inf], dtype=np.float32)}
+        g.add("edge", f"mvn1/FLOAT32/packed/ax23/bias_inf_product_overflows/"
+              f"nv{int(nv)}/fa_{'tanh' if fused else 'none'}/fl6400/r4",
+              {"Type": mvn1, "Desc": d}, 0x6400, bufs)
 
 
 # ---------------------------------------------------------------------------
