@@ -61,6 +61,24 @@ class LiveTest(unittest.TestCase):
         z = self.client.execute_celu(y, alpha=1.0)
         self.check(z, celu_ref(mvn_ref(self.x)))
 
+    def test_readme_hello_world_runs_as_written(self):
+        # The first python block of the repository's README that imports
+        # dmlserve, run as it stands with the address pointed at this
+        # server.
+        readme = os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                              "README.md")
+        text = open(readme, encoding="utf-8").read()
+        blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+        block = next(b for b in blocks if "import dmlserve" in b)
+        self.assertIn("127.0.0.1:50051", block)
+        out = io.StringIO()
+        saved, sys.stdout = sys.stdout, out
+        try:
+            exec(block.replace("127.0.0.1:50051", self.server.target), {})
+        finally:
+            sys.stdout = saved
+        self.assertEqual(out.getvalue().strip(), "(8, 1024) float32")
+
     def test_chain_step_gets_the_helper_defaults(self):
         chain = dmlserve.Chain()
         a = chain.step({"mvn1": {"axes": -1}}, self.x)
