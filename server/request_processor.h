@@ -25,7 +25,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/operator_desc.h"
 #include "engine/sched/admission.h"
-#include "server/byte_budget.h"
+#include "engine/sched/byte_budget.h"
 #include "server/telemetry/metrics.h"
 #include "server/mapping/status_mapping.h"
 #include "server/tensor_store.h"

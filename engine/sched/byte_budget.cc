@@ -1,4 +1,4 @@
-#include "server/byte_budget.h"
+#include "engine/sched/byte_budget.h"
 
 namespace dmls::server {
 
