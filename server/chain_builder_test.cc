@@ -1,6 +1,7 @@
 #include "server/chain_builder.h"
 
 #include "engine/ops/rule_status.h"
+#include "engine/sched/admission.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/testing/fake_engine.h"
@@ -44,12 +45,18 @@ class ChainBuilderTest : public ::testing::Test {
     *s.mutable_operator_() = r.operator_();
     return s;
   }
+  // Built, admitted and its kept outputs created, as RequestProcessor does.
   absl::StatusOr<BuiltChain> Build(v1::ChainRequest& r) {
-    return BuildChain(r, "me", store_, limits_);
+    absl::StatusOr<BuiltChain> built = BuildChain(r, "me", store_, kHighestFeatureLevel);
+    if (!built.ok()) return built.status();
+    sched::Admission admission(limits_);
+    if (absl::Status s = admission.Admit(built->work).status(); !s.ok()) return s;
+    if (absl::Status s = built->CreateKept(store_, "me"); !s.ok()) return s;
+    return built;
   }
   FakeEngine engine_;
   TensorStore store_;
-  ChainLimits limits_;
+  sched::AdmissionOptions limits_;
 };
 
 TEST_F(ChainBuilderTest, BuildsSourcesAndOutputs) {
@@ -72,7 +79,6 @@ TEST_F(ChainBuilderTest, BuildsSourcesAndOutputs) {
   ASSERT_EQ(built->outputs.size(), 1u);
   EXPECT_TRUE(built->outputs[0].returns_bytes);
   EXPECT_TRUE(built->outputs[0].new_tensor);
-  EXPECT_EQ(built->returned_bytes, 144u);
   // Pending until settled.
   EXPECT_FALSE(store_.Find("me", built->outputs[0].handle).ok());
   built->Settle(store_, true);
@@ -143,13 +149,15 @@ TEST_F(ChainBuilderTest, OutputRules) {
 }
 
 TEST_F(ChainBuilderTest, LimitsAreResourceExhausted) {
-  limits_.max_steps = 2;
+  limits_.max_chain_steps = 2;
   v1::ChainRequest r;
   for (int i = 0; i < 3; ++i) *r.add_steps() = Relu();
+  // Its length is checked before its steps (none has an input).
+  r.mutable_steps(2)->set_return_output(true);
   EXPECT_EQ(Build(r).status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(RulesOf(Build(r).status()), ElementsAre(Pair("CHAIN_TOO_LONG", "steps")));
-  limits_.max_steps = 64;
-  limits_.max_returned_bytes = 100;
+  limits_.max_chain_steps = 64;
+  limits_.max_output_bytes = 100;
   v1::ChainRequest big;
   *big.add_steps() = Relu();
   big.mutable_steps(0)->mutable_input()->set_data(std::string(144, 'a'));

@@ -38,8 +38,7 @@ RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
       options_(options),
       logger_(std::move(logger)),
       engine_name_(EngineName(*engine)),
-      admission_(Admission()),
-      budget_(options.memory_budget_bytes) {}
+      admission_(AdmissionOptionsOf(options)) {}
 
 v1::ValidateResponse RequestProcessor::Validate(
     const v1::ValidateRequest& request) const {
@@ -57,14 +56,18 @@ v1::ValidateResponse RequestProcessor::Validate(
   return response;
 }
 
-sched::AdmissionOptions RequestProcessor::Admission() const {
+sched::AdmissionOptions AdmissionOptionsOf(const ProcessorOptions& options) {
   sched::AdmissionOptions a;
-  a.max_tensor_bytes = options_.max_tensor_bytes;
-  a.max_output_ratio = options_.max_output_ratio;
+  a.max_tensor_bytes = options.max_tensor_bytes;
+  a.max_output_ratio = options.max_output_ratio;
+  a.max_output_ratio_limit = options.max_output_ratio_limit;
+  a.max_chain_steps = options.max_chain_steps;
+  a.max_in_flight = options.max_in_flight;
+  a.memory_budget_bytes = options.memory_budget_bytes;
   // The response carries the output range plus a few small fields.
-  if (options_.max_message_bytes != 0) {
-    a.max_output_bytes = options_.max_message_bytes > kResponseOverheadBytes
-                             ? options_.max_message_bytes - kResponseOverheadBytes
+  if (options.max_message_bytes != 0) {
+    a.max_output_bytes = options.max_message_bytes > kResponseOverheadBytes
+                             ? options.max_message_bytes - kResponseOverheadBytes
                              : 1;
   }
   return a;
@@ -151,9 +154,13 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
                    }
                    ExecuteOutcome outcome = finish(std::move(c.error), std::move(output));
                    outcome.response.set_output_handle(handle);
-                   outcome.reservation = std::move(c.reservation);
+                   outcome.admitted = std::move(c.admitted);
                    done(std::move(outcome));
                  });
+    return;
+  }
+  if (!context.output_ratio.ok()) {
+    done(finish(RequestError::FromStatus(context.output_ratio.status()), {}));
     return;
   }
   ExecuteRequest engine_request;
@@ -164,83 +171,33 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   engine_request.input = std::move(*request.mutable_input());
   engine_request.scale = std::move(*request.mutable_scale());
   engine_request.bias = std::move(*request.mutable_bias());
-  if (!context.output_ratio.ok()) {
-    done(finish(RequestError::FromStatus(context.output_ratio.status()), {}));
-    return;
-  }
-  sched::AdmissionOptions admission = admission_;
-  if (*context.output_ratio != 0) {
-    admission.max_output_ratio =
-        std::min(*context.output_ratio, options_.max_output_ratio_limit);
-  }
-  // Validation, limits and payload sizes: engine/sched's admission, once
-  // (the engine's scheduler is configured not to validate again).
-  if (absl::Status s = sched::Admit(engine_request, admission); !s.ok()) {
-    RequestError error = RequestError::FromStatus(s);
+  engine_request.deadline = context.deadline;
+  engine_request.cancelled = std::move(context.cancelled);
+  sched::Work work = sched::ExecuteWork(engine_request);
+  work.output_ratio = *context.output_ratio;
+  absl::StatusOr<sched::Admitted> admitted = admission_.Admit(work);
+  if (!admitted.ok()) {
+    RequestError error = RequestError::FromStatus(admitted.status());
     logger_->debug("request {} rejected: {}", request_id, error.message);
     done(finish(std::move(error), {}));
     return;
   }
-  std::shared_ptr<ByteBudget::Reservation> reservation;
-  if (RequestError e = Reserve(context, 2 * sched::RequestBytes(engine_request),
-                               &reservation);
-      !e.ok()) {
-    done(finish(std::move(e), {}));
-    return;
-  }
-  engine_request.deadline = context.deadline;
-  engine_request.cancelled = std::move(context.cancelled);
   engine_->Execute(
       std::move(engine_request),
-      [this, finish, request_id, reservation = std::move(reservation),
+      [this, finish, request_id, admitted = std::move(*admitted),
        done = std::move(done)](absl::StatusOr<ExecuteResult> result) mutable {
-        in_flight_.fetch_sub(1);
+        admitted.ReleaseSlot();
         if (!result.ok()) {
           done(finish(EngineError(request_id, result.status()), {}));
           return;
         }
         ExecuteOutcome outcome =
             finish(RequestError{}, std::move(result->output));
-        outcome.reservation = std::move(reservation);
+        outcome.admitted = std::move(admitted);
         logger_->debug("request {} done in {} us", request_id,
                        outcome.response.server_time_us());
         done(std::move(outcome));
       });
-}
-
-RequestError RequestProcessor::Reserve(
-    const CallContext& context, uint64_t estimate,
-    std::shared_ptr<ByteBudget::Reservation>* reservation) {
-  if (context.cancelled && context.cancelled->load()) {
-    return RequestError::FromStatus(
-        absl::CancelledError("the call was cancelled before execution"));
-  }
-  if (absl::Now() >= context.deadline) {
-    return RequestError::FromStatus(
-        absl::DeadlineExceededError("the deadline passed before execution"));
-  }
-  // Count first, then compare, so that concurrent callers cannot all slip
-  // under the limit together.
-  if (in_flight_.fetch_add(1) >= options_.max_in_flight) {
-    in_flight_.fetch_sub(1);
-    return RequestError::Rule(
-        absl::StatusCode::kResourceExhausted, "IN_FLIGHT_LIMIT", "",
-        absl::StrCat("the server already has ", options_.max_in_flight,
-                     " requests in flight; retry later"));
-  }
-  // The memory budget, after every cheaper check so that it is only
-  // reserved by requests that will run.
-  *reservation = budget_.TryReserve(estimate);
-  if (*reservation == nullptr) {
-    in_flight_.fetch_sub(1);
-    return RequestError::Rule(
-        absl::StatusCode::kResourceExhausted, "MEMORY_BUDGET", "",
-        absl::StrCat("the request needs about ", estimate,
-                     " bytes of host memory and the server's budget of ",
-                     budget_.capacity(), " bytes (", budget_.used(),
-                     " in use) cannot take it now; retry later"));
-  }
-  return RequestError{};
 }
 
 RequestError RequestProcessor::EngineError(uint64_t request_id,
@@ -279,25 +236,27 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
     done(finish(RequestError::FromStatus(context.principal.status())));
     return;
   }
-  ChainLimits limits;
-  limits.max_steps = options_.max_chain_steps;
-  limits.max_tensor_bytes = options_.max_tensor_bytes;
-  limits.max_returned_bytes = admission_.max_output_bytes;
-  limits.highest_feature_level = options_.highest_feature_level;
-  absl::StatusOr<BuiltChain> built =
-      BuildChain(request, *context.principal, *store_, limits);
-  if (!built.ok()) {
-    RequestError error = RequestError::FromStatus(built.status());
-    logger_->debug("chain {} rejected: {}", request_id, error.message);
-    done(finish(std::move(error)));
+  if (!context.output_ratio.ok()) {
+    done(finish(RequestError::FromStatus(context.output_ratio.status())));
     return;
   }
-  std::shared_ptr<ByteBudget::Reservation> reservation;
-  if (RequestError e = Reserve(context, 2 * (built->inline_bytes + built->returned_bytes),
-                               &reservation);
-      !e.ok()) {
-    built->Settle(*store_, /*ok=*/false);
-    done(finish(std::move(e)));
+  absl::StatusOr<BuiltChain> built =
+      BuildChain(request, *context.principal, *store_, options_.highest_feature_level);
+  absl::StatusOr<sched::Admitted> admitted = sched::Admitted();
+  if (!built.ok()) {
+    admitted = built.status();
+  } else {
+    built->work.deadline = context.deadline;
+    built->work.cancelled = context.cancelled;
+    built->work.output_ratio = *context.output_ratio;
+    admitted = admission_.Admit(built->work);
+  }
+  absl::Status kept = admitted.status();
+  if (kept.ok()) kept = built->CreateKept(*store_, *context.principal);
+  if (!kept.ok()) {
+    RequestError error = RequestError::FromStatus(kept);
+    logger_->debug("chain {} rejected: {}", request_id, error.message);
+    done(finish(std::move(error)));
     return;
   }
   built->request.deadline = context.deadline;
@@ -306,9 +265,9 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
   auto outputs = std::make_shared<BuiltChain>(std::move(*built));
   engine_->ExecuteChain(
       std::move(engine_request),
-      [this, finish, request_id, outputs, reservation = std::move(reservation),
+      [this, finish, request_id, outputs, admitted = std::move(*admitted),
        done = std::move(done)](absl::StatusOr<ChainResult> result) mutable {
-        in_flight_.fetch_sub(1);
+        admitted.ReleaseSlot();
         outputs->Settle(*store_, result.ok());
         if (!result.ok()) {
           done(finish(EngineError(request_id, result.status())));
@@ -321,7 +280,7 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
           out.set_handle(o.handle);
           if (o.returns_bytes) out.set_data(std::move(result->outputs[o.step]));
         }
-        outcome.reservation = std::move(reservation);
+        outcome.admitted = std::move(admitted);
         done(std::move(outcome));
       });
 }

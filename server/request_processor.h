@@ -1,16 +1,17 @@
 // RequestProcessor: the path of one request from wire message to engine and
-// back, shared by Execute and ExecuteStream (and Validate's dry run). It maps
-// the proto to an engine ExecuteRequest (moving the payloads), admits it
-// with engine/sched's admission (validation at the requested feature level,
-// limits, payload sizes: the one implementation of those checks), checks
-// the call's deadline, cancellation and the in-flight limit, hands it to the
-// engine (whose scheduler batches it) and builds the ExecuteResponse when
-// the engine completes. It reports errors as RequestError values; how they reach the
-// client is the caller's business.
+// back, shared by Execute, ExecuteStream and ExecuteChain (and Validate's
+// dry run). It maps the proto to the engine's request (moving the
+// payloads), admits it once through the server's sched::Admission
+// (engine/sched/admission.h: validation, limits, sizes, amplification,
+// cancellation, deadline, an in-flight slot and the byte budget), hands it
+// to the engine (whose scheduler batches it) and builds the response when
+// the engine completes. It reports errors as RequestError values; how they
+// reach the client is the caller's business.
 //
 // Ownership: borrows the engine (which must outlive it and have drained
-// before it is destroyed). Thread-safe: any number of threads may call it at
-// once; the in-flight count is the only shared state.
+// before it is destroyed); owns the server's Admission, which the chunked
+// and tensor RPCs share (admission()). Thread-safe: any number of threads
+// may call it at once; the admission's counters are the only shared state.
 #ifndef DMLSERVE_SERVER_REQUEST_PROCESSOR_H_
 #define DMLSERVE_SERVER_REQUEST_PROCESSOR_H_
 
@@ -25,7 +26,6 @@
 #include "engine/core/engine.h"
 #include "engine/core/operator_desc.h"
 #include "engine/sched/admission.h"
-#include "engine/sched/byte_budget.h"
 #include "server/telemetry/metrics.h"
 #include "server/mapping/status_mapping.h"
 #include "server/tensor_store.h"
@@ -81,9 +81,10 @@ struct ExecuteOutcome {
   RequestError error;  // ok() on success
   // Always carries request_id, engine and server_time_us; output on success.
   dmlserve::v1::ExecuteResponse response;
-  // The request's share of the memory budget: keep it until the response
-  // has been written (or dropped), then let it go.
-  std::shared_ptr<ByteBudget::Reservation> reservation;
+  // What admission let in (its in-flight slot already released): the
+  // request's share of the memory budget. Keep it until the response has
+  // been written (or dropped), then let it go.
+  sched::Admitted admitted;
 };
 using OutcomeCallback = absl::AnyInvocable<void(ExecuteOutcome)>;
 
@@ -91,7 +92,7 @@ struct ChainOutcome {
   RequestError error;  // ok() on success
   // Always carries request_id, engine and server_time_us.
   dmlserve::v1::ChainResponse response;
-  std::shared_ptr<ByteBudget::Reservation> reservation;  // as ExecuteOutcome's
+  sched::Admitted admitted;  // as ExecuteOutcome's
 };
 using ChainOutcomeCallback = absl::AnyInvocable<void(ChainOutcome)>;
 
@@ -119,22 +120,20 @@ class RequestProcessor {
   void Execute(dmlserve::v1::ExecuteRequest& request, CallContext context,
                OutcomeCallback done);
 
-  // Checks the whole chain (chain_builder.h), then runs it on the engine.
-  // Inline bytes are moved out of `request`. `done` as for Execute.
+  // Builds the chain (chain_builder.h), admits it, creates the tensors it
+  // keeps, then runs it on the engine. Inline bytes are moved out of
+  // `request`. `done` as for Execute.
   void ExecuteChain(dmlserve::v1::ChainRequest& request, CallContext context,
                     ChainOutcomeCallback done);
 
   // Executions currently in the engine.
-  uint32_t in_flight() const { return in_flight_.load(); }
+  uint32_t in_flight() const { return admission_.in_flight(); }
   const ProcessorOptions& options() const { return options_; }
+  // The server's one admission (shared with ExecuteChunked and the tensor
+  // RPCs, so that every call counts against the same limits).
+  sched::Admission& admission() { return admission_; }
 
  private:
-  // The admission checks (engine/sched/admission.h) these options ask for.
-  sched::AdmissionOptions Admission() const;
-  // Cancellation, deadline, an in-flight slot and `estimate` bytes of the
-  // memory budget (into *reservation); on error nothing is held.
-  RequestError Reserve(const CallContext& context, uint64_t estimate,
-                       std::shared_ptr<ByteBudget::Reservation>* reservation);
   // Logs an engine failure at the level its mapping deserves.
   RequestError EngineError(uint64_t request_id, const absl::Status& status);
 
@@ -143,10 +142,12 @@ class RequestProcessor {
   const ProcessorOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
   const std::string engine_name_;
-  const sched::AdmissionOptions admission_;
-  std::atomic<uint32_t> in_flight_{0};
-  ByteBudget budget_;
+  sched::Admission admission_;
 };
+
+// The admission options `options` ask for (the response's room for fields
+// besides the output taken off max_message_bytes).
+sched::AdmissionOptions AdmissionOptionsOf(const ProcessorOptions& options);
 
 }  // namespace dmls::server
 

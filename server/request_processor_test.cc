@@ -185,14 +185,13 @@ TEST(RequestProcessorLimits, MemoryBudgetHoldsUntilTheResponseIsGone) {
   RequestProcessor p(&engine, options, NullLogger());
   ExecuteOutcome first = RunOne(p, ReluRequest(1));
   ASSERT_TRUE(first.error.ok()) << first.error.message;
-  ASSERT_NE(first.reservation, nullptr);
-  EXPECT_EQ(first.reservation->bytes(), 576u);
+  EXPECT_EQ(first.admitted.bytes(), 576u);
   // While the first response is "being written", a second does not fit.
   ExecuteOutcome second = RunOne(p, ReluRequest(2));
   EXPECT_EQ(second.error.code, absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(Violations(second), ElementsAre(StartsWith("MEMORY_BUDGET@")));
   EXPECT_EQ(p.in_flight(), 0u);
-  first.reservation.reset();  // written: the bytes come back
+  first.admitted = sched::Admitted();  // written: the bytes come back
   ExecuteOutcome third = RunOne(p, ReluRequest(3));
   EXPECT_TRUE(third.error.ok()) << third.error.message;
   // A request larger than the whole budget never runs.

@@ -3,17 +3,19 @@
 // host). A request reserves an estimate of its bytes at admission and keeps
 // the reservation until its response has been written to the transport
 // (for streams, until its queued response is written or dropped); the
-// Reservation gives the bytes back when it is destroyed.
+// Reservation gives the bytes back when it is destroyed. Admission
+// (admission.h) owns the server's budget and hands reservations out inside
+// its Admitted values.
 //
 // Thread-safe. Reservations may outlive nothing but the budget.
-#ifndef DMLSERVE_SERVER_BYTE_BUDGET_H_
-#define DMLSERVE_SERVER_BYTE_BUDGET_H_
+#ifndef DMLSERVE_ENGINE_SCHED_BYTE_BUDGET_H_
+#define DMLSERVE_ENGINE_SCHED_BYTE_BUDGET_H_
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 
-namespace dmls::server {
+namespace dmls::sched {
 
 class ByteBudget {
  public:
@@ -37,7 +39,7 @@ class ByteBudget {
 
   // `bytes` more, or null (nothing reserved) when they would exceed the
   // capacity.
-  std::shared_ptr<Reservation> TryReserve(uint64_t bytes);
+  std::unique_ptr<Reservation> TryReserve(uint64_t bytes);
 
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const { return used_.load(); }
@@ -47,6 +49,6 @@ class ByteBudget {
   std::atomic<uint64_t> used_{0};
 };
 
-}  // namespace dmls::server
+}  // namespace dmls::sched
 
-#endif  // DMLSERVE_SERVER_BYTE_BUDGET_H_
+#endif  // DMLSERVE_ENGINE_SCHED_BYTE_BUDGET_H_

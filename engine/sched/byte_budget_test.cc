@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 
-namespace dmls::server {
+namespace dmls::sched {
 namespace {
 
 TEST(ByteBudgetTest, ReservesUpToTheCapacityAndGivesBackOnRelease) {
@@ -53,4 +53,4 @@ TEST(ByteBudgetTest, ConcurrentReservationsNeverExceedTheCapacity) {
 }
 
 }  // namespace
-}  // namespace dmls::server
+}  // namespace dmls::sched

@@ -13,6 +13,8 @@ Scheduler::Scheduler(Runner* runner, SchedulerOptions options)
     : runner_(runner),
       options_(options),
       clock_(options.clock ? options.clock : RealClock::Get()),
+      admission_(options.admission ? std::make_unique<Admission>(*options.admission, clock_)
+                                   : nullptr),
       batcher_(options.policy) {
   runner_->SetCapacityListener([this] { Poke(); });
   thread_ = std::thread([this] { DispatchLoop(); });
@@ -20,11 +22,11 @@ Scheduler::Scheduler(Runner* runner, SchedulerOptions options)
 
 Scheduler::~Scheduler() { Shutdown(); }
 
-ExecuteCallback Scheduler::Counted(ExecuteCallback done) {
-  return [this, done = std::move(done)](
+ExecuteCallback Scheduler::Holding(Admitted admitted, ExecuteCallback done) {
+  return [admitted = std::move(admitted), done = std::move(done)](
              absl::StatusOr<ExecuteResult> result) mutable {
     done(std::move(result));
-    in_flight_.fetch_sub(1);
+    admitted = Admitted();
   };
 }
 
@@ -37,8 +39,13 @@ void Scheduler::Reject(ExecuteCallback& done, absl::Status status) {
 }
 
 void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
-  if (absl::Status s = Admit(request, options_.admission); !s.ok()) {
-    return Reject(done, std::move(s));
+  if (admission_ != nullptr) {
+    absl::StatusOr<Admitted> admitted = admission_->Admit(ExecuteWork(request));
+    if (!admitted.ok()) return Reject(done, admitted.status());
+    // Only a slot needs holding (the checks alone hold nothing).
+    if (admission_->options().max_in_flight != 0) {
+      done = Holding(std::move(*admitted), std::move(done));
+    }
   }
   if (request.cancelled && request.cancelled->load()) {
     return Reject(done, absl::CancelledError(
@@ -49,28 +56,15 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
     return Reject(done, absl::DeadlineExceededError(
                             "the deadline passed before execution"));
   }
-  // Count first, then compare, so concurrent callers cannot all slip under
-  // the limit together. Without a limit nothing is counted, which spares
-  // every request the wrapping callback (the server counts calls itself).
-  const uint64_t limit = options_.max_in_flight;
-  if (limit != 0 && in_flight_.fetch_add(1) >= limit) {
-    in_flight_.fetch_sub(1);
-    return Reject(done, ops::RuleStatus(
-                            absl::StatusCode::kResourceExhausted,
-                            "IN_FLIGHT_LIMIT", "",
-                            absl::StrCat("the server already has ", limit,
-                                         " requests in flight; retry later")));
-  }
-  ExecuteCallback counted = limit != 0 ? Counted(std::move(done)) : std::move(done);
   absl::StatusOr<Prepared> prepared = runner_->Prepare(request);
-  if (!prepared.ok()) return Reject(counted, prepared.status());
+  if (!prepared.ok()) return Reject(done, prepared.status());
 
   Job job;
   job.request = std::move(request);
   job.key = std::move(prepared->key);
   job.bytes = prepared->bytes;
   job.state = std::move(prepared->state);
-  job.done = std::move(counted);
+  job.done = std::move(done);
   job.enqueued = now;
   job.seq = next_seq_.fetch_add(1);
   absl::Status queued;
@@ -204,7 +198,7 @@ SchedulerStats Scheduler::stats() const {
   MutexLock lock(&mu_);
   SchedulerStats s = stats_;
   s.queued = batcher_.size();
-  s.in_flight = in_flight_.load();
+  s.in_flight = admission_ != nullptr ? admission_->in_flight() : 0;
   return s;
 }
 

@@ -1,9 +1,13 @@
-// Scheduler: admission, dynamic batching and dispatch in front of a Runner
-// (runner.h). Both engines embed one: Engine::Execute is Submit().
+// Scheduler: dynamic batching and dispatch in front of a Runner (runner.h).
+// Both engines embed one: Engine::Execute is Submit().
 //
 // Submit(), on the caller's thread:
-//   1. admission (admission.h): validation, limits, payload sizes;
-//   2. cancellation and deadline, and the in-flight limit;
+//   1. for callers of the engine that admit nothing themselves (tests,
+//      benches, tools), admission (admission.h) when options.admission is
+//      set; the server admits every request once, before the engine, and
+//      leaves it empty;
+//   2. cancellation and the deadline (the queue's expiry, checked again
+//      while queued);
 //   3. Runner::Prepare: planning, so the batch key is known at enqueue, and
 //      the runner's staging (e.g. the GPU upload copy);
 //   4. Batcher::Enqueue (QUEUE_FULL beyond max_queue_depth).
@@ -13,8 +17,8 @@
 // request and its callback whatever happened; `done` is called exactly once
 // (on the caller's thread for a rejection, else on the dispatch thread for a
 // request that expired or was cancelled in the queue, else wherever the
-// runner completes it). With max_in_flight set, in-flight counts a request
-// from admission until its `done` returns.
+// runner completes it). What its own admission admitted (an in-flight
+// slot with admission->max_in_flight) is held until `done` returns.
 //
 // One dispatch thread forms batches (batcher.h) whenever one is due and the
 // runner can accept it, fails queued requests whose deadline passes or that
@@ -28,6 +32,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -44,10 +49,9 @@ namespace dmls::sched {
 
 struct SchedulerOptions {
   BatchPolicy policy;
-  AdmissionOptions admission;
-  // Requests admitted and not yet completed before RESOURCE_EXHAUSTED
-  // (IN_FLIGHT_LIMIT). 0: no limit.
-  uint32_t max_in_flight = 0;
+  // The checks of requests that reach the engine unadmitted (see above);
+  // empty: none (the server's engines: it admitted them already).
+  std::optional<AdmissionOptions> admission = AdmissionOptions{};
   // Null: RealClock. With a fake clock the dispatch thread only wakes on
   // events (Submit, runner capacity, Poke), never on timeouts.
   std::shared_ptr<Clock> clock;
@@ -65,7 +69,7 @@ struct SchedulerStats {
   uint64_t batched_requests = 0;
   uint64_t largest_batch = 0;
   uint64_t queued = 0;      // now
-  uint64_t in_flight = 0;   // now; counted only with max_in_flight set
+  uint64_t in_flight = 0;   // now; counted only with admission->max_in_flight
 };
 
 class Scheduler {
@@ -95,14 +99,14 @@ class Scheduler {
   // Reports `batch` to the observer and wraps each job's callback to report
   // its run time.
   void Observe(SchedulerObserver& observer, Batch& batch, absl::Time now);
-  // Wraps `done` so that the in-flight count drops when it has run.
-  ExecuteCallback Counted(ExecuteCallback done);
+  // Wraps `done` so that `admitted` is let go when it has run.
+  static ExecuteCallback Holding(Admitted admitted, ExecuteCallback done);
   void Reject(ExecuteCallback& done, absl::Status status);
 
   Runner* const runner_;
   const SchedulerOptions options_;
   const std::shared_ptr<Clock> clock_;
-  std::atomic<uint64_t> in_flight_{0};
+  const std::unique_ptr<Admission> admission_;  // null: none
   std::atomic<uint64_t> next_seq_{1};
 
   mutable Mutex mu_;

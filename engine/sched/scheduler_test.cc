@@ -268,7 +268,7 @@ TEST(SchedulerTest, QueueDepthAndInFlightLimits) {
   FakeRunner runner2;
   runner2.capacity = 0;
   SchedulerOptions o2;
-  o2.max_in_flight = 1;
+  o2.admission->max_in_flight = 1;
   Scheduler s2(&runner2, o2);
   Outcomes out2;
   s2.Submit(Relu(8), out2.Callback());

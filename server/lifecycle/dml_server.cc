@@ -43,7 +43,6 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   service_options.processor.max_output_ratio = options.max_output_ratio;
   service_options.processor.max_output_ratio_limit = options.max_output_ratio_limit;
   service_options.stream_queue_bytes = options.stream_queue_bytes;
-  service_options.chunked.max_tensor_bytes = options.max_tensor_bytes;
   service_options.chunked.default_chunk_bytes = DefaultChunkBytes(options);
   service_options.chunked.max_chunk_bytes = MaxChunkBytes(options);
   service_options.store.bytes_per_principal = options.resident_bytes_per_principal;
@@ -75,12 +74,12 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   }
   builder.RegisterService(server->service_.get());
   TensorServiceOptions tensor_options;
-  tensor_options.max_tensor_bytes = options.max_tensor_bytes;
   tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
   tensor_options.max_chunk_bytes = MaxChunkBytes(options);
   tensor_options.tokens = security->tokens;
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
-      &server->service_->store(), engine, &server->service_->calls(), tensor_options, logger);
+      &server->service_->store(), engine, &server->service_->processor().admission(),
+      &server->service_->calls(), tensor_options, logger);
   builder.RegisterService(server->tensor_service_.get());
   kserve::KServeOptions kserve_options;
   kserve_options.facts.max_batch_requests = options.max_batch_requests;

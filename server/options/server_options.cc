@@ -30,9 +30,7 @@ sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& o) {
   s.policy.max_queue_delay =
       absl::Microseconds(static_cast<int64_t>(o.max_queue_delay_us));
   s.policy.max_queue_depth = o.max_queue_depth;
-  s.admission.validate = false;  // RequestProcessor admitted it already
-  s.admission.max_tensor_bytes = o.max_tensor_bytes;
-  s.max_in_flight = 0;  // RequestProcessor counts calls in flight
+  s.admission.reset();  // RequestProcessor admitted each request already
   return s;
 }
 

@@ -154,9 +154,10 @@ struct ServerOptions {
   // connection holds an fd.
 };
 
-// The engine scheduler's options: the batching policy above. The server's
-// RequestProcessor validates every request and counts calls in flight, so
-// the engine neither validates again nor limits in-flight work itself.
+// The engine scheduler's options: the batching policy above. The server
+// admits every request once (engine/sched/admission.h, in the
+// RequestProcessor and the chunked and tensor RPCs), so the engine's
+// scheduler admits nothing again.
 sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& options);
 
 // memory_budget_bytes with 0 resolved (see ServerOptions).

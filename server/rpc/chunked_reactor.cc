@@ -10,7 +10,6 @@
 #include "absl/time/clock.h"
 #include "dmlserve/v1/dmlserve.pb.h"
 #include "engine/ops/rule_status.h"
-#include "engine/ops/validator.h"
 #include "server/rpc/chunk_cursor.h"
 #include "server/rpc/message_codec.h"
 #include "server/mapping/proto_mapping.h"
@@ -27,15 +26,16 @@ constexpr const char* kSlotNames[] = {"input", "scale", "bias"};
 // chain, engine read, write, ...), so the fields below need no lock.
 class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  ChunkedReactor(absl::StatusOr<std::string> principal, Engine* engine, TensorStore* store,
-                 const ChunkedOptions& options, CallTracker::Ticket ticket,
-                 std::shared_ptr<spdlog::logger> logger)
+  ChunkedReactor(ChunkedCall call, Engine* engine, TensorStore* store,
+                 sched::Admission* admission, const ChunkedOptions& options,
+                 CallTracker::Ticket ticket, std::shared_ptr<spdlog::logger> logger)
       : ticket_(std::move(ticket)),
         engine_(engine),
         store_(store),
+        admission_(admission),
         options_(options),
         logger_(std::move(logger)),
-        principal_(std::move(principal)),
+        call_(std::move(call)),
         start_(absl::Now()) {
     StartRead(&incoming_);
   }
@@ -73,6 +73,8 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     SendNext();
   }
 
+  void OnCancel() override { cancelled_->store(true); }
+
   void OnDone() override {
     ReleaseTensors();
     ticket_.End();
@@ -81,28 +83,35 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 
  private:
   absl::Status Open(const v1::ChunkedHeader& header) {
-    if (!principal_.ok()) return principal_.status();
+    if (!call_.principal.ok()) return call_.principal.status();
+    if (!call_.output_ratio.ok()) return call_.output_ratio.status();
     have_header_ = true;
     request_id_ = header.request_id();
     level_ = FeatureLevelFromProto(header.feature_level(), options_.highest_feature_level);
     in_place_ = header.in_place();
     op_ = OperatorFromProto(header.operator_());
-    std::vector<ops::Violation> v = ops::ValidateAll(op_, level_, in_place_);
-    if (!v.empty()) {
-      for (ops::Violation& x : v) x.field = absl::StrCat("header.", x.field);
-      return ops::RuleStatus(absl::StatusCode::kInvalidArgument, std::move(v));
-    }
-    const std::array<const std::optional<TensorDesc>*, 4> descs = {&op_.input, &op_.scale,
-                                                                   &op_.bias, &op_.output};
+    const std::array<const std::optional<TensorDesc>*, 3> descs = {&op_.input, &op_.scale,
+                                                                   &op_.bias};
+    sched::Work work;
+    work.kind = sched::Work::Kind::kChunked;
+    work.feature_level = static_cast<FeatureLevel>(level_);
+    sched::WorkStep& ws = work.steps.emplace_back();
+    ws.op = op_;
+    ws.in_place = in_place_;
+    ws.returns_output = true;
+    std::array<sched::WorkSource*, 3> sources = {&ws.input, &ws.scale, &ws.bias};
     for (size_t i = 0; i < descs.size(); ++i) {
-      if (descs[i]->has_value() &&
-          (**descs[i]).total_tensor_size_in_bytes > options_.max_tensor_bytes) {
-        return ops::RuleStatus(
-            absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT", "header.operator",
-            absl::StrCat("a tensor has ", (**descs[i]).total_tensor_size_in_bytes,
-                         " bytes, above the server limit of ", options_.max_tensor_bytes));
-      }
+      if (!descs[i]->has_value()) continue;
+      sources[i]->kind = sched::WorkSource::Kind::kStreamed;
+      sources[i]->bytes = (**descs[i]).total_tensor_size_in_bytes;
     }
+    work.chunk_bytes = options_.max_chunk_bytes;
+    work.deadline = call_.deadline;
+    work.cancelled = cancelled_;
+    work.output_ratio = *call_.output_ratio;
+    absl::StatusOr<sched::Admitted> admitted = admission_->Admit(work);
+    if (!admitted.ok()) return admitted.status();
+    admitted_ = std::move(*admitted);
     step_.op = op_;
     step_.in_place = in_place_;
     out_bytes_ = StepOutputBytes(step_);
@@ -115,7 +124,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       // In place, the input tensor holds the output range too.
       if (i == 0 && in_place_) desc.total_tensor_size_in_bytes = out_bytes_;
       absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
-          store_->Create(*principal_, desc, absl::ZeroDuration(), /*pending=*/true);
+          store_->Create(*call_.principal, desc, absl::ZeroDuration(), /*pending=*/true);
       if (!t.ok()) return t.status();
       tensors_[i] = *t;
       cursors_[i] = ChunkCursor(0, (**descs[i]).total_tensor_size_in_bytes);
@@ -165,6 +174,8 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     }
     ChainRequest chain;
     chain.feature_level = static_cast<FeatureLevel>(level_);
+    chain.deadline = call_.deadline;
+    chain.cancelled = cancelled_;
     ChainStep step = step_;
     std::array<ChainSource*, 3> sources = {&step.input, &step.scale, &step.bias};
     for (size_t i = 0; i < 3; ++i) {
@@ -175,7 +186,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     } else {
       TensorDesc desc = *op_.output;
       absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
-          store_->Create(*principal_, desc, absl::ZeroDuration(), /*pending=*/true);
+          store_->Create(*call_.principal, desc, absl::ZeroDuration(), /*pending=*/true);
       if (!t.ok()) return Fail(t.status());
       output_ = *t;
       step.output = output_->buffer;
@@ -242,14 +253,15 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     Finish(ToGrpcStatus(e, logger_.get()));
   }
 
-  // Gives the call's tensors (and their quota) back; done before the
-  // client gets its final status, so that the quota is back when it looks.
-  // Idempotent.
+  // Gives the call's tensors (and their quota) and what admission let in
+  // back; done before the client gets its final status, so that the quota
+  // is back when it looks. Idempotent.
   void ReleaseTensors() {
     for (const auto& t : tensors_) {
       if (t) store_->Abandon(t->handle);
     }
     if (output_) store_->Abandon(output_->handle);
+    admitted_ = sched::Admitted();
   }
 
   void Unref() {
@@ -259,10 +271,14 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   CallTracker::Ticket ticket_;  // ended in OnDone
   Engine* const engine_;
   TensorStore* const store_;
+  sched::Admission* const admission_;
   const ChunkedOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
-  const absl::StatusOr<std::string> principal_;
+  const ChunkedCall call_;
   const absl::Time start_;
+  const std::shared_ptr<std::atomic<bool>> cancelled_ =
+      std::make_shared<std::atomic<bool>>(false);
+  sched::Admitted admitted_;  // from Open until the call ends
   grpc::ByteBuffer incoming_;
   grpc::ByteBuffer outgoing_;
   bool have_header_ = false;
@@ -285,11 +301,11 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 }  // namespace
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
-    absl::StatusOr<std::string> principal, Engine* engine, TensorStore* store,
+    ChunkedCall call, Engine* engine, TensorStore* store, sched::Admission* admission,
     const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger) {
-  return new ChunkedReactor(std::move(principal), engine, store, options, std::move(ticket),
-                            std::move(logger));
+  return new ChunkedReactor(std::move(call), engine, store, admission, options,
+                            std::move(ticket), std::move(logger));
 }
 
 }  // namespace dmls::server

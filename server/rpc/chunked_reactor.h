@@ -1,6 +1,12 @@
 // ExecuteChunked: one operator whose tensors travel in chunks both ways
 // (dmlserve.proto, ChunkedHeader), for tensors larger than one message.
 //
+// The header is admitted once (engine/sched/admission.h, the server's
+// Admission shared with the other RPCs): validation, limits,
+// amplification, cancellation, the deadline, an in-flight slot held until
+// the call ends and one chunk each way from the byte budget. The call's
+// deadline and cancellation also go with the chain to the engine.
+//
 // The reactor keeps each tensor as a pending resident tensor of the
 // caller's (tensor_store.h: the quotas apply, nothing is visible to anyone,
 // and everything is abandoned when the call ends however it ends), writes
@@ -21,7 +27,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "engine/core/engine.h"
+#include "engine/sched/admission.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/lifecycle/call_tracker.h"
@@ -31,18 +39,28 @@
 namespace dmls::server {
 
 struct ChunkedOptions {
-  uint64_t max_tensor_bytes = uint64_t{1} << 30;
   uint64_t default_chunk_bytes = uint64_t{1} << 20;
   uint64_t max_chunk_bytes = uint64_t{4} << 20;
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
 };
 
-// `principal`: the call's (principal.h), or why it has none (the call fails
-// with that status). `ticket` tracks the call until gRPC is done with it
-// (OnDone). A chunked call carries one operator, so at shutdown it is
-// waited for like a unary call (within the grace), not asked to stop.
+// What the transport says about a chunked call.
+struct ChunkedCall {
+  absl::Time deadline = absl::InfiniteFuture();
+  // The call's (principal.h), or why it has none (the call fails with that
+  // status).
+  absl::StatusOr<std::string> principal = std::string();
+  // The amplification limit it asks for (call_metadata.h); 0: the
+  // server's.
+  absl::StatusOr<uint64_t> output_ratio = uint64_t{0};
+};
+
+// `ticket` tracks the call until gRPC is done with it (OnDone). A chunked
+// call carries one operator, so at shutdown it is waited for like a unary
+// call (within the grace), not asked to stop. `admission` must outlive the
+// reactor.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
-    absl::StatusOr<std::string> principal, Engine* engine, TensorStore* store,
+    ChunkedCall call, Engine* engine, TensorStore* store, sched::Admission* admission,
     const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger);
 

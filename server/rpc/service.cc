@@ -1,7 +1,6 @@
 #include "server/rpc/service.h"
 
 #include <atomic>
-#include <chrono>
 #include <deque>
 #include <type_traits>
 #include <utility>
@@ -20,15 +19,6 @@ namespace dmls::server {
 namespace {
 
 namespace v1 = dmlserve::v1;
-
-absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
-  std::chrono::system_clock::time_point deadline = context.deadline();
-  // gRPC reports "no deadline" as the largest time_point.
-  if (deadline == std::chrono::system_clock::time_point::max()) {
-    return absl::InfiniteFuture();
-  }
-  return absl::FromChrono(deadline);
-}
 
 // The output bytes an ExecuteRequest's response will carry (its output
 // range; nothing when the output stays resident).
@@ -110,7 +100,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
         if (outcome.error.ok()) {
           response_->Swap(&serialized);
           // Held until the reactor goes, after the response is written.
-          reservation_ = std::move(outcome.reservation);
+          admitted_ = std::move(outcome.admitted);
         } else {
           status = ToGrpcStatus(outcome.error, logger_);
         }
@@ -142,7 +132,7 @@ class UnaryExecuteReactor final : public grpc::ServerUnaryReactor {
   std::atomic<int> refs_{2};
   Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  std::shared_ptr<ByteBudget::Reservation> reservation_ ABSL_GUARDED_BY(mu_);
+  sched::Admitted admitted_ ABSL_GUARDED_BY(mu_);
 };
 
 // ExecuteStream. State machine under mu_: at most one read and one write
@@ -330,7 +320,7 @@ class ExecuteStreamReactor final
         actions.status = status;
       } else {
         queued_bytes_ += serialized.Length();
-        queue_.push_back(Pending{std::move(serialized), std::move(outcome.reservation)});
+        queue_.push_back(Pending{std::move(serialized), std::move(outcome.admitted)});
         actions = NextLocked();
       }
     }
@@ -418,7 +408,7 @@ class ExecuteStreamReactor final
   // has been written or dropped.
   struct Pending {
     grpc::ByteBuffer bytes;
-    std::shared_ptr<ByteBudget::Reservation> reservation;
+    sched::Admitted admitted;
   };
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   // One for gRPC (dropped in OnDone) plus one per engine callback pending
@@ -502,8 +492,11 @@ DmlServiceImpl::ExecuteChunked(grpc::CallbackServerContext* context) {
   if (!ticket) {
     return new RefusedReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>>();
   }
-  return NewChunkedReactor(PrincipalOf(*context, options_.tokens.get()), engine_, &store_,
-                           options_.chunked, std::move(ticket), logger_);
+  return NewChunkedReactor(ChunkedCall{DeadlineOf(*context),
+                                       PrincipalOf(*context, options_.tokens.get()),
+                                       RequestedOutputRatio(*context)},
+                           engine_, &store_, &processor_.admission(), options_.chunked,
+                           std::move(ticket), logger_);
 }
 
 }  // namespace dmls::server

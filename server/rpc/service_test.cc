@@ -2,6 +2,7 @@
 // FakeEngine, called through the generated stub.
 #include "server/rpc/service.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -112,6 +113,15 @@ class ServiceTest : public ::testing::Test {
       }
     }
     return status;
+  }
+
+  // The engine saw the call end (cancelled, or past its deadline): its
+  // work stopped there, so the stop does not wait 30 s for it.
+  void ExpectEngineWorkEnded() {
+    const absl::Time start = absl::Now();
+    server_->Shutdown(absl::Seconds(5));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+    EXPECT_EQ(engine_->succeeded(), 0);
   }
 
   std::unique_ptr<FakeEngine> engine_;
@@ -400,11 +410,7 @@ TEST_F(ServiceTest, ClientCancellationEndsTheCallPromptly) {
   canceller.join();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
-  // The engine saw the cancellation too: shutdown does not wait 30 s.
-  start = absl::Now();
-  server_->Shutdown(absl::Seconds(5));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
-  EXPECT_EQ(engine_->succeeded(), 0);
+  ExpectEngineWorkEnded();
 }
 
 TEST_F(ServiceTest, DeadlineIsHonoured) {
@@ -419,10 +425,7 @@ TEST_F(ServiceTest, DeadlineIsHonoured) {
   grpc::Status status = stub_->Execute(&context, ReluRequest(1), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
-  start = absl::Now();
-  server_->Shutdown(absl::Seconds(5));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
-  EXPECT_EQ(engine_->succeeded(), 0);
+  ExpectEngineWorkEnded();
 }
 
 TEST_F(ServiceTest, InFlightLimitIsResourceExhausted) {
@@ -447,6 +450,141 @@ TEST_F(ServiceTest, InFlightLimitIsResourceExhausted) {
   EXPECT_THAT(status.error_message(), StartsWith("IN_FLIGHT_LIMIT: "));
   engine_->Release();
   for (std::thread& t : held) t.join();
+}
+
+// A RELU chain step whose 4 KiB input broadcasts into a 4 MiB output.
+v1::ChainStep AmplifyingStep() {
+  v1::ChainStep step;
+  v1::ActivationRelu* relu = step.mutable_operator_()->mutable_relu();
+  *relu->mutable_output() = testing::Float32Tensor({1024, 1024});
+  v1::TensorDesc* in = relu->mutable_input();
+  *in = testing::Float32Tensor({1024, 1024});
+  in->clear_strides();
+  in->add_strides(0);
+  in->add_strides(1);
+  in->set_total_tensor_size_in_bytes(4096);
+  step.mutable_input()->set_data(Payload(4096));
+  step.set_return_output(true);
+  return step;
+}
+
+TEST_F(ServiceTest, ExecuteChainRefusesOutputAmplification) {
+  StartServer();
+  v1::ChainRequest request;
+  *request.add_steps() = AmplifyingStep();
+  v1::ChainResponse response;
+  {
+    grpc::ClientContext context;
+    grpc::Status status = stub_->ExecuteChain(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(status.error_message(), StartsWith("OUTPUT_AMPLIFICATION: "));
+  }
+  EXPECT_EQ(engine_->received(), 0);
+  // The call may raise the ratio with its metadata, as for Execute.
+  grpc::ClientContext context;
+  context.AddMetadata("dmls-max-output-ratio", "1024");
+  grpc::Status status = stub_->ExecuteChain(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.outputs_size(), 1);
+  EXPECT_EQ(response.outputs(0).data().size(), 4u << 20);
+}
+
+// One ExecuteChunked call of a RELU: the header, its input in one chunk,
+// end; the output bytes into *output.
+grpc::Status RunChunked(v1::DmlService::Stub& stub, grpc::ClientContext& context,
+                        std::string* output = nullptr) {
+  v1::ExecuteRequest relu = ReluRequest(1);
+  auto stream = stub.ExecuteChunked(&context);
+  v1::ChunkedRequest header;
+  header.mutable_header()->set_request_id(1);
+  *header.mutable_header()->mutable_operator_() = relu.operator_();
+  stream->Write(header);
+  v1::ChunkedRequest chunk;
+  chunk.mutable_chunk()->set_slot(v1::TENSOR_SLOT_INPUT);
+  chunk.mutable_chunk()->set_data(relu.input());
+  stream->Write(chunk);
+  stream->WritesDone();
+  v1::ChunkedResponse response;
+  while (stream->Read(&response)) {
+    if (output != nullptr) *output += response.chunk().data();
+  }
+  return stream->Finish();
+}
+
+TEST_F(ServiceTest, ExecuteChunkedRuns) {
+  StartServer();
+  grpc::ClientContext context;
+  std::string output;
+  grpc::Status status = RunChunked(*stub_, context, &output);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(output, ReluRequest(1).input());
+}
+
+// With room for one call in flight and an engine that holds it: `held`
+// runs (and succeeds once released), and `refused`, started while it is
+// held, gets IN_FLIGHT_LIMIT. Each call is given a deadline.
+using Call = std::function<grpc::Status(grpc::ClientContext&)>;
+void ExpectRefusedBehind(FakeEngine& engine, const Call& held, const Call& refused) {
+  std::thread first([&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Status status = held(context);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+  });
+  ASSERT_TRUE(engine.WaitForReceived(1));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  grpc::Status status = refused(context);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), StartsWith("IN_FLIGHT_LIMIT: "));
+  engine.Release();
+  first.join();
+}
+
+TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheInFlightLimit) {
+  FakeEngineOptions engine_options;
+  engine_options.hold = true;
+  ServerOptions options;
+  options.max_in_flight = 1;
+  StartServer(engine_options, options);
+  const Call execute = [this](grpc::ClientContext& context) {
+    v1::ExecuteResponse response;
+    return stub_->Execute(&context, ReluRequest(1), &response);
+  };
+  const Call chunked = [this](grpc::ClientContext& context) {
+    return RunChunked(*stub_, context);
+  };
+  // Refused behind an Execute, and holding its slot (from its header to
+  // its end) in front of one.
+  ExpectRefusedBehind(*engine_, execute, chunked);
+  server_->Shutdown(absl::Seconds(5));
+  server_.reset();
+  StartServer(engine_options, options);  // an engine that holds again
+  ExpectRefusedBehind(*engine_, chunked, execute);
+}
+
+TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheMemoryBudget) {
+  ServerOptions options;
+  // 144 bytes each way, twice: 576 bytes.
+  options.memory_budget_bytes = 500;
+  StartServer({}, options);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::Status status = RunChunked(*stub_, context);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), StartsWith("MEMORY_BUDGET: "));
+  EXPECT_EQ(engine_->received(), 0);
+}
+
+TEST_F(ServiceTest, ExecuteChunkedHonoursItsDeadline) {
+  FakeEngineOptions engine_options;
+  engine_options.delay = absl::Seconds(30);
+  StartServer(engine_options);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  grpc::Status status = RunChunked(*stub_, context);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  ExpectEngineWorkEnded();
 }
 
 TEST_F(ServiceTest, ShutdownLetsCallsInFlightFinish) {

@@ -5,11 +5,10 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/core/mutex.h"
 #include "engine/ops/rule_status.h"
-#include "engine/ops/validator.h"
+#include "server/rpc/call_metadata.h"
 #include "server/rpc/chunk_cursor.h"
 #include "server/rpc/message_codec.h"
 #include "server/security/principal.h"
@@ -40,38 +39,15 @@ v1::ResidentTensorInfo InfoOf(const ResidentTensor& t) {
   return info;
 }
 
-absl::Status CheckResidentDesc(const TensorDesc& desc, const std::string& path,
-                               uint64_t max_tensor_bytes) {
-  // The tensor rules are the operators' (OPERATORS.md §2): check the
-  // descriptor as the input of IDENTITY, whose output is its packed twin.
-  OperatorDesc op;
-  op.type = static_cast<uint32_t>(OperatorType::kActivationIdentity);
-  op.input = desc;
-  if (!desc.sizes.empty() && desc.data_type != 0) {
-    op.output = MakeTensorDesc(static_cast<DataType>(desc.data_type), desc.sizes);
-  } else {
-    op.output = desc;  // the input's rules report what is wrong
-  }
-  constexpr absl::string_view kInput = "operator.identity.input";
-  std::vector<ops::Violation> found;
-  for (ops::Violation& v : ops::ValidateAll(op, static_cast<uint32_t>(kHighestFeatureLevel), false)) {
-    // IDENTITY's own data type support is not the tensor's business: a
-    // resident tensor may hold any valid data type.
-    if (!absl::StartsWith(v.field, kInput) || v.rule == "DATATYPE_UNSUPPORTED") continue;
-    v.field = absl::StrCat(path, v.field.substr(kInput.size()));
-    found.push_back(std::move(v));
-  }
-  if (!found.empty()) {
-    return ops::RuleStatus(absl::StatusCode::kInvalidArgument, std::move(found));
-  }
-  if (desc.total_tensor_size_in_bytes > max_tensor_bytes) {
-    return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT",
-                           path + ".total_tensor_size_in_bytes",
-                           absl::StrCat("the tensor has ", desc.total_tensor_size_in_bytes,
-                                        " bytes, above the server limit of ",
-                                        max_tensor_bytes, " bytes"));
-  }
-  return absl::OkStatus();
+sched::Work TensorWork(const TensorDesc& desc, const std::string& path, uint64_t data_bytes,
+                       absl::Time deadline) {
+  sched::Work work;
+  work.kind = sched::Work::Kind::kTensor;
+  work.tensor = desc;
+  work.tensor_path = path;
+  work.tensor_data_bytes = data_bytes;
+  work.deadline = deadline;
+  return work;
 }
 
 namespace {
@@ -110,6 +86,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       : service_(service),
         ticket_(std::move(ticket)),
         principal_(PrincipalOf(*context, service.options().tokens.get())),
+        deadline_(DeadlineOf(*context)),
         response_(response) {
     StartRead(&incoming_);
   }
@@ -192,11 +169,12 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     }
     if (msg.has_create()) {
       const TensorDesc desc = TensorFromProto(msg.create().desc());
-      if (absl::Status s = CheckResidentDesc(desc, "create.desc",
-                                             service_.options().max_tensor_bytes);
-          !s.ok()) {
-        return s;
-      }
+      // The chunks are not counted against the byte budget: at most
+      // kWriteWindow of them are held at once, each bounded by the message
+      // limit.
+      absl::StatusOr<sched::Admitted> admitted =
+          service_.admission().Admit(TensorWork(desc, "create.desc", 0, deadline_));
+      if (!admitted.ok()) return admitted.status();
       if (!msg.create().data().empty()) {
         return ChunkError("CREATE_DATA_SIZE", "create.data",
                           "WriteTensor sends its bytes in chunks, not in create.data");
@@ -261,6 +239,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   TensorServiceImpl& service_;
   CallTracker::Ticket ticket_;  // ended in OnDone
   const absl::StatusOr<std::string> principal_;
+  const absl::Time deadline_;
   grpc::ByteBuffer* const response_;
   grpc::ByteBuffer incoming_;
   // Set by the reading side only (reads are sequential); End and OnDone
@@ -411,11 +390,13 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
 }  // namespace
 
-TensorServiceImpl::TensorServiceImpl(TensorStore* store, Engine* engine, CallTracker* calls,
+TensorServiceImpl::TensorServiceImpl(TensorStore* store, Engine* engine,
+                                     sched::Admission* admission, CallTracker* calls,
                                      TensorServiceOptions options,
                                      std::shared_ptr<spdlog::logger> logger)
     : store_(store),
       engine_(engine),
+      admission_(admission),
       calls_(calls),
       options_(options),
       logger_(std::move(logger)) {}
@@ -431,7 +412,12 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
   absl::StatusOr<std::string> principal = PrincipalOf(*context, options_.tokens.get());
   if (s.ok()) s = principal.status();
   const TensorDesc desc = TensorFromProto(req.desc());
-  if (s.ok()) s = CheckResidentDesc(desc, "desc", options_.max_tensor_bytes);
+  absl::StatusOr<sched::Admitted> admitted = sched::Admitted();
+  if (s.ok()) {
+    admitted = admission_->Admit(
+        TensorWork(desc, "desc", req.data().size(), DeadlineOf(*context)));
+    s = admitted.status();
+  }
   if (s.ok() && !req.data().empty() && req.data().size() != desc.total_tensor_size_in_bytes) {
     s = ChunkError("CREATE_DATA_SIZE", "data",
                    absl::StrCat(req.data().size(), " bytes of data for a tensor of ",
@@ -451,8 +437,10 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
     return reactor;
   }
   std::shared_ptr<const ResidentTensor> tensor = *t;
+  // The bytes stay reserved until the engine has them.
   engine_->WriteResident(tensor->buffer, 0, std::move(*req.mutable_data()),
-                         [this, reactor, tensor, response](absl::Status w) {
+                         [this, reactor, tensor, response,
+                          admitted = std::move(*admitted)](absl::Status w) {
                            if (w.ok()) {
                              store_->Publish(tensor->handle);
                            } else {

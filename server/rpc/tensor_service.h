@@ -2,8 +2,11 @@
 // callback API, over a TensorStore (owners, quotas, expiry) and the engine
 // (where the bytes live).
 //
-// CreateTensor and WriteTensor check the descriptor with the operator
-// validator's tensor rules (paths under "create.desc" / "desc"). WriteTensor
+// CreateTensor and WriteTensor that creates a tensor admit it once through
+// the server's Admission (engine/sched/admission.h: the operator
+// validator's tensor rules, paths under "create.desc" / "desc"; the tensor
+// byte limit; the deadline; CreateTensor's bytes from the byte budget until
+// they are on the engine). WriteTensor
 // takes its chunks one at a time: each is handed to the engine and the next
 // is read once the engine has taken it, so a fast client meets gRPC flow
 // control rather than growing the server's memory. ReadTensor keeps one
@@ -14,8 +17,9 @@
 // carry one tensor each, so at shutdown they are waited for within the
 // grace like unary calls, not asked to stop.
 //
-// Ownership: borrows the store, the engine and the call tracker, which must
-// outlive the service's reactors (shut the grpc::Server down first).
+// Ownership: borrows the store, the engine, the admission and the call
+// tracker, which must outlive the service's reactors (shut the grpc::Server
+// down first).
 // Thread-safe.
 #ifndef DMLSERVE_SERVER_RPC_TENSOR_SERVICE_H_
 #define DMLSERVE_SERVER_RPC_TENSOR_SERVICE_H_
@@ -25,6 +29,7 @@
 
 #include "dmlserve/v1/dmlserve.grpc.pb.h"
 #include "engine/core/engine.h"
+#include "engine/sched/admission.h"
 #include "server/lifecycle/call_tracker.h"
 #include "server/security/token_auth.h"
 #include "server/tensor_store.h"
@@ -33,7 +38,6 @@
 namespace dmls::server {
 
 struct TensorServiceOptions {
-  uint64_t max_tensor_bytes = uint64_t{1} << 30;
   // ReadTensor chunks: the default and the largest a client may ask for.
   uint64_t default_chunk_bytes = uint64_t{1} << 20;
   uint64_t max_chunk_bytes = uint64_t{4} << 20;
@@ -52,8 +56,9 @@ using TensorServiceBase =
 
 class TensorServiceImpl final : public TensorServiceBase {
  public:
-  TensorServiceImpl(TensorStore* store, Engine* engine, CallTracker* calls,
-                    TensorServiceOptions options, std::shared_ptr<spdlog::logger> logger);
+  TensorServiceImpl(TensorStore* store, Engine* engine, sched::Admission* admission,
+                    CallTracker* calls, TensorServiceOptions options,
+                    std::shared_ptr<spdlog::logger> logger);
 
   grpc::ServerUnaryReactor* CreateTensor(grpc::CallbackServerContext* context,
                                          const grpc::ByteBuffer* request,
@@ -72,11 +77,13 @@ class TensorServiceImpl final : public TensorServiceBase {
   const TensorServiceOptions& options() const { return options_; }
   TensorStore& store() { return *store_; }
   Engine& engine() { return *engine_; }
+  sched::Admission& admission() { return *admission_; }
   spdlog::logger& logger() { return *logger_; }
 
  private:
   TensorStore* const store_;
   Engine* const engine_;
+  sched::Admission* const admission_;
   CallTracker* const calls_;
   const TensorServiceOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
@@ -85,11 +92,10 @@ class TensorServiceImpl final : public TensorServiceBase {
 // The wire description of a tensor.
 dmlserve::v1::ResidentTensorInfo InfoOf(const ResidentTensor& tensor);
 
-// The validator's tensor rules applied to a resident tensor's descriptor
-// (rule ids as for operator tensors, paths under `path`), and the server's
-// tensor byte limit (RESOURCE_EXHAUSTED, TENSOR_BYTES_LIMIT).
-absl::Status CheckResidentDesc(const TensorDesc& desc, const std::string& path,
-                               uint64_t max_tensor_bytes);
+// The admission work of a resident tensor `desc` (fields under `path`)
+// sent with `data_bytes` bytes.
+sched::Work TensorWork(const TensorDesc& desc, const std::string& path, uint64_t data_bytes,
+                       absl::Time deadline);
 
 }  // namespace dmls::server
 

@@ -120,7 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   e.input = r.input();
   e.scale = r.scale();
   e.bias = r.bias();
-  (void)sched::Admit(e, sched::AdmissionOptions{});
+  sched::Admission admission(sched::AdmissionOptions{});
+  (void)admission.Admit(sched::ExecuteWork(e));
   CheckOperator(e.op, static_cast<uint32_t>(e.feature_level), e.in_place);
   if (server::UsesResidentTensors(r)) (void)server::ChainOfExecute(r);
   return 0;
