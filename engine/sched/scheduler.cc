@@ -4,9 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "engine/ops/rule_status.h"
-
 namespace dmls::sched {
 
 Scheduler::Scheduler(Runner* runner, SchedulerOptions options)
@@ -42,8 +39,10 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
   if (admission_ != nullptr) {
     absl::StatusOr<Admitted> admitted = admission_->Admit(ExecuteWork(request));
     if (!admitted.ok()) return Reject(done, admitted.status());
-    // Only a slot needs holding (the checks alone hold nothing).
-    if (admission_->options().max_in_flight != 0) {
+    // Held while the request lives, when it holds a slot or bytes (the
+    // checks alone hold nothing and need no wrapping callback).
+    const AdmissionOptions& o = admission_->options();
+    if (o.max_in_flight != 0 || o.memory_budget_bytes != 0) {
       done = Holding(std::move(*admitted), std::move(done));
     }
   }

@@ -18,7 +18,7 @@
 // (on the caller's thread for a rejection, else on the dispatch thread for a
 // request that expired or was cancelled in the queue, else wherever the
 // runner completes it). What its own admission admitted (an in-flight
-// slot with admission->max_in_flight) is held until `done` returns.
+// slot, bytes of its budget) is held until `done` returns.
 //
 // One dispatch thread forms batches (batcher.h) whenever one is due and the
 // runner can accept it, fails queued requests whose deadline passes or that
