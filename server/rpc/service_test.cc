@@ -489,19 +489,21 @@ TEST_F(ServiceTest, ExecuteChainRefusesOutputAmplification) {
   EXPECT_EQ(response.outputs(0).data().size(), 4u << 20);
 }
 
-// One ExecuteChunked call of a RELU: the header, its input in one chunk,
-// end; the output bytes into *output.
+// One ExecuteChunked call of `step`'s operator (a RELU by default): the
+// header, its input in one chunk, end; the output bytes into *output.
 grpc::Status RunChunked(v1::DmlService::Stub& stub, grpc::ClientContext& context,
-                        std::string* output = nullptr) {
+                        std::string* output = nullptr, const v1::ChainStep* step = nullptr) {
   v1::ExecuteRequest relu = ReluRequest(1);
+  const v1::OperatorDesc& op = step != nullptr ? step->operator_() : relu.operator_();
+  const std::string& input = step != nullptr ? step->input().data() : relu.input();
   auto stream = stub.ExecuteChunked(&context);
   v1::ChunkedRequest header;
   header.mutable_header()->set_request_id(1);
-  *header.mutable_header()->mutable_operator_() = relu.operator_();
+  *header.mutable_header()->mutable_operator_() = op;
   stream->Write(header);
   v1::ChunkedRequest chunk;
   chunk.mutable_chunk()->set_slot(v1::TENSOR_SLOT_INPUT);
-  chunk.mutable_chunk()->set_data(relu.input());
+  chunk.mutable_chunk()->set_data(input);
   stream->Write(chunk);
   stream->WritesDone();
   v1::ChunkedResponse response;
@@ -573,6 +575,17 @@ TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheMemoryBudget) {
   grpc::Status status = RunChunked(*stub_, context);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(), StartsWith("MEMORY_BUDGET: "));
+  EXPECT_EQ(engine_->received(), 0);
+}
+
+TEST_F(ServiceTest, ExecuteChunkedRefusesOutputAmplification) {
+  StartServer();
+  const v1::ChainStep step = AmplifyingStep();
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::Status status = RunChunked(*stub_, context, nullptr, &step);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), StartsWith("OUTPUT_AMPLIFICATION: "));
   EXPECT_EQ(engine_->received(), 0);
 }
 
