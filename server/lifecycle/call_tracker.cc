@@ -1,5 +1,6 @@
 #include "server/lifecycle/call_tracker.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -26,7 +27,11 @@ void CallTracker::Ticket::End() {
 
 CallTracker::Ticket CallTracker::Begin(Stoppable* stoppable) {
   MutexLock lock(&mu_);
-  if (closed_) return Ticket();
+  if (closed_) {
+    ++refused_;
+    last_refused_ = absl::Now();
+    return Ticket();
+  }
   ++in_flight_;
   if (stoppable != nullptr) stoppable_.insert(stoppable);
   return Ticket(this, stoppable);
@@ -84,6 +89,19 @@ bool CallTracker::WaitIdleLocked(absl::Time deadline) {
   return in_flight_ == 0;
 }
 
+bool CallTracker::WaitQuiet(absl::Duration quiet, absl::Time deadline) {
+  MutexLock lock(&mu_);
+  while (true) {
+    if (!WaitIdleLocked(deadline)) return false;
+    const absl::Time quiet_end = std::max(last_end_, last_refused_) + quiet;
+    if (absl::Now() >= quiet_end) return true;
+    if (absl::Now() >= deadline) return false;
+    // Woken early by nothing (a refusal does not signal): sleeps to the
+    // end of the quiet time, then looks again.
+    idle_cv_.WaitUntil(&mu_, std::min(quiet_end, deadline));
+  }
+}
+
 size_t CallTracker::in_flight() const {
   MutexLock lock(&mu_);
   return in_flight_;
@@ -92,6 +110,11 @@ size_t CallTracker::in_flight() const {
 absl::Time CallTracker::last_end() const {
   MutexLock lock(&mu_);
   return last_end_;
+}
+
+uint64_t CallTracker::refused() const {
+  MutexLock lock(&mu_);
+  return refused_;
 }
 
 }  // namespace dmls::server

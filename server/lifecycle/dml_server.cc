@@ -210,6 +210,12 @@ void DmlServer::Shutdown(absl::Duration grace) {
   }
   absl::Time grpc_deadline = deadline;
   if (idle) {
+    // Refuse on until clients have stopped sending (kRefusalQuiet).
+    const absl::Time quiet_start = absl::Now();
+    const bool quiet = calls.WaitQuiet(kRefusalQuiet, wait_end);
+    logger_->info("calls over, refused new ones for {} ({} refused in all), {}",
+                  absl::FormatDuration(absl::Now() - quiet_start), calls.refused(),
+                  quiet ? "no more coming" : "still coming at the end of the grace");
     // At most kShutdownLinger after the last call ended (none on an idle
     // server): a client that does not read cannot hold the stop.
     const absl::Time linger_start = absl::Now();
