@@ -90,6 +90,7 @@ TEST(CallTrackerTest, WaitQuietWaitsUntilRefusedCallsStopComing) {
 
   CallTracker tracker;
   tracker.Close();
+  EXPECT_FALSE(tracker.Begin());  // the first refusal, before the wait
   std::atomic<bool> done{false};
   // A client that retries its refused call every 10 ms for 200 ms.
   std::thread client([&] {
