@@ -1,6 +1,5 @@
 #include "server/lifecycle/call_tracker.h"
 
-#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -29,7 +28,6 @@ CallTracker::Ticket CallTracker::Begin(Stoppable* stoppable) {
   MutexLock lock(&mu_);
   if (closed_) {
     ++refused_;
-    last_refused_ = absl::Now();
     return Ticket();
   }
   ++in_flight_;
@@ -87,19 +85,6 @@ bool CallTracker::WaitIdleLocked(absl::Time deadline) {
   while (in_flight_ != 0 && !idle_cv_.WaitUntil(&mu_, deadline)) {
   }
   return in_flight_ == 0;
-}
-
-bool CallTracker::WaitQuiet(absl::Duration quiet, absl::Time deadline) {
-  MutexLock lock(&mu_);
-  while (true) {
-    if (!WaitIdleLocked(deadline)) return false;
-    const absl::Time quiet_end = std::max(last_end_, last_refused_) + quiet;
-    if (absl::Now() >= quiet_end) return true;
-    if (absl::Now() >= deadline) return false;
-    // Woken early by nothing (a refusal does not signal): sleeps to the
-    // end of the quiet time, then looks again.
-    idle_cv_.WaitUntil(&mu_, std::min(quiet_end, deadline));
-  }
 }
 
 size_t CallTracker::in_flight() const {

@@ -92,18 +92,12 @@ class CallTracker {
   // Waits until no call is in flight or `deadline` passes; true when none
   // is.
   bool WaitIdle(absl::Time deadline);
-  // Waits for a quiet moment: no call in flight, and none ended or was
-  // refused for `quiet`; or until `deadline` passes. True when quiet. After
-  // Close, the calls that still come are clients that have not yet seen a
-  // refusal; once they have all been refused (and moved away), gRPC's
-  // Shutdown can no longer catch a call on its way in (dml_server.h).
-  bool WaitQuiet(absl::Duration quiet, absl::Time deadline);
 
   // Calls in flight now.
   size_t in_flight() const;
   // When the last call ended (InfinitePast when none has).
   absl::Time last_end() const;
-  // Calls refused since Close.
+  // Calls refused since the tracker closed.
   uint64_t refused() const;
 
  private:
@@ -119,7 +113,6 @@ class CallTracker {
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_end_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Time last_refused_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The Stoppable calls in flight.
   absl::flat_hash_set<Stoppable*> stoppable_ ABSL_GUARDED_BY(mu_);
 };

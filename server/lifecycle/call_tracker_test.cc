@@ -35,6 +35,7 @@ TEST(CallTrackerTest, RefusesCallsAfterClose) {
   tracker.Close();
   tracker.Close();  // idempotent
   EXPECT_FALSE(tracker.Begin());
+  EXPECT_EQ(tracker.refused(), 1u);
   EXPECT_TRUE(before);
   CallTracker stopped;
   stopped.StopAll();  // closes too
@@ -82,39 +83,6 @@ TEST(CallTrackerTest, CloseWhenIdleClosesOnceTheCallsAreOver) {
   EXPECT_FALSE(busy.CloseWhenIdle(absl::Now() + absl::Milliseconds(20)));
   EXPECT_FALSE(busy.Begin());  // closed all the same
   EXPECT_EQ(busy.in_flight(), 1u);
-}
-
-TEST(CallTrackerTest, WaitQuietWaitsUntilRefusedCallsStopComing) {
-  CallTracker idle;
-  EXPECT_TRUE(idle.WaitQuiet(absl::Seconds(10), absl::InfinitePast()));  // none ever
-
-  CallTracker tracker;
-  tracker.Close();
-  EXPECT_FALSE(tracker.Begin());  // the first refusal, before the wait
-  std::atomic<bool> done{false};
-  // A client that retries its refused call every 10 ms for 200 ms.
-  std::thread client([&] {
-    const absl::Time until = absl::Now() + absl::Milliseconds(200);
-    while (absl::Now() < until) {
-      EXPECT_FALSE(tracker.Begin());
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    done = true;
-  });
-  const absl::Time start = absl::Now();
-  EXPECT_TRUE(tracker.WaitQuiet(absl::Milliseconds(100), start + absl::Seconds(30)));
-  EXPECT_TRUE(done);  // not before the client stopped
-  EXPECT_GE(absl::Now() - start, absl::Milliseconds(250));
-  EXPECT_GE(tracker.refused(), 10u);
-  client.join();
-
-  CallTracker busy;
-  CallTracker::Ticket running = busy.Begin();
-  EXPECT_FALSE(busy.WaitQuiet(absl::Milliseconds(1), absl::Now() + absl::Milliseconds(20)));
-  busy.Close();
-  EXPECT_FALSE(busy.Begin());  // just refused: not quiet yet
-  running.End();
-  EXPECT_FALSE(busy.WaitQuiet(absl::Seconds(10), absl::Now() + absl::Milliseconds(20)));
 }
 
 // Stands in for a stream reactor: Stop ends the call the way OnDone does,

@@ -15,6 +15,7 @@
 #include "grpcpp/server_builder.h"
 #include "server/mapping/capabilities.h"
 #include "server/rpc/send_queues.h"
+#include "server/rpc/server_sockets.h"
 #include "server/security/server_credentials.h"
 
 namespace dmls::server {
@@ -210,12 +211,6 @@ void DmlServer::Shutdown(absl::Duration grace) {
   }
   absl::Time grpc_deadline = deadline;
   if (idle) {
-    // Refuse on until clients have stopped sending (kRefusalQuiet).
-    const absl::Time quiet_start = absl::Now();
-    const bool quiet = calls.WaitQuiet(kRefusalQuiet, wait_end);
-    logger_->info("calls over, refused new ones for {} ({} refused in all), {}",
-                  absl::FormatDuration(absl::Now() - quiet_start), calls.refused(),
-                  quiet ? "no more coming" : "still coming at the end of the grace");
     // At most kShutdownLinger after the last call ended (none on an idle
     // server): a client that does not read cannot hold the stop.
     const absl::Time linger_start = absl::Now();
@@ -231,6 +226,19 @@ void DmlServer::Shutdown(absl::Duration grace) {
     }
     logger_->info("calls over; {} until every byte was sent",
                   absl::FormatDuration(absl::Now() - linger_start));
+    // gRPC's Shutdown cancels (CANCELLED, which no client retries) every
+    // call that reaches the server while it runs, before its GOAWAY has
+    // reached that call's client; so the listeners and connections close
+    // first (server_sockets.h): calls still coming, refused by us until
+    // now, find the connection closed or refused: UNAVAILABLE.
+    absl::StatusOr<int> closed = ShutdownServerSockets(port_);
+    if (closed.ok()) {
+      logger_->info("closed the listener and connections ({} sockets), {} calls refused",
+                    *closed, calls.refused());
+    } else {
+      logger_->warn("cannot close the connections before gRPC's shutdown: {}",
+                    closed.status().ToString());
+    }
     // None of our calls is left, only refused ones, health watches and
     // connections without calls, which gRPC 1.51 would keep open until the
     // deadline (it closes a connection after the final GOAWAY only when a

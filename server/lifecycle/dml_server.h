@@ -49,11 +49,6 @@ inline constexpr absl::Duration kSendQueuePoll = absl::Milliseconds(5);
 // without calls in flight; after it, new calls are refused and
 // ExecuteStreams asked to end.
 inline constexpr absl::Duration kQuiesceWait = absl::Seconds(1);
-// Once our calls are over, how long Shutdown goes on refusing calls itself
-// until none has come for this long (a client that got a refusal and moved
-// away), before gRPC's Shutdown: gRPC cancels (CANCELLED, not retryable)
-// the calls that reach it on their way in while it shuts down.
-inline constexpr absl::Duration kRefusalQuiet = absl::Milliseconds(250);
 // How long gRPC's Shutdown then gets for its GOAWAYs before it closes the
 // connections left (the calls on them are all over by then).
 inline constexpr absl::Duration kIdleConnectionWait = absl::Milliseconds(100);
@@ -89,15 +84,12 @@ class DmlServer {
   // sent (at most kShutdownLinger after the last call ended), so
   // that no connection closes under the tail of a response; when the calls
   // are all over, it closes the connections after kIdleConnectionWait
-  // instead of at the end of the grace.
-  //
-  // Once our calls are over, new calls go on being refused by us
-  // (UNAVAILABLE) until none has come for kRefusalQuiet, or until
-  // kShutdownLinger before the grace ends: gRPC's Shutdown cancels a call
-  // that reaches the server while it runs (before its GOAWAY reached that
-  // client), so it comes only when clients have stopped sending. A client
-  // that retries its refused calls sooner than kRefusalQuiet, for the
-  // whole grace, can still get CANCELLED at its end.
+  // instead of at the end of the grace. Before it, when our calls are all
+  // over, the listeners and connections are shut down under gRPC
+  // (server_sockets.h; Linux): gRPC's Shutdown would cancel (CANCELLED)
+  // the calls still arriving on open connections, while a closed
+  // connection or a refused one is UNAVAILABLE to the client. So from the
+  // close on, every new call gets UNAVAILABLE, ours or the connection's.
   //
   // A unary call whose request is still arriving is only handed to its
   // handler once the message is complete: refused when that happens after

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "grpc/support/log.h"
@@ -35,6 +36,11 @@ void LogFromGrpc(gpr_log_func_args* args) {
   spdlog::level::level_enum level = spdlog::level::info;
   if (args->severity == GPR_LOG_SEVERITY_DEBUG) level = spdlog::level::debug;
   if (args->severity == GPR_LOG_SEVERITY_ERROR) level = spdlog::level::err;
+  // What gRPC says about a listener that the stop shut down under it
+  // (server_sockets.h), on every stop: no error.
+  if (std::string_view(args->message) == "Failed accept4: Invalid argument") {
+    level = spdlog::level::debug;
+  }
   (*grpc_logger)
       ->log(level, "grpc {}:{}: {}", args->file, args->line, args->message);
 }
