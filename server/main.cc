@@ -112,6 +112,12 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
 ABSL_FLAG(std::string, auth_exempt, kDefaults.auth_exempt,
           "Methods reachable without a token: health, reflection and/or "
           "method path prefixes, comma-separated; empty = none.");
+ABSL_FLAG(bool, tenant_from_peer, kDefaults.tenant_from_peer,
+          "Resident tensors of a caller with no token, client certificate "
+          "or tenant metadata belong to its connection's address. Only for "
+          "one trusted client reaching the server directly (behind a proxy "
+          "every caller has the proxy's address); off, such a caller gets "
+          "INVALID_ARGUMENT (TENANT_REQUIRED) for tensor operations.");
 ABSL_FLAG(int, metrics_port, kDefaults.metrics_port,
           "Serve Prometheus metrics on http://ADDRESS:PORT/metrics; 0 = off. "
           "Off by default so that servers sharing a host do not fight over "
@@ -225,6 +231,7 @@ int main(int argc, char** argv) {
   options.tls_reload_seconds = absl::GetFlag(FLAGS_tls_reload_seconds);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
   options.auth_exempt = absl::GetFlag(FLAGS_auth_exempt);
+  options.tenant_from_peer = absl::GetFlag(FLAGS_tenant_from_peer);
   options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.log_level = absl::GetFlag(FLAGS_log_level);

@@ -372,7 +372,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (mode == "chainload") return RunChainLoad(absl::GetFlag(FLAGS_target), bytes, chunk);
-  Bench b(absl::GetFlag(FLAGS_target));
+  Bench b(absl::GetFlag(FLAGS_target), "bench");  // tensors need an identity
   const int iters = std::max(1, absl::GetFlag(FLAGS_iters));
   if (mode == "chain") return RunChain(b, bytes, chunk, iters);
   if (mode == "transfer") return RunTransfer(b, bytes, chunk, iters);

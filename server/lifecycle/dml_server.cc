@@ -58,6 +58,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   server->tokens_ = security->tokens;
   server->security_ = security->description;
   service_options.tokens = security->tokens;  // each call's principal: principal.h
+  service_options.tenant_from_peer = options.tenant_from_peer;
   server->service_ = std::make_unique<DmlServiceImpl>(
       engine, service_options,
       BuildCapabilities(engine->device_info(), engine->devices(), options,
@@ -78,6 +79,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
   tensor_options.max_chunk_bytes = MaxChunkBytes(options);
   tensor_options.tokens = security->tokens;
+  tensor_options.tenant_from_peer = options.tenant_from_peer;
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
       &server->service_->store(), engine, &server->service_->processor().admission(),
       &server->service_->calls(), tensor_options, logger);

@@ -80,6 +80,12 @@ struct ServerOptions {
   // Methods reachable without a token: "health", "reflection" or method path
   // prefixes, comma-separated; "" requires a token for everything.
   std::string auth_exempt = "health,reflection";
+  // Resident tensors of a caller with no token, client certificate or
+  // tenant metadata belong to its connection's address (principal.h).
+  // Only for one trusted client reaching the server directly: behind a
+  // proxy every caller has the proxy's address. Off: such a caller gets
+  // INVALID_ARGUMENT (TENANT_REQUIRED) for tensor operations.
+  bool tenant_from_peer = false;
   // Prometheus metrics (metrics.h) on their own HTTP port; 0 = off.
   int metrics_port = 0;
   std::string metrics_address = "0.0.0.0";

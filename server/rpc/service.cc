@@ -461,8 +461,8 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
   CallTracker::Ticket ticket = calls_.Begin();
   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new UnaryExecuteReactor<v1::ExecuteRequest, ExecuteOutcome>(
-      context, response, PrincipalOf(*context, options_.tokens.get()), std::move(ticket),
-      logger_.get());
+      context, response, PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
+      std::move(ticket), logger_.get());
   reactor->Start(processor_, &RequestProcessor::Execute, *request);
   return reactor;
 }
@@ -473,15 +473,17 @@ grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
   CallTracker::Ticket ticket = calls_.Begin();
   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new UnaryExecuteReactor<v1::ChainRequest, ChainOutcome>(
-      context, response, PrincipalOf(*context, options_.tokens.get()), std::move(ticket),
-      logger_.get());
+      context, response, PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
+      std::move(ticket), logger_.get());
   reactor->Start(processor_, &RequestProcessor::ExecuteChain, *request);
   return reactor;
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
-  return new ExecuteStreamReactor(context, PrincipalOf(*context, options_.tokens.get()),
+  return new ExecuteStreamReactor(context,
+                                  PrincipalOf(*context, options_.tokens.get(),
+                                              options_.tenant_from_peer),
                                   calls_, processor_, options_.stream_window,
                                   options_.stream_queue_bytes, logger_);
 }
@@ -492,11 +494,14 @@ DmlServiceImpl::ExecuteChunked(grpc::CallbackServerContext* context) {
   if (!ticket) {
     return new RefusedReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>>();
   }
-  return NewChunkedReactor(ChunkedCall{DeadlineOf(*context),
-                                       PrincipalOf(*context, options_.tokens.get()),
-                                       RequestedOutputRatio(*context)},
-                           engine_, &store_, &processor_.admission(), options_.chunked,
-                           std::move(ticket), logger_);
+  // Its tensors are staged, never published (chunked_reactor.h): the
+  // principal only counts them against a quota, so a caller without an
+  // identity stages under its connection's address.
+  return NewChunkedReactor(
+      ChunkedCall{DeadlineOf(*context),
+                  PrincipalOf(*context, options_.tokens.get(), /*tenant_from_peer=*/true),
+                  RequestedOutputRatio(*context)},
+      engine_, &store_, &processor_.admission(), options_.chunked, std::move(ticket), logger_);
 }
 
 }  // namespace dmls::server

@@ -85,7 +85,8 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                grpc::ByteBuffer* response, CallTracker::Ticket ticket)
       : service_(service),
         ticket_(std::move(ticket)),
-        principal_(PrincipalOf(*context, service.options().tokens.get())),
+        principal_(PrincipalOf(*context, service.options().tokens.get(),
+                               service.options().tenant_from_peer)),
         deadline_(DeadlineOf(*context)),
         response_(response) {
     StartRead(&incoming_);
@@ -289,7 +290,8 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     v1::ReadTensorRequest req;
     if (absl::Status s = ParseRequest(bytes, &req); !s.ok()) return s;
     absl::StatusOr<std::string> principal =
-        PrincipalOf(*context, service_.options().tokens.get());
+        PrincipalOf(*context, service_.options().tokens.get(),
+                    service_.options().tenant_from_peer);
     if (!principal.ok()) return principal.status();
     absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
         service_.store().Find(*principal, req.handle());
@@ -409,7 +411,8 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
   grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::CreateTensorRequest req;
   absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal = PrincipalOf(*context, options_.tokens.get());
+  absl::StatusOr<std::string> principal =
+      PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer);
   if (s.ok()) s = principal.status();
   const TensorDesc desc = TensorFromProto(req.desc());
   absl::StatusOr<sched::Admitted> admitted = sched::Admitted();
@@ -473,7 +476,8 @@ grpc::ServerUnaryReactor* TensorServiceImpl::ReleaseTensor(
   grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::ReleaseTensorRequest req;
   absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal = PrincipalOf(*context, options_.tokens.get());
+  absl::StatusOr<std::string> principal =
+      PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer);
   if (s.ok()) s = principal.status();
   if (s.ok()) s = store_->Release(*principal, req.handle());
   if (!s.ok()) {
@@ -492,7 +496,8 @@ grpc::ServerUnaryReactor* TensorServiceImpl::ListTensors(
   grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::ListTensorsRequest req;
   absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal = PrincipalOf(*context, options_.tokens.get());
+  absl::StatusOr<std::string> principal =
+      PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer);
   if (s.ok()) s = principal.status();
   if (!s.ok()) {
     reactor->Finish(ClientStatus(s, *logger_));

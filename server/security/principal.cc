@@ -13,7 +13,8 @@
 namespace dmls::server {
 
 absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
-                                        const TokenAuthenticator* tokens) {
+                                        const TokenAuthenticator* tokens,
+                                        bool tenant_from_peer) {
   const auto& metadata = context.client_metadata();
   if (tokens != nullptr) {
     // This call's own token, through the table the processor used: the
@@ -48,7 +49,13 @@ absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
     return absl::StrCat("tenant:",
                         std::string(it->second.data(), it->second.size()));
   }
-  return absl::StrCat("peer:", context.peer());
+  if (tenant_from_peer) return absl::StrCat("peer:", context.peer());
+  return absl::InvalidArgumentError(absl::StrCat(
+      kTenantRequired, ": metadata '", kTenantMetadataKey,
+      "': resident tensors belong to a bearer token's user, a client "
+      "certificate's name or a tenant, and this call names none (set the '",
+      kTenantMetadataKey, "' metadata; --tenant_from_peer keys them by the "
+      "connection's address, for one trusted client)"));
 }
 
 }  // namespace dmls::server

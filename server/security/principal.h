@@ -13,9 +13,13 @@
 //   - the value of the `tenant` request metadata key as "tenant:NAME"
 //     (trusted as given: anyone who can reach the port can name any tenant,
 //     so servers with users turn on tokens or mTLS);
-//   - else the connection's peer address ("peer:ipv4:127.0.0.1:53312"), so
-//     that a client that names no tenant sees only what its own connection
-//     created.
+//   - else, with `tenant_from_peer` (--tenant_from_peer, off by default),
+//     the connection's peer address ("peer:ipv4:127.0.0.1:53312"): only
+//     for one trusted client reaching the server directly, since behind a
+//     proxy every caller has the proxy's address;
+//   - else none: INVALID_ARGUMENT, TENANT_REQUIRED (kTenantRequired), which
+//     the handlers answer only to calls that need a principal (tensor
+//     operations, chains with handles or kept outputs).
 // Without tokens, `authorization` metadata is ignored. A call without a
 // token reaches a handler only on a method that --auth_exempt lets through;
 // the rules after the first apply to it.
@@ -39,12 +43,16 @@ inline constexpr char kTenantMetadataKey[] = "tenant";
 inline constexpr char kAuthorizationMetadataKey[] = "authorization";
 // Longest tenant name accepted (longer ones get INVALID_ARGUMENT).
 inline constexpr size_t kMaxTenantLength = 256;
+// The rule id of a call that needs a principal and has none.
+inline constexpr char kTenantRequired[] = "TENANT_REQUIRED";
 
 // The principal of the call. `tokens`: the server's bearer tokens, null
 // when it checks none. INVALID_ARGUMENT for an empty or over-long tenant
-// value; UNAUTHENTICATED for a token the authenticator refuses.
+// value and for a call with no identity (TENANT_REQUIRED) unless
+// `tenant_from_peer`; UNAUTHENTICATED for a token the authenticator refuses.
 absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
-                                        const TokenAuthenticator* tokens);
+                                        const TokenAuthenticator* tokens,
+                                        bool tenant_from_peer);
 
 }  // namespace dmls::server
 

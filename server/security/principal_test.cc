@@ -36,7 +36,8 @@ constexpr char kCarol[] = "Bearer carol-token-0123456789abcdef";
 // error.
 class PrincipalEcho final : public grpc::CallbackGenericService {
  public:
-  explicit PrincipalEcho(const TokenAuthenticator* tokens) : tokens_(tokens) {}
+  PrincipalEcho(const TokenAuthenticator* tokens, bool tenant_from_peer)
+      : tokens_(tokens), tenant_from_peer_(tenant_from_peer) {}
 
   grpc::ServerGenericBidiReactor* CreateReactor(
       grpc::GenericCallbackServerContext* context) override {
@@ -62,12 +63,21 @@ class PrincipalEcho final : public grpc::CallbackGenericService {
       const absl::StatusOr<std::string> principal_;
       grpc::ByteBuffer request_, response_;
     };
-    return new Reactor(PrincipalOf(*context, tokens_));
+    return new Reactor(PrincipalOf(*context, tokens_, tenant_from_peer_));
   }
 
  private:
   const TokenAuthenticator* const tokens_;
+  const bool tenant_from_peer_;
 };
+
+// A call with no token, certificate or tenant: TENANT_REQUIRED, naming the
+// metadata key and the flag.
+void ExpectTenantRequired(const absl::StatusOr<std::string>& principal) {
+  EXPECT_EQ(principal.status().code(), absl::StatusCode::kInvalidArgument) << principal.status();
+  EXPECT_THAT(std::string(principal.status().message()), HasSubstr("TENANT_REQUIRED: metadata 'tenant'"));
+  EXPECT_THAT(std::string(principal.status().message()), HasSubstr("--tenant_from_peer"));
+}
 
 class PrincipalTest : public ::testing::Test {
  protected:
@@ -90,8 +100,9 @@ class PrincipalTest : public ::testing::Test {
   }
 
   // Starts the echo server, with the tokens or without.
-  void Start(bool with_tokens) {
-    echo_ = std::make_unique<PrincipalEcho>(with_tokens ? tokens_.get() : nullptr);
+  void Start(bool with_tokens, bool tenant_from_peer = false) {
+    echo_ = std::make_unique<PrincipalEcho>(with_tokens ? tokens_.get() : nullptr,
+                                            tenant_from_peer);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -147,8 +158,22 @@ TEST_F(PrincipalTest, EachCallOnOneConnectionIsItsOwnTokensPrincipal) {
               "user:carol");
     // A call without a token (an exempt method) is not the last caller.
     EXPECT_EQ(Call({{"tenant", "t1"}}).value_or("?"), "tenant:t1");
-    EXPECT_THAT(Call({}).value_or("?"), StartsWith("peer:ipv4:127.0.0.1:"));
+    ExpectTenantRequired(Call({}));
   }
+}
+
+TEST_F(PrincipalTest, NoIdentityFromThePeerAddressUnlessAskedFor) {
+  Start(/*with_tokens=*/false);
+  ExpectTenantRequired(Call({}));
+  ExpectTenantRequired(Call({{"authorization", kAlice}}));  // no tokens: ignored
+  EXPECT_EQ(Call({{"tenant", "t1"}}).value_or("?"), "tenant:t1");
+}
+
+TEST_F(PrincipalTest, TenantFromPeerKeysCallsWithoutIdentityByAddress) {
+  Start(/*with_tokens=*/true, /*tenant_from_peer=*/true);
+  EXPECT_THAT(Call({}).value_or("?"), StartsWith("peer:ipv4:127.0.0.1:"));
+  EXPECT_EQ(Call({{"tenant", "t1"}}).value_or("?"), "tenant:t1");
+  EXPECT_EQ(Call({{"authorization", kAlice}}).value_or("?"), "user:alice");
 }
 
 TEST_F(PrincipalTest, TokensTheTableNoLongerHoldsAreRefused) {
@@ -169,8 +194,6 @@ TEST_F(PrincipalTest, WithoutTokensAuthorizationIsIgnored) {
   Start(/*with_tokens=*/false);
   EXPECT_EQ(Call({{"authorization", kAlice}, {"tenant", "t1"}}).value_or("?"),
             "tenant:t1");
-  EXPECT_THAT(Call({{"authorization", kAlice}}).value_or("?"),
-              StartsWith("peer:ipv4:127.0.0.1:"));
   absl::StatusOr<std::string> empty = Call({{"tenant", ""}});
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Call({{"tenant", std::string(kMaxTenantLength + 1, 'x')}}).status().code(),

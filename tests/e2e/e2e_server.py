@@ -172,15 +172,18 @@ class Server:
 
 
 class ServerTestCase(unittest.TestCase):
-    """A test class with its own server (SERVER_ARGS) and client."""
+    """A test class with its own server (SERVER_ARGS) and client, which
+    names TENANT (the `tenant` metadata) when set: resident tensors need an
+    identity (server/security/principal.h)."""
 
     SERVER_ARGS = ()
+    TENANT = None
 
     @classmethod
     def setUpClass(cls):
         cls.server = Server(*cls.SERVER_ARGS).start()
         cls.target = cls.server.target
-        cls.client = dc.DmlClient(cls.target, timeout=60)
+        cls.client = dc.DmlClient(cls.target, timeout=60, tenant=cls.TENANT)
 
     @classmethod
     def tearDownClass(cls):

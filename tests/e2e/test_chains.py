@@ -25,6 +25,7 @@ def assert_close(test, actual, expected, dtype, tol_class):
 
 
 class ChainResultsTest(ServerTestCase):
+    TENANT = "chains"
 
     def test_celu_mvn1_threshold_equals_three_executes(self):
         x = random_array((2, 3, 4, 5), seed=10)
@@ -105,6 +106,7 @@ class ChainResultsTest(ServerTestCase):
 
 class ChainRejectionTest(RejectionAsserts, ServerTestCase):
     SERVER_ARGS = ("--max_chain_steps=%d" % MAX_STEPS,)
+    TENANT = "chains"
 
     def test_invalid_step_rejected_with_its_path_and_nothing_run(self):
         x = random_array((1, 2, 4, 4), seed=15)

@@ -38,6 +38,9 @@ class ChunkedTest(ServerTestCase):
     SERVER_ARGS = ("--max_message_bytes=1048576",)
 
     def setUp(self):
+        # Resident tensors need an identity (server/security/principal.h):
+        # each test's calls name a tenant of their own.
+        self.tenant = [("tenant", "chunked-" + self._testMethodName)]
         self.channel = grpc.insecure_channel(
             self.target, options=[("grpc.use_local_subchannel_pool", 1)])
         self.tensors = pb_grpc.TensorServiceStub(self.channel)
@@ -47,7 +50,7 @@ class ChunkedTest(ServerTestCase):
         self.channel.close()
 
     def write(self, messages):
-        return self.tensors.WriteTensor(iter(messages), timeout=60)
+        return self.tensors.WriteTensor(iter(messages), metadata=self.tenant, timeout=60)
 
     def chunk(self, offset, data):
         return pb.WriteTensorRequest(chunk=pb.TensorChunk(offset=offset, data=data))
@@ -69,7 +72,7 @@ class ChunkedTest(ServerTestCase):
                 self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
                 self.assertEqual(rule_of(e.exception), rule)
         # None of them left a tensor (or its quota) behind.
-        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
         self.assertEqual(len(listing.tensors), 0)
         self.assertEqual(listing.principal_bytes, 0)
         # A partial write into an existing tensor, and a read of a range.
@@ -77,13 +80,16 @@ class ChunkedTest(ServerTestCase):
         self.write([pb.WriteTensorRequest(handle=info.handle, start_offset=16, total_bytes=8),
                     self.chunk(16, b"ABCDEFGH")])
         got = b"".join(c.data for c in self.tensors.ReadTensor(
-            pb.ReadTensorRequest(handle=info.handle, offset=12, length=16, chunk_bytes=5)))
+            pb.ReadTensorRequest(handle=info.handle, offset=12, length=16, chunk_bytes=5),
+            metadata=self.tenant))
         self.assertEqual(got, bytes(range(12, 16)) + b"ABCDEFGH" + bytes(range(24, 28)))
         with self.assertRaises(grpc.RpcError) as e:
             list(self.tensors.ReadTensor(
-                pb.ReadTensorRequest(handle=info.handle, offset=250, length=10)))
+                pb.ReadTensorRequest(handle=info.handle, offset=250, length=10),
+                metadata=self.tenant))
         self.assertEqual(rule_of(e.exception), "READ_RANGE_INVALID")
-        self.tensors.ReleaseTensor(pb.ReleaseTensorRequest(handle=info.handle))
+        self.tensors.ReleaseTensor(pb.ReleaseTensorRequest(handle=info.handle),
+                                   metadata=self.tenant)
 
     def test_an_abandoned_upload_frees_what_it_held(self):
         n = 16 * MIB // 4
@@ -96,12 +102,12 @@ class ChunkedTest(ServerTestCase):
                 yield self.chunk(i * (MIB // 2), bytes(MIB // 2))
             time.sleep(30)  # then hang until cancelled
 
-        future = self.tensors.WriteTensor.future(messages(), timeout=60)
+        future = self.tensors.WriteTensor.future(messages(), metadata=self.tenant, timeout=60)
         # Wait (a loaded machine may take a while) until the server holds
         # the upload.
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            held = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+            held = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
             if len(sent) == 16 and held.principal_bytes:
                 break
             time.sleep(0.1)
@@ -111,7 +117,7 @@ class ChunkedTest(ServerTestCase):
         future.cancel()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            after = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+            after = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
             if after.principal_bytes == 0:
                 break
             time.sleep(0.1)
@@ -131,7 +137,7 @@ class ChunkedTest(ServerTestCase):
                     slot=pb.TENSOR_SLOT_INPUT, offset=at, data=raw[at:at + 700000]))
 
         parts, done = [], None
-        for r in self.dml.ExecuteChunked(messages(), timeout=120):
+        for r in self.dml.ExecuteChunked(messages(), metadata=self.tenant, timeout=120):
             if r.done:
                 done = r
             else:
@@ -147,25 +153,25 @@ class ChunkedTest(ServerTestCase):
         bad = [pb.ChunkedRequest(header=pb.ChunkedHeader(operator=celu_op(16))),
                pb.ChunkedRequest(chunk=pb.TensorChunk(slot=pb.TENSOR_SLOT_SCALE, data=b"x"))]
         with self.assertRaises(grpc.RpcError) as e:
-            list(self.dml.ExecuteChunked(iter(bad), timeout=30))
+            list(self.dml.ExecuteChunked(iter(bad), metadata=self.tenant, timeout=30))
         self.assertEqual(rule_of(e.exception), "CHUNK_SLOT_INVALID")
         short = [bad[0], pb.ChunkedRequest(chunk=pb.TensorChunk(
             slot=pb.TENSOR_SLOT_INPUT, data=bytes(32)))]
         with self.assertRaises(grpc.RpcError) as e:
-            list(self.dml.ExecuteChunked(iter(short), timeout=30))
+            list(self.dml.ExecuteChunked(iter(short), metadata=self.tenant, timeout=30))
         self.assertEqual(rule_of(e.exception), "CHUNK_MISSING")
-        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), timeout=10)
+        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
         self.assertEqual(listing.principal_bytes, 0)
 
     def test_a_tensor_many_messages_long_round_trip(self):
         # create, write in chunks, CELU kept resident, read in chunks.
         n = 6 * MIB  # 24 MiB through a 1 MiB message limit
         x = np.random.default_rng(4).uniform(-3, 3, n).astype(np.float32)
-        with dc.DmlClient(self.target, max_message_bytes=MIB) as c:
+        with dc.DmlClient(self.target, max_message_bytes=MIB, tenant=self.tenant[0][1]) as c:
             h = c.upload(x, chunk_bytes=MIB - 4096)
             request = pb.ExecuteRequest(operator=celu_op(n), input_handle=h.handle,
                                         keep_output=True)
-            out = c.stub.Execute(request, timeout=120)
+            out = c.stub.Execute(request, metadata=self.tenant, timeout=120)
             self.assertTrue(out.output_handle)
             self.assertEqual(out.output, b"")
             y = c.download(out.output_handle, chunk_bytes=MIB - 4096)

@@ -25,6 +25,7 @@ def release_all(client):
 
 
 class LifecycleTest(RejectionAsserts, ServerTestCase):
+    TENANT = "lifecycle"
 
     def setUp(self):
         release_all(self.client)  # each test starts with no tensor
@@ -135,6 +136,7 @@ class LifecycleTest(RejectionAsserts, ServerTestCase):
 
 
 class ExecuteWithHandlesTest(RejectionAsserts, ServerTestCase):
+    TENANT = "handles"
 
     def test_handle_in_array_out(self):
         x = random_array((4, 33), seed=3)
@@ -213,30 +215,33 @@ class ExecuteWithHandlesTest(RejectionAsserts, ServerTestCase):
                                     "CHAIN_SOURCE_UNEXPECTED")
 
 
+def handle_calls(client, h, x):
+    """{name: call} of every call of `client` on the handle `h` (of a
+    tensor like `x`)."""
+    return {
+        "read": lambda: client.download(h),
+        "write": lambda: client.upload(x, handle=h),
+        "release": lambda: client.release(h),
+        "execute": lambda: client.execute(CELU, h),
+        "execute output": lambda: client.execute(CELU, x, output_handle=h),
+        "chain": lambda: client.chain(
+            [{"op": CELU, "input": h, "return_output": True}]),
+    }
+
+
 class OwnershipTest(RejectionAsserts, ServerTestCase):
     """A handle is invisible to every other principal: NOT_FOUND for read,
     write, release, execute and chain, and absent from its listing."""
 
     def others(self):
-        return [dc.DmlClient(self.target, tenant="bob"),
-                dc.DmlClient(self.target)]  # no tenant: a new channel's peer
+        return [dc.DmlClient(self.target, tenant="bob")]
 
     def check_invisible(self, owner, h, x):
         for other in self.others():
             with other:
                 self.assertNotIn(h.handle, [t.handle for t in
                                             other.list_tensors().tensors])
-                calls = {
-                    "read": lambda: other.download(h),
-                    "write": lambda: other.upload(x, handle=h),
-                    "release": lambda: other.release(h),
-                    "execute": lambda: other.execute(CELU, h),
-                    "execute output": lambda: other.execute(
-                        CELU, x, output_handle=h),
-                    "chain": lambda: other.chain(
-                        [{"op": CELU, "input": h, "return_output": True}]),
-                }
-                for name, call in calls.items():
+                for name, call in handle_calls(other, h, x).items():
                     with self.subTest(call=name, tenant=other.tenant):
                         self.assertRejected(call, NOT_FOUND,
                                             "HANDLE_NOT_FOUND")
@@ -250,11 +255,49 @@ class OwnershipTest(RejectionAsserts, ServerTestCase):
             self.check_invisible(alice, h, x)
             alice.release(h)
 
+    def test_no_identity_no_tensors(self):
+        # Without a token, a client certificate or a tenant the principal
+        # would be the connection's address, the balancer's for every
+        # caller behind one (issue 24): every tensor operation is refused,
+        # naming the metadata and the flag; a plain Execute still runs.
+        x = random_array((3, 4), seed=7)
+        with dc.DmlClient(self.target, tenant="dave") as dave, \
+                dc.DmlClient(self.target) as nobody:
+            h = dave.create_tensor(x)
+            calls = handle_calls(nobody, h, x)
+            calls["create"] = lambda: nobody.create_tensor(x)
+            calls["list"] = nobody.list_tensors
+            calls["execute keep_output"] = lambda: nobody.execute(
+                CELU, x, keep_output=True)
+            for name, call in calls.items():
+                with self.subTest(call=name):
+                    with self.assertRaises(dc.DmlError) as cm:
+                        call()
+                    self.assertEqual(cm.exception.code, INVALID, str(cm.exception))
+                    self.assertIn("TENANT_REQUIRED: metadata 'tenant'",
+                                  cm.exception.message)
+                    self.assertIn("--tenant_from_peer", cm.exception.message)
+            np.testing.assert_array_equal(
+                nobody.execute(CELU, x), dave.execute(CELU, x))
+            np.testing.assert_array_equal(dave.download(h), x)
+            dave.release(h)
+
+
+class TenantFromPeerTest(RejectionAsserts, ServerTestCase):
+    """--tenant_from_peer (one trusted client): a caller without identity
+    is its connection's address, so another channel sees nothing of it."""
+    SERVER_ARGS = ("--tenant_from_peer",)
+
     def test_another_channel_cannot_see_a_channels_handle(self):
         x = random_array((3, 4), seed=7)
         with dc.DmlClient(self.target) as owner:
             h = owner.create_tensor(x)
-            self.check_invisible(owner, h, x)
+            OwnershipTest.check_invisible(self, owner, h, x)
+            owner.release(h)
+
+    def others(self):
+        return [dc.DmlClient(self.target, tenant="bob"),
+                dc.DmlClient(self.target)]  # no tenant: a new channel's peer
 
     def test_same_tenant_on_another_channel_sees_it(self):
         x = random_array((8,), seed=8)
