@@ -26,6 +26,7 @@
 #include "server/lifecycle/exit_deadline.h"
 #include "server/telemetry/logging.h"
 #include "server/telemetry/metrics.h"
+#include "server/options/byte_size.h"
 #include "server/options/server_options.h"
 
 namespace {
@@ -34,10 +35,13 @@ const dmls::server::ServerOptions kDefaults;
 constexpr absl::Duration kExitAfterGrace = absl::Milliseconds(500);
 }  // namespace
 
+// Byte counts read "4096", "64K", "512M", "8G" (byte_size.h).
+using dmls::server::ByteSize;
+
 ABSL_FLAG(std::string, address, kDefaults.address,
           "Address to listen on (0.0.0.0 or :: for all interfaces).");
 ABSL_FLAG(int, port, kDefaults.port, "TCP port; 0 picks a free one.");
-ABSL_FLAG(uint64_t, max_message_bytes, kDefaults.max_message_bytes,
+ABSL_FLAG(ByteSize, max_message_bytes, ByteSize{kDefaults.max_message_bytes},
           "Largest gRPC message received or sent, in bytes.");
 ABSL_FLAG(int, worker_threads, kDefaults.worker_threads,
           "Engine worker threads; 0 = one per hardware thread.");
@@ -46,18 +50,18 @@ ABSL_FLAG(uint32_t, max_in_flight, kDefaults.max_in_flight,
 ABSL_FLAG(uint32_t, stream_window, kDefaults.stream_window,
           "Requests one ExecuteStream may have unanswered before the server "
           "stops reading it (backpressure).");
-ABSL_FLAG(uint64_t, max_tensor_bytes, kDefaults.max_tensor_bytes,
+ABSL_FLAG(ByteSize, max_tensor_bytes, ByteSize{kDefaults.max_tensor_bytes},
           "Largest total_tensor_size_in_bytes of one tensor before "
           "RESOURCE_EXHAUSTED.");
-ABSL_FLAG(uint64_t, resident_bytes_per_principal, kDefaults.resident_bytes_per_principal,
+ABSL_FLAG(ByteSize, resident_bytes_per_principal, ByteSize{kDefaults.resident_bytes_per_principal},
           "Bytes of resident tensors one principal may hold.");
-ABSL_FLAG(uint64_t, resident_bytes_total, kDefaults.resident_bytes_total,
+ABSL_FLAG(ByteSize, resident_bytes_total, ByteSize{kDefaults.resident_bytes_total},
           "Bytes of resident tensors all principals together may hold.");
 ABSL_FLAG(uint64_t, resident_ttl_seconds, kDefaults.resident_ttl_seconds,
           "Time to live of a resident tensor created without one; 0 = none.");
 ABSL_FLAG(uint32_t, max_chain_steps, kDefaults.max_chain_steps,
           "Most operators in one ExecuteChain.");
-ABSL_FLAG(uint64_t, chunk_bytes, kDefaults.chunk_bytes,
+ABSL_FLAG(ByteSize, chunk_bytes, ByteSize{kDefaults.chunk_bytes},
           "Default chunk of ReadTensor and ExecuteChunked responses, in bytes.");
 ABSL_FLAG(uint64_t, max_output_ratio, kDefaults.max_output_ratio,
           "Output bytes per payload byte a request may ask for above 1 MiB of "
@@ -65,7 +69,7 @@ ABSL_FLAG(uint64_t, max_output_ratio, kDefaults.max_output_ratio,
 ABSL_FLAG(uint64_t, max_output_ratio_limit, kDefaults.max_output_ratio_limit,
           "The most a call may raise max_output_ratio to (dmls-max-output-ratio "
           "metadata).");
-ABSL_FLAG(uint64_t, stream_queue_bytes, kDefaults.stream_queue_bytes,
+ABSL_FLAG(ByteSize, stream_queue_bytes, ByteSize{kDefaults.stream_queue_bytes},
           "Response bytes one ExecuteStream may have waiting before the server "
           "stops reading it.");
 ABSL_FLAG(std::string, device, kDefaults.device,
@@ -153,14 +157,14 @@ ABSL_FLAG(uint32_t, max_batch_requests, kDefaults.max_batch_requests,
           "Most requests in one batch (one GPU command list; same-kernel "
           "element-wise requests coalesce into one dispatch). 1 turns "
           "batching off.");
-ABSL_FLAG(uint64_t, max_batch_bytes, kDefaults.max_batch_bytes,
+ABSL_FLAG(ByteSize, max_batch_bytes, ByteSize{kDefaults.max_batch_bytes},
           "Most payload bytes (inputs plus outputs) in one batch; a larger "
           "request runs alone.");
 ABSL_FLAG(uint64_t, max_queue_delay_us, kDefaults.max_queue_delay_us,
           "Longest a request waits for a fuller batch once the device could "
           "take it, in microseconds; 0 never waits (batches still form "
           "while the device is busy).");
-ABSL_FLAG(uint64_t, memory_budget_bytes, kDefaults.memory_budget_bytes,
+ABSL_FLAG(ByteSize, memory_budget_bytes, ByteSize{kDefaults.memory_budget_bytes},
           "Host memory the requests in flight may hold (estimated as twice "
           "their payload plus twice their output, until the response is "
           "written); beyond it RESOURCE_EXHAUSTED (MEMORY_BUDGET). 0 = a "
@@ -199,19 +203,19 @@ int main(int argc, char** argv) {
   dmls::server::ServerOptions options;
   options.address = absl::GetFlag(FLAGS_address);
   options.port = absl::GetFlag(FLAGS_port);
-  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes).bytes;
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options.max_in_flight = absl::GetFlag(FLAGS_max_in_flight);
-  options.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
+  options.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes).bytes;
   options.stream_window = absl::GetFlag(FLAGS_stream_window);
-  options.resident_bytes_per_principal = absl::GetFlag(FLAGS_resident_bytes_per_principal);
-  options.resident_bytes_total = absl::GetFlag(FLAGS_resident_bytes_total);
+  options.resident_bytes_per_principal = absl::GetFlag(FLAGS_resident_bytes_per_principal).bytes;
+  options.resident_bytes_total = absl::GetFlag(FLAGS_resident_bytes_total).bytes;
   options.resident_ttl_seconds = absl::GetFlag(FLAGS_resident_ttl_seconds);
   options.max_chain_steps = absl::GetFlag(FLAGS_max_chain_steps);
-  options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes).bytes;
   options.max_output_ratio = absl::GetFlag(FLAGS_max_output_ratio);
   options.max_output_ratio_limit = absl::GetFlag(FLAGS_max_output_ratio_limit);
-  options.stream_queue_bytes = absl::GetFlag(FLAGS_stream_queue_bytes);
+  options.stream_queue_bytes = absl::GetFlag(FLAGS_stream_queue_bytes).bytes;
   options.device = absl::GetFlag(FLAGS_device);
   options.adapter = absl::GetFlag(FLAGS_adapter);
   options.adapters = absl::GetFlag(FLAGS_adapters);
@@ -239,10 +243,10 @@ int main(int argc, char** argv) {
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
   options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
   options.max_batch_requests = absl::GetFlag(FLAGS_max_batch_requests);
-  options.max_batch_bytes = absl::GetFlag(FLAGS_max_batch_bytes);
+  options.max_batch_bytes = absl::GetFlag(FLAGS_max_batch_bytes).bytes;
   options.max_queue_delay_us = absl::GetFlag(FLAGS_max_queue_delay_us);
   options.max_queue_depth = absl::GetFlag(FLAGS_max_queue_depth);
-  options.memory_budget_bytes = absl::GetFlag(FLAGS_memory_budget_bytes);
+  options.memory_budget_bytes = absl::GetFlag(FLAGS_memory_budget_bytes).bytes;
   options.handshake_timeout_seconds =
       absl::GetFlag(FLAGS_handshake_timeout_seconds);
   options.keepalive_time_seconds = absl::GetFlag(FLAGS_keepalive_time_seconds);

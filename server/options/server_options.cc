@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc.h"
+#include "server/options/byte_size.h"
 
 namespace dmls::server {
 
@@ -36,23 +37,13 @@ sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& o) {
 
 absl::StatusOr<std::optional<uint64_t>> ParseMemoryCap(const std::string& text) {
   if (text == "auto") return std::optional<uint64_t>();
-  uint64_t scale = 1;
-  std::string digits = text;
-  if (!digits.empty()) {
-    const char suffix = digits.back();
-    scale = suffix == 'K' ? uint64_t{1} << 10
-            : suffix == 'M' ? kMiB
-            : suffix == 'G' ? kGiB
-                            : 1;
-    if (scale != 1) digits.pop_back();
-  }
-  uint64_t value = 0;
-  if (!absl::SimpleAtoi(digits, &value) || value > UINT64_MAX / scale) {
+  absl::StatusOr<uint64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--gpu_memory_cap_bytes must be auto, 0 (no cap) or a byte count "
-        "such as 8G; got \"", text, "\""));
+        "--gpu_memory_cap_bytes must be auto, 0 (no cap) or a byte count: ",
+        bytes.status().message()));
   }
-  return std::optional<uint64_t>(value * scale);
+  return std::optional<uint64_t>(*bytes);
 }
 
 namespace {

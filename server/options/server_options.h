@@ -171,7 +171,7 @@ uint64_t EffectiveMemoryBudget(const ServerOptions& options);
 
 // INVALID_ARGUMENT naming the first bad option; OK otherwise.
 // --gpu_memory_cap_bytes: "auto" (unset: half of each adapter's memory),
-// "0" (no cap) or a byte count with an optional K, M or G (binary) suffix.
+// "0" (no cap) or a byte count (byte_size.h: "8G").
 absl::StatusOr<std::optional<uint64_t>> ParseMemoryCap(const std::string& text);
 
 absl::Status ValidateOptions(const ServerOptions& options);

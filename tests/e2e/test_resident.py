@@ -339,8 +339,10 @@ class ExpiryTest(RejectionAsserts, ServerTestCase):
 class QuotaTest(RejectionAsserts, ServerTestCase):
     PER_PRINCIPAL = 1 << 20
     TOTAL = 3 << 20
-    SERVER_ARGS = ("--resident_bytes_per_principal=%d" % PER_PRINCIPAL,
-                   "--resident_bytes_total=%d" % TOTAL)
+    # Byte counts with suffixes, as every byte-count flag reads them
+    # (server/options/byte_size.h).
+    SERVER_ARGS = ("--resident_bytes_per_principal=1M",
+                   "--resident_bytes_total=3M")
 
     def test_limits_are_reported(self):
         limits = self.client.capabilities().limits
