@@ -98,6 +98,11 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
     sched::WorkStep& work = built.work.steps.emplace_back();
     work.op = step.op;
     work.in_place = step.in_place;
+    if (absl::StatusOr<absl::Duration> ttl = RequestedTtl(
+            ws.keep_output_ttl_seconds(), absl::StrCat(sp, ".keep_output_ttl_seconds"));
+        !ttl.ok()) {
+      for (ops::Violation& x : ops::ViolationsOf(ttl.status())) p.invalid.push_back(std::move(x));
+    }
 
     // Sources.
     std::vector<std::string> input_handles;
@@ -167,7 +172,7 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
       }
     } else if (ws.keep_output()) {
       out.keep = true;
-      out.keep_ttl = absl::Seconds(ws.keep_output_ttl_seconds());
+      out.keep_ttl = absl::Seconds(static_cast<int64_t>(ws.keep_output_ttl_seconds()));
     }
     if (in_place_resident) out.handle = ws.input().handle();
     step.return_output = ws.return_output();

@@ -31,6 +31,15 @@ absl::Status NotFound(const std::string& handle) {
 
 }  // namespace
 
+absl::StatusOr<absl::Duration> RequestedTtl(uint64_t seconds, const std::string& field) {
+  if (seconds > kMaxTtlSeconds) {
+    return ops::RuleStatus(absl::StatusCode::kInvalidArgument, "TTL_TOO_LONG", field,
+                           absl::StrCat(seconds, " seconds is beyond the longest time to "
+                                        "live, ", kMaxTtlSeconds, " (30 days)"));
+  }
+  return absl::Seconds(static_cast<int64_t>(seconds));
+}
+
 TensorStore::TensorStore(Engine* engine, TensorStoreOptions options)
     : engine_(engine), options_(std::move(options)) {
   if (options_.sweep_interval > absl::ZeroDuration()) {

@@ -75,6 +75,15 @@ struct TensorStoreStats {
   uint64_t quota_rejections = 0;
 };
 
+// The longest time to live a caller may ask for (ttl_seconds,
+// keep_output_ttl_seconds): 30 days. The server's own default
+// (--resident_ttl_seconds) is not bound by it.
+inline constexpr uint64_t kMaxTtlSeconds = uint64_t{30} * 24 * 3600;
+
+// A requested time to live as Create takes it (0: the default), or
+// INVALID_ARGUMENT TTL_TOO_LONG at `field` above kMaxTtlSeconds.
+absl::StatusOr<absl::Duration> RequestedTtl(uint64_t seconds, const std::string& field);
+
 class TensorStore {
  public:
   TensorStore(Engine* engine, TensorStoreOptions options);

@@ -180,8 +180,11 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
         return ChunkError("CREATE_DATA_SIZE", "create.data",
                           "WriteTensor sends its bytes in chunks, not in create.data");
       }
-      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t = service_.store().Create(
-          *principal_, desc, absl::Seconds(msg.create().ttl_seconds()), /*pending=*/true);
+      absl::StatusOr<absl::Duration> ttl =
+          RequestedTtl(msg.create().ttl_seconds(), "create.ttl_seconds");
+      if (!ttl.ok()) return ttl.status();
+      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+          service_.store().Create(*principal_, desc, *ttl, /*pending=*/true);
       if (!t.ok()) return t.status();
       tensor_ = *t;
       created_ = true;
@@ -427,10 +430,10 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
                                 desc.total_tensor_size_in_bytes,
                                 ": send none or all of it (or use WriteTensor)"));
   }
+  absl::StatusOr<absl::Duration> ttl = RequestedTtl(req.ttl_seconds(), "ttl_seconds");
+  if (s.ok()) s = ttl.status();
   absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
-      s.ok() ? store_->Create(*principal, desc, absl::Seconds(req.ttl_seconds()),
-                              /*pending=*/!req.data().empty())
-             : s;
+      s.ok() ? store_->Create(*principal, desc, *ttl, /*pending=*/!req.data().empty()) : s;
   if (!t.ok()) {
     reactor->Finish(ClientStatus(t.status(), *logger_));
     return reactor;

@@ -130,6 +130,28 @@ class LifecycleTest(RejectionAsserts, ServerTestCase):
         self.assertFalse(response.valid)
         return response.violations[0].rule
 
+    def test_ttls_beyond_30_days_are_invalid(self):
+        # 2^63 and above became the default (3,600 s), 2^63-1 "never".
+        x = random_array((2, 2), seed=9)
+        month = 30 * 24 * 3600
+        for ttl in (month + 1, 1 << 63, (1 << 64) - 1):
+            calls = {
+                "ttl_seconds": lambda: self.client.create_tensor(x, ttl=ttl),
+                "create.ttl_seconds": lambda: self.client.upload(x, ttl=ttl),
+                "keep_output_ttl_seconds": lambda: self.client.execute(
+                    CELU, x, keep_output=True, keep_output_ttl=ttl),
+                "steps[0].keep_output_ttl_seconds": lambda: self.client.chain(
+                    [{"op": CELU, "input": x, "keep_output": True,
+                      "keep_output_ttl": ttl}]),
+            }
+            for field, call in calls.items():
+                with self.subTest(ttl=ttl, field=field):
+                    self.assertRejected(call, INVALID, "TTL_TOO_LONG", field)
+        self.assertEqual(self.client.list_tensors().tensors, [])
+        h = self.client.create_tensor(x, ttl=month)  # the longest allowed
+        self.assertLess(abs(h.expiry - (time.time() + month) * 1000), 60000)
+        self.client.release(h)
+
     def test_tenant_name_rules(self):
         with dc.DmlClient(self.target, tenant="x" * 300) as c:
             self.assertRejected(c.list_tensors, INVALID, "TENANT_INVALID")
