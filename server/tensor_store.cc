@@ -125,6 +125,24 @@ void TensorStore::Abandon(const std::string& handle) {
   if (it != entries_.end()) EraseLocked(it);
 }
 
+absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Replace(
+    const std::string& target, const std::string& version) {
+  std::shared_ptr<const ResidentTensor> old;  // freed outside mu_
+  MutexLock lock(&mu_);
+  auto v = entries_.find(version);
+  if (v == entries_.end()) return NotFound(version);
+  auto t = entries_.find(target);
+  if (t == entries_.end() || !t->second.published || t->second.tensor->expires <= Now()) {
+    EraseLocked(v);
+    return NotFound(target);
+  }
+  auto replaced = std::make_shared<ResidentTensor>(*t->second.tensor);
+  replaced->buffer = v->second.tensor->buffer;
+  old = std::exchange(t->second.tensor, replaced);
+  EraseLocked(v);
+  return std::shared_ptr<const ResidentTensor>(std::move(replaced));
+}
+
 void TensorStore::EraseLocked(std::map<std::string, Entry>::const_iterator it) {
   const ResidentTensor& t = *it->second.tensor;
   const uint64_t bytes = t.desc.total_tensor_size_in_bytes;

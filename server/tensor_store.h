@@ -101,6 +101,15 @@ class TensorStore {
   void Publish(const std::string& handle);
   // Forgets a pending (or published) tensor and gives its quota back.
   void Abandon(const std::string& handle);
+  // All-or-nothing overwrites (WriteTensor on an existing tensor): the
+  // published tensor `target` takes the buffer of `version` (a pending
+  // tensor of the same size, written in full) and keeps its handle, owner
+  // and expiry; `version` is forgotten, its quota given back. Calls that
+  // found `target` before keep the old bytes. NOT_FOUND (HANDLE_NOT_FOUND)
+  // when either is gone meanwhile (released or expired): `version` is
+  // forgotten then too.
+  absl::StatusOr<std::shared_ptr<const ResidentTensor>> Replace(const std::string& target,
+                                                                const std::string& version);
 
   // `principal`'s published, unexpired tensor; NOT_FOUND otherwise.
   absl::StatusOr<std::shared_ptr<const ResidentTensor>> Find(

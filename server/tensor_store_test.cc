@@ -87,6 +87,29 @@ TEST_F(TensorStoreTest, PendingTensorsAreInvisibleAndAbandonGivesTheQuotaBack) {
   EXPECT_TRUE(store.Find("alice", (*u)->handle).ok());
 }
 
+TEST_F(TensorStoreTest, ReplaceSwapsInTheWrittenVersion) {
+  TensorStore store(&engine_, Options());
+  auto t = store.Create("alice", Floats(10), absl::Seconds(60), false);
+  auto v = store.Create("alice", Floats(10), absl::ZeroDuration(), true);
+  ASSERT_TRUE(t.ok() && v.ok());
+  EXPECT_EQ(store.PrincipalBytes("alice"), 80u);
+  auto replaced = store.Replace((*t)->handle, (*v)->handle);
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_EQ((*replaced)->handle, (*t)->handle);
+  EXPECT_EQ((*replaced)->expires, (*t)->expires);
+  EXPECT_EQ((*replaced)->buffer, (*v)->buffer);
+  EXPECT_EQ((*store.Find("alice", (*t)->handle))->buffer, (*v)->buffer);
+  EXPECT_NE((*t)->buffer, (*v)->buffer);  // the old one, for who holds it
+  EXPECT_EQ(store.PrincipalBytes("alice"), 40u);
+  // A target released meanwhile: NOT_FOUND, and the version is gone too.
+  auto w = store.Create("alice", Floats(10), absl::ZeroDuration(), true);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(store.Release("alice", (*t)->handle).ok());
+  EXPECT_EQ(store.Replace((*t)->handle, (*w)->handle).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.PrincipalBytes("alice"), 0u);
+}
+
 TEST_F(TensorStoreTest, ExpiredTensorsVanishAndAreSwept) {
   TensorStore store(&engine_, Options());
   auto t = store.Create("alice", Floats(10), absl::Seconds(5), false);

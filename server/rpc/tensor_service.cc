@@ -77,6 +77,13 @@ grpc::Status ClientStatus(const absl::Status& s, spdlog::logger& log) {
 // may be with the engine at once (it applies them in order) while the next
 // is read, so receiving overlaps copying to the device. Lives until gRPC is
 // done (OnDone) and the engine has answered every write.
+//
+// All or nothing: a write to an existing tensor goes to a fresh pending
+// version of it (the bytes outside the written range copied over through
+// the host first), which takes the tensor's place once every chunk is
+// written (TensorStore::Replace); a failed or cancelled write leaves the
+// old bytes as they were. The version counts against the quotas while
+// the write runs.
 constexpr int kWriteWindow = 4;
 
 class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
@@ -192,18 +199,51 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
           service_.store().Find(*principal_, msg.handle());
       if (!t.ok()) return t.status();
-      tensor_ = *t;
+      target_ = *t;
     }
-    const uint64_t size = tensor_->desc.total_tensor_size_in_bytes;
+    const TensorDesc& desc = (target_ ? target_ : tensor_)->desc;
+    const uint64_t size = desc.total_tensor_size_in_bytes;
     if (msg.start_offset() > size || msg.total_bytes() > size - msg.start_offset()) {
       return ChunkError("CHUNK_EXCESS", "total_bytes",
                         absl::StrCat("bytes [", msg.start_offset(), ", +", msg.total_bytes(),
                                      ") are outside the tensor's ", size));
     }
-    cursor_ = ChunkCursor(msg.start_offset(), msg.total_bytes() == 0
-                                                  ? size
-                                                  : msg.start_offset() + msg.total_bytes());
+    const uint64_t end = msg.total_bytes() == 0 ? size : msg.start_offset() + msg.total_bytes();
+    cursor_ = ChunkCursor(msg.start_offset(), end);
+    if (target_) {
+      absl::StatusOr<std::shared_ptr<const ResidentTensor>> version =
+          service_.store().Create(*principal_, desc, absl::ZeroDuration(), /*pending=*/true);
+      if (!version.ok()) return version.status();
+      tensor_ = *version;
+      created_ = true;
+      CopyFromTarget(0, msg.start_offset());
+      CopyFromTarget(end, size);
+    }
     return absl::OkStatus();
+  }
+
+  // Copies [from, to) of the tensor being overwritten into the new
+  // version, through the host; counted as a write.
+  void CopyFromTarget(uint64_t from, uint64_t to) {
+    if (from >= to) return;
+    {
+      MutexLock lock(&mu_);
+      ++writes_;
+    }
+    refs_.fetch_add(1);
+    service_.engine().ReadResident(
+        target_->buffer, from, to - from, [this, from](absl::StatusOr<std::string> bytes) {
+          if (!bytes.ok()) {
+            OnWritten(bytes.status());
+            Unref();
+            return;
+          }
+          service_.engine().WriteResident(tensor_->buffer, from, std::move(*bytes),
+                                          [this](absl::Status s) {
+                                            OnWritten(s);
+                                            Unref();
+                                          });
+        });
   }
 
   // Every chunk is read and written.
@@ -213,6 +253,15 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                              "the stream ended before naming a tensor"));
     }
     if (absl::Status s = cursor_.Complete("chunk"); !s.ok()) return Fail(s);
+    if (target_) {
+      if (!MarkFinished()) return;
+      absl::StatusOr<std::shared_ptr<const ResidentTensor>> replaced =
+          service_.store().Replace(target_->handle, tensor_->handle);
+      published_ = true;  // the version is the tensor now, or gone
+      Finish(replaced.ok() ? SerializeResponse(InfoOf(**replaced), response_)
+                           : ClientStatus(replaced.status(), service_.logger()));
+      return;
+    }
     if (!MarkFinished()) return;
     if (created_) {
       service_.store().Publish(tensor_->handle);
@@ -248,7 +297,8 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   grpc::ByteBuffer incoming_;
   // Set by the reading side only (reads are sequential); End and OnDone
   // come after the last read.
-  std::shared_ptr<const ResidentTensor> tensor_;
+  std::shared_ptr<const ResidentTensor> tensor_;  // the one written
+  std::shared_ptr<const ResidentTensor> target_;  // the one overwritten, or null
   bool created_ = false;
   bool published_ = false;
   ChunkCursor cursor_;

@@ -55,6 +55,60 @@ class ChunkedTest(ServerTestCase):
     def chunk(self, offset, data):
         return pb.WriteTensorRequest(chunk=pb.TensorChunk(offset=offset, data=data))
 
+    def read_all(self, handle, n):
+        return b"".join(c.data for c in self.tensors.ReadTensor(
+            pb.ReadTensorRequest(handle=handle, offset=0, length=n),
+            metadata=self.tenant, timeout=30))
+
+    def test_an_overwrite_is_all_or_nothing(self):
+        # Before: the chunks before a failure (or a cancel) stayed written.
+        n = 256 * 1024
+        old = bytes(range(256)) * (n // 256)
+        create = pb.WriteTensorRequest(create=pb.CreateTensorRequest(desc=desc(n // 4)))
+        info = self.write([create] + [self.chunk(at, old[at:at + 65536])
+                                      for at in range(0, n, 65536)])
+        # Fails at its third chunk, two written.
+        bad = [pb.WriteTensorRequest(handle=info.handle), self.chunk(0, b"x" * 1024),
+               self.chunk(1024, b"y" * 1024), self.chunk(4000, b"z" * 10)]
+        with self.assertRaises(grpc.RpcError) as e:
+            self.write(bad)
+        self.assertEqual(rule_of(e.exception), "CHUNK_OUT_OF_ORDER")
+        self.assertEqual(self.read_all(info.handle, n), old)
+        # Cancelled after three chunks of a partial range.
+        sent = []
+
+        def stalled():
+            yield pb.WriteTensorRequest(handle=info.handle, start_offset=4096,
+                                        total_bytes=n - 8192)
+            for i in range(3):
+                sent.append(i)
+                yield self.chunk(4096 + i * 4096, b"c" * 4096)
+            time.sleep(30)
+
+        future = self.tensors.WriteTensor.future(stalled(), metadata=self.tenant,
+                                                 timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # until the server holds the version
+            held = self.tensors.ListTensors(pb.ListTensorsRequest(),
+                                            metadata=self.tenant, timeout=10)
+            if len(sent) == 3 and held.principal_bytes == 2 * n:
+                break
+            time.sleep(0.05)
+        self.assertEqual(held.principal_bytes, 2 * n)  # the version counts
+        time.sleep(0.2)
+        future.cancel()
+        self.assertEqual(self.read_all(info.handle, n), old)
+        # A whole partial write replaces just its range, and the version's
+        # quota comes back.
+        self.write([pb.WriteTensorRequest(handle=info.handle, start_offset=100,
+                                          total_bytes=8), self.chunk(100, b"ABCDEFGH")])
+        self.assertEqual(self.read_all(info.handle, n), old[:100] + b"ABCDEFGH" + old[108:])
+        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant,
+                                           timeout=10)
+        self.assertEqual(listing.principal_bytes, n)
+        self.tensors.ReleaseTensor(pb.ReleaseTensorRequest(handle=info.handle),
+                                   metadata=self.tenant)
+
     def test_chunk_rules(self):
         create = pb.WriteTensorRequest(create=pb.CreateTensorRequest(desc=desc(64)))
         cases = {
