@@ -233,6 +233,50 @@ TEST(RequestProcessorLimits, InFlightLimit) {
   EXPECT_TRUE(RunOne(p, ReluRequest(4)).error.ok());
 }
 
+TEST(RequestProcessorLimits, AbandonedCallsHoldNoSlot) {
+  FakeEngineOptions engine_options;
+  engine_options.hold = true;  // the engine's queue: nothing answered yet
+  FakeEngine engine(engine_options);
+  ProcessorOptions options;
+  options.max_in_flight = 2;
+  RequestProcessor p(&engine, options, NullLogger());
+  // One call whose deadline passes while it waits, one whose client goes.
+  CallContext short_deadline;
+  short_deadline.deadline = absl::Now() + absl::Milliseconds(50);
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  CallContext cancelling;
+  cancelling.cancelled = cancelled;
+  std::atomic<int> answered{0};
+  v1::ExecuteRequest r1 = ReluRequest(1), r2 = ReluRequest(2);
+  p.Execute(r1, std::move(short_deadline), [&](ExecuteOutcome) { ++answered; });
+  p.Execute(r2, std::move(cancelling), [&](ExecuteOutcome) { ++answered; });
+  EXPECT_EQ(RunOne(p, ReluRequest(3)).error.code, absl::StatusCode::kResourceExhausted);
+  cancelled->store(true);
+  absl::SleepFor(absl::Milliseconds(60));
+  // Both still with the engine, neither wanted: two new calls get slots.
+  EXPECT_EQ(p.in_flight(), 2u);
+  std::atomic<int> later{0};
+  v1::ExecuteRequest r4 = ReluRequest(4), r5 = ReluRequest(5);
+  p.Execute(r4, {}, [&](ExecuteOutcome o) {
+    EXPECT_TRUE(o.error.ok()) << o.error.message;
+    ++later;
+  });
+  p.Execute(r5, {}, [&](ExecuteOutcome o) {
+    EXPECT_TRUE(o.error.ok()) << o.error.message;
+    ++later;
+  });
+  EXPECT_EQ(p.in_flight(), 4u);
+  // Those two are wanted: the limit holds again.
+  EXPECT_EQ(RunOne(p, ReluRequest(6)).error.code, absl::StatusCode::kResourceExhausted);
+  engine.Release();
+  for (int i = 0; i < 500 && (answered < 2 || later < 2); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(answered.load(), 2);
+  EXPECT_EQ(later.load(), 2);
+  EXPECT_EQ(p.in_flight(), 0u);
+}
+
 TEST(RequestProcessorValidate, ReturnsEveryViolationAndTheLevelUsed) {
   FakeEngine engine;
   RequestProcessor p(&engine, {}, NullLogger());

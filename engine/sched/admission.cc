@@ -361,6 +361,7 @@ uint64_t RequestBytes(const ExecuteRequest& r) {
 Admission::Admission(AdmissionOptions options, std::shared_ptr<Clock> clock)
     : options_(options),
       clock_(clock ? std::move(clock) : RealClock::Get()),
+      slots_(options.max_in_flight),
       budget_(options.memory_budget_bytes) {}
 
 absl::StatusOr<Admitted> Admission::Admit(const Work& work) {
@@ -392,13 +393,16 @@ absl::StatusOr<Admitted> Admission::Admit(const Work& work) {
   // Count first, then compare, so that concurrent callers cannot all slip
   // under the limit together. Resident tensors are not executions.
   if (o.max_in_flight != 0 && work.kind != Work::Kind::kTensor) {
-    if (in_flight_.fetch_add(1) >= o.max_in_flight) {
-      in_flight_.fetch_sub(1);
+    // Work whose deadline passed or whose caller is gone, still queued in
+    // the engine, does not count (in_flight_slots.h).
+    const uint64_t slot = slots_.TryAcquire(work.deadline, work.cancelled, clock_->Now());
+    if (slot == 0) {
       return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "IN_FLIGHT_LIMIT", "",
                              absl::StrCat("the server already has ", o.max_in_flight,
                                           " requests in flight; retry later"));
     }
-    admitted.slot_ = &in_flight_;
+    admitted.slots_ = &slots_;
+    admitted.slot_ = slot;
   }
   // The budget last, so that only work that will run reserves it.
   const uint64_t estimate = 2 * HostBytes(work);

@@ -41,6 +41,7 @@
 #include "engine/core/execute_request.h"
 #include "engine/sched/byte_budget.h"
 #include "engine/sched/clock.h"
+#include "engine/sched/in_flight_slots.h"
 #include "engine/sched/work.h"
 
 namespace dmls::sched {
@@ -75,14 +76,15 @@ class Admitted {
   Admitted() = default;  // holds nothing
   ~Admitted() { ReleaseSlot(); }
   Admitted(Admitted&& other) noexcept
-      : slot_(other.slot_), reservation_(std::move(other.reservation_)) {
-    other.slot_ = nullptr;
+      : slots_(other.slots_), slot_(other.slot_), reservation_(std::move(other.reservation_)) {
+    other.slots_ = nullptr;
   }
   Admitted& operator=(Admitted&& other) noexcept {
     if (this != &other) {
       ReleaseSlot();
+      slots_ = other.slots_;
       slot_ = other.slot_;
-      other.slot_ = nullptr;
+      other.slots_ = nullptr;
       reservation_ = std::move(other.reservation_);
     }
     return *this;
@@ -94,14 +96,15 @@ class Admitted {
   // bytes stay reserved until this is destroyed (the response written).
   // Idempotent.
   void ReleaseSlot() {
-    if (slot_ != nullptr) slot_->fetch_sub(1);
-    slot_ = nullptr;
+    if (slots_ != nullptr) slots_->Release(slot_);
+    slots_ = nullptr;
   }
   uint64_t bytes() const { return reservation_ ? reservation_->bytes() : 0; }
 
  private:
   friend class Admission;
-  std::atomic<uint32_t>* slot_ = nullptr;
+  InFlightSlots* slots_ = nullptr;  // not owned; null: no slot held
+  uint64_t slot_ = 0;
   std::unique_ptr<ByteBudget::Reservation> reservation_;
 };
 
@@ -116,15 +119,16 @@ class Admission {
   // nothing is held on error.
   absl::StatusOr<Admitted> Admit(const Work& work);
 
-  // Work holding an in-flight slot now (counted only with max_in_flight).
-  uint32_t in_flight() const { return in_flight_.load(); }
+  // Work holding an in-flight slot now, abandoned work included (counted
+  // only with max_in_flight).
+  uint32_t in_flight() const { return slots_.in_flight(); }
   const ByteBudget& budget() const { return budget_; }
   const AdmissionOptions& options() const { return options_; }
 
  private:
   const AdmissionOptions options_;
   const std::shared_ptr<Clock> clock_;
-  std::atomic<uint32_t> in_flight_{0};
+  InFlightSlots slots_;
   ByteBudget budget_;
 };
 
