@@ -26,6 +26,7 @@ import numpy as np
 
 import dmlserve_client as dc
 from e2e_server import SOURCE_DIR, Server, free_port
+from resident_helpers import CELU, random_array
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CLIENTS = 6
@@ -195,6 +196,74 @@ class LoadBalancerTest(unittest.TestCase):
             # Not during the 1 s drain, when the replica still serves.
             self.assertGreater(start, event + 0.9, (start, end, code_name))
         self.assertGreater(after, 0)
+
+    def test_resident_tensors_reach_their_replica(self):
+        # Round-robin per call sent 1 in 2 calls on a handle to a replica
+        # without the tensor (issue 24); the hash on the tenant sends every
+        # call of a tenant to one replica.
+        tenants = ["lb-%d" % i for i in range(9)]
+        clients = {t: dc.DmlClient(self.target, timeout=30, tenant=t) for t in tenants}
+        plain = dc.DmlClient(self.target, timeout=30)
+        try:
+            arrays = {t: random_array((4, 8), seed=i) for i, t in enumerate(tenants)}
+            handles = {t: clients[t].create_tensor(arrays[t]) for t in tenants}
+            holders = {t: self.holders(t, handles[t].handle) for t in tenants}
+            for t in tenants:
+                self.assertEqual(len(holders[t]), 1, (t, holders[t]))
+            self.assertGreater(len({h[0] for h in holders.values()}), 1, holders)
+            codes = self.mixed_calls(clients, plain, handles, arrays, rounds=10)
+            self.assertEqual(codes, {"OK": 10 * (4 * len(tenants) + 1)}, codes)
+            # One replica lost: only its tenants lose their tensors.
+            victim = holders[tenants[0]][0]
+            self.replicas[victim].process.kill()
+            self.replicas[victim].process.wait()
+            lost = {t for t in tenants if holders[t][0] == victim}
+            kept = [t for t in tenants if t not in lost]
+            codes = self.mixed_calls({t: clients[t] for t in kept}, plain, handles, arrays,
+                                     rounds=5)
+            self.assertEqual(codes, {"OK": 5 * (4 * len(kept) + 1)}, codes)
+            for t in lost:
+                with self.assertRaises(dc.DmlError) as cm:
+                    clients[t].download(handles[t])
+                self.assertEqual(cm.exception.code.name, "NOT_FOUND")
+        finally:
+            for c in list(clients.values()) + [plain]:
+                c.close()
+
+    def holders(self, tenant, handle):
+        """The replicas (indices) whose listing for `tenant` has `handle`."""
+        found = []
+        for i, r in enumerate(self.replicas):
+            with dc.DmlClient(r.target, timeout=10, tenant=tenant) as c:
+                if handle in [t.handle for t in c.list_tensors().tensors]:
+                    found.append(i)
+        return found
+
+    def mixed_calls(self, clients, plain, handles, arrays, rounds):
+        """Reads, Executes on handles, chains and listings of every tenant
+        and plain Executes through the balancer; {code name: count}."""
+        codes = {}
+
+        def record(call, check):
+            try:
+                check(call())
+                code = "OK"
+            except dc.DmlError as e:
+                code = e.code.name if e.code else "?"
+            codes[code] = codes.get(code, 0) + 1
+
+        for _ in range(rounds):
+            for t, c in clients.items():
+                h, x = handles[t], arrays[t]
+                record(lambda: c.download(h),
+                       lambda y: np.testing.assert_array_equal(y, x))
+                record(lambda: c.execute(CELU, h), lambda y: self.assertEqual(y.shape, x.shape))
+                record(lambda: c.chain([{"op": CELU, "input": h, "return_output": True}]),
+                       lambda r: None)
+                record(lambda: c.list_tensors(),
+                       lambda r: self.assertIn(h.handle, [i.handle for i in r.tensors]))
+            record(lambda: plain.execute_celu(arrays[next(iter(clients))]), lambda y: None)
+        return codes
 
     def test_kill_one_replica_fails_only_its_calls_in_flight(self):
         with Load(self.target) as load:
