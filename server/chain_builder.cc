@@ -33,9 +33,11 @@ std::shared_ptr<const ResidentTensor> Lookup(TensorStore& store,
   absl::StatusOr<std::shared_ptr<const ResidentTensor>> t = store.Find(principal, handle);
   if (t.ok()) return *t;
   if (!p.not_found) {
-    p.not_found = ops::RuleStatus(absl::StatusCode::kNotFound, "HANDLE_NOT_FOUND", field,
-                                  std::string(t.status().message()).substr(
-                                      std::string("HANDLE_NOT_FOUND: ").size()));
+    // The store's rule (HANDLE_NOT_FOUND or HANDLE_LOST) at this field.
+    std::vector<ops::Violation> v = ops::ViolationsOf(t.status());
+    if (v.empty()) v.push_back({"HANDLE_NOT_FOUND", "", std::string(t.status().message())});
+    v.front().field = field;
+    p.not_found = ops::RuleStatus(absl::StatusCode::kNotFound, {std::move(v.front())});
   }
   return nullptr;
 }

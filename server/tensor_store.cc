@@ -1,35 +1,28 @@
 #include "server/tensor_store.h"
 
-#include <random>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/ops/rule_status.h"
+#include "server/tensor_handle.h"
 
 namespace dmls::server {
 
-std::string NewTensorHandle() {
-  // std::random_device reads the kernel's random source on Linux.
-  static Mutex mu;
-  static std::random_device device ABSL_GUARDED_BY(mu);
-  uint32_t words[4];
-  {
-    MutexLock lock(&mu);
-    for (uint32_t& w : words) w = device();
+absl::Status TensorStore::NotFound(const std::string& handle) const {
+  std::optional<uint32_t> instance = HandleInstance(handle);
+  if (instance.has_value() && *instance != instance_) {
+    return ops::RuleStatus(
+        absl::StatusCode::kNotFound, "HANDLE_LOST", "handle",
+        absl::StrCat("resident tensor '", handle, "' was made by another server instance: "
+                     "a replica that is gone or restarted, or one this call did not reach "
+                     "(tensor_handle.h); its bytes are gone with it, upload them again"));
   }
-  return absl::StrFormat("t-%08x%08x%08x%08x", words[0], words[1], words[2], words[3]);
-}
-
-namespace {
-
-absl::Status NotFound(const std::string& handle) {
   return ops::RuleStatus(absl::StatusCode::kNotFound, "HANDLE_NOT_FOUND", "handle",
                          absl::StrCat("no resident tensor '", handle.substr(0, 64),
                                       "' (unknown, released, expired, or not yours)"));
 }
-
-}  // namespace
 
 absl::StatusOr<absl::Duration> RequestedTtl(uint64_t seconds, const std::string& field) {
   if (seconds > kMaxTtlSeconds) {
@@ -41,7 +34,7 @@ absl::StatusOr<absl::Duration> RequestedTtl(uint64_t seconds, const std::string&
 }
 
 TensorStore::TensorStore(Engine* engine, TensorStoreOptions options)
-    : engine_(engine), options_(std::move(options)) {
+    : engine_(engine), options_(std::move(options)), instance_(NewInstanceId()) {
   if (options_.sweep_interval > absl::ZeroDuration()) {
     sweeper_ = std::thread([this] { SweepLoop(); });
   }
@@ -100,7 +93,7 @@ absl::StatusOr<std::shared_ptr<const ResidentTensor>> TensorStore::Create(
     return buffer.status();
   }
   auto tensor = std::make_shared<ResidentTensor>();
-  tensor->handle = NewTensorHandle();
+  tensor->handle = NewTensorHandle(instance_);
   tensor->principal = principal;
   tensor->desc = desc;
   tensor->buffer = std::move(*buffer);

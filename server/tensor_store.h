@@ -133,6 +133,9 @@ class TensorStore {
     bool published = false;
   };
   absl::Time Now() const;
+  // NOT_FOUND for `handle`: HANDLE_LOST for a handle of another instance,
+  // else HANDLE_NOT_FOUND.
+  absl::Status NotFound(const std::string& handle) const;
   // Removes `it`, giving its bytes back. mu_ held.
   void EraseLocked(std::map<std::string, Entry>::const_iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -144,6 +147,8 @@ class TensorStore {
 
   Engine* const engine_;
   const TensorStoreOptions options_;
+  // In this store's handles (tensor_handle.h).
+  const uint32_t instance_;
 
   mutable Mutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
@@ -153,9 +158,6 @@ class TensorStore {
   CondVar wake_;
   std::thread sweeper_;
 };
-
-// A fresh handle: "t-" and 32 hex digits of system randomness.
-std::string NewTensorHandle();
 
 }  // namespace dmls::server
 

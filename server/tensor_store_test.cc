@@ -4,7 +4,9 @@
 
 #include "engine/core/host_resident.h"
 #include "engine/ops/rule_status.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/tensor_handle.h"
 #include "server/testing/fake_engine.h"
 
 namespace dmls::server {
@@ -34,12 +36,39 @@ class TensorStoreTest : public ::testing::Test {
 
 TEST_F(TensorStoreTest, HandlesAreUnguessableAndDistinct) {
   std::set<std::string> seen;
+  const uint32_t instance = NewInstanceId();
   for (int i = 0; i < 1000; ++i) {
-    std::string h = NewTensorHandle();
+    std::string h = NewTensorHandle(instance);
     ASSERT_EQ(h.size(), 34u);
     ASSERT_EQ(h.substr(0, 2), "t-");
+    ASSERT_EQ(h.find_first_not_of("0123456789abcdef", 2), std::string::npos) << h;
+    ASSERT_EQ(HandleInstance(h), instance) << h;
     ASSERT_TRUE(seen.insert(h).second);
   }
+  std::string typo = *seen.begin();
+  typo[10] = typo[10] == 'a' ? 'b' : 'a';
+  EXPECT_EQ(HandleInstance(typo), std::nullopt);
+  EXPECT_EQ(HandleInstance("t-" + std::string(32, 'f')), std::nullopt);
+  EXPECT_EQ(HandleInstance("t-123"), std::nullopt);
+}
+
+// A handle of another store (a lost or restarted replica) is HANDLE_LOST;
+// a wrong one stays HANDLE_NOT_FOUND.
+TEST_F(TensorStoreTest, HandlesOfAnotherInstanceAreLost) {
+  TensorStore gone(&engine_, Options());
+  TensorStore here(&engine_, Options());
+  auto t = gone.Create("alice", Floats(4), absl::ZeroDuration(), false);
+  ASSERT_TRUE(t.ok());
+  absl::Status lost = here.Find("alice", (*t)->handle).status();
+  EXPECT_EQ(lost.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(lost.message()), ::testing::StartsWith("HANDLE_LOST: "));
+  absl::Status wrong = here.Find("alice", "t-" + std::string(32, '0')).status();
+  EXPECT_THAT(std::string(wrong.message()), ::testing::StartsWith("HANDLE_NOT_FOUND: "));
+  // Its own, released: not found, not lost.
+  auto u = here.Create("alice", Floats(4), absl::ZeroDuration(), false);
+  ASSERT_TRUE(u.ok() && here.Release("alice", (*u)->handle).ok());
+  EXPECT_THAT(std::string(here.Find("alice", (*u)->handle).status().message()),
+              ::testing::StartsWith("HANDLE_NOT_FOUND: "));
 }
 
 TEST_F(TensorStoreTest, OnlyTheOwnerSeesATensor) {

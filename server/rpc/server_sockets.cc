@@ -25,6 +25,13 @@ bool IsTcpSocket(int fd) {
          protocol == IPPROTO_TCP;
 }
 
+// Whether `fd` is a listening socket.
+bool IsListening(int fd) {
+  int listening = 0;
+  socklen_t size = sizeof(listening);
+  return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 && listening != 0;
+}
+
 // The local port of a TCP socket, or -1.
 int LocalPort(int fd) {
   sockaddr_storage address{};
@@ -61,7 +68,13 @@ absl::Status ForEachTcpSocket(absl::FunctionRef<void(int fd)> visit) {
 absl::StatusOr<int> ShutdownServerSockets(int port) {
   int count = 0;
   absl::Status status = ForEachTcpSocket([&](int fd) {
-    if (LocalPort(fd) == port && shutdown(fd, SHUT_RDWR) == 0) ++count;
+    if (LocalPort(fd) != port) return;
+    // A listener stops listening (its queue is reset: connections refused).
+    // A connection only stops sending: the client reads everything written
+    // so far, then the end of the stream, and fails its calls still
+    // unanswered as UNAVAILABLE; reading on lets gRPC see the client close,
+    // without the reset that closing over unread input would send.
+    if (shutdown(fd, IsListening(fd) ? SHUT_RDWR : SHUT_WR) == 0) ++count;
   });
   if (!status.ok()) return status;
   return count;

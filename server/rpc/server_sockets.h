@@ -2,9 +2,10 @@
 // through /proc/self/fd. Linux only; elsewhere UNIMPLEMENTED.
 //
 // ShutdownServerSockets ends a server's listeners and connections under
-// gRPC (shutdown(2), SHUT_RDWR; gRPC still owns and closes the
-// descriptors): new connections are refused, and every connection is
-// closed after what was written to it. DmlServer's Shutdown does that
+// gRPC (shutdown(2); gRPC still owns and closes the descriptors): new
+// connections are refused, and every connection sends its end after what
+// was written to it (SHUT_WR), so that clients fail what is still
+// unanswered on it as UNAVAILABLE and close it. DmlServer's Shutdown does that
 // before gRPC's own Shutdown, when none of its calls is left (dml_server.h):
 // gRPC's Shutdown cancels (CANCELLED) every call that reaches it on a
 // connection still open, while a client whose connection closes sees

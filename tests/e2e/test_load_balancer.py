@@ -213,7 +213,8 @@ class LoadBalancerTest(unittest.TestCase):
             self.assertGreater(len({h[0] for h in holders.values()}), 1, holders)
             codes = self.mixed_calls(clients, plain, handles, arrays, rounds=10)
             self.assertEqual(codes, {"OK": 10 * (4 * len(tenants) + 1)}, codes)
-            # One replica lost: only its tenants lose their tensors.
+            # One replica lost: only its tenants lose their tensors, and
+            # their handles say so (HANDLE_LOST, not HANDLE_NOT_FOUND).
             victim = holders[tenants[0]][0]
             self.replicas[victim].process.kill()
             self.replicas[victim].process.wait()
@@ -225,7 +226,9 @@ class LoadBalancerTest(unittest.TestCase):
             for t in lost:
                 with self.assertRaises(dc.DmlError) as cm:
                     clients[t].download(handles[t])
+                # Told apart from a wrong handle: gone with its replica.
                 self.assertEqual(cm.exception.code.name, "NOT_FOUND")
+                self.assertEqual(cm.exception.rule, "HANDLE_LOST", str(cm.exception))
         finally:
             for c in list(clients.values()) + [plain]:
                 c.close()
