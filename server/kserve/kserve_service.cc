@@ -216,14 +216,17 @@ grpc::ServerUnaryReactor* KServeServiceImpl::ModelInfer(grpc::CallbackServerCont
   CallTracker::Ticket ticket = dml_->calls().Begin();
   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new ModelInferReactor(response, std::move(ticket), logger_.get());
-  reactor->Start(runner_, *context, PrincipalOf(*context, options_.tokens.get()), *request);
+  reactor->Start(runner_, *context,
+                 PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
+                 *request);
   return reactor;
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 KServeServiceImpl::ModelStreamInfer(grpc::CallbackServerContext* context) {
-  return NewStreamInferReactor(context, PrincipalOf(*context, options_.tokens.get()),
-                               dml_->calls(), runner_, options_.stream, logger_);
+  return NewStreamInferReactor(
+      context, PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
+      dml_->calls(), runner_, options_.stream, logger_);
 }
 
 }  // namespace dmls::server::kserve

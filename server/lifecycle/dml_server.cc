@@ -93,6 +93,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   kserve_options.stream.window = options.stream_window;
   kserve_options.stream.max_queued_bytes = options.stream_queue_bytes;
   kserve_options.tokens = security->tokens;
+  kserve_options.tenant_from_peer = options.tenant_from_peer;
   server->kserve_service_ = std::make_unique<kserve::KServeServiceImpl>(
       server->service_.get(), engine, kserve_options, logger);
   builder.RegisterService(server->kserve_service_.get());
