@@ -22,7 +22,8 @@ describe('DmlClient on a live server (cpu engine)', () => {
 
   before(async () => {
     server = await startServer();
-    client = new DmlClient(server.target, { timeoutMs: 20000 });
+    // Resident tensors need an identity: the tests name a tenant.
+    client = new DmlClient(server.target, { timeoutMs: 20000, tenant: 'node-tests' });
   });
 
   after(async () => {

@@ -17,7 +17,8 @@ describe('DmlClient on the software adapter (d3d12)', () => {
 
   before(async () => {
     server = await startServer([], 'software');
-    client = new DmlClient(server.target, { timeoutMs: 60000 });
+    // Resident tensors need an identity: the tests name a tenant.
+    client = new DmlClient(server.target, { timeoutMs: 60000, tenant: 'node-tests' });
   });
 
   after(async () => {

@@ -32,7 +32,8 @@ class LiveTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.server = LiveServer().start()
-        cls.client = dmlserve.DmlClient(cls.server.target, timeout=60)
+        # Resident tensors need an identity: the tests name a tenant.
+        cls.client = dmlserve.DmlClient(cls.server.target, timeout=60, tenant="live")
         cls.x = np.random.default_rng(0).standard_normal((8, 1024),
                                                          np.float32)
 
@@ -133,7 +134,7 @@ class LiveTest(unittest.TestCase):
 
     def test_asyncio_client(self):
         async def run():
-            async with AsyncDmlClient(self.server.target) as client:
+            async with AsyncDmlClient(self.server.target, tenant="live") as client:
                 caps = await client.capabilities()
                 y = await client.execute_mvn1(self.x, axes=-1)
                 z = await client.execute_celu(y)
