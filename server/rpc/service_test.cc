@@ -475,6 +475,7 @@ TEST_F(ServiceTest, ExecuteChainRefusesOutputAmplification) {
   v1::ChainResponse response;
   {
     grpc::ClientContext context;
+    context.AddMetadata("tenant", "amplifier");  // chains need an identity
     grpc::Status status = stub_->ExecuteChain(&context, request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
     EXPECT_THAT(status.error_message(), StartsWith("OUTPUT_AMPLIFICATION: "));
@@ -482,6 +483,7 @@ TEST_F(ServiceTest, ExecuteChainRefusesOutputAmplification) {
   EXPECT_EQ(engine_->received(), 0);
   // The call may raise the ratio with its metadata, as for Execute.
   grpc::ClientContext context;
+  context.AddMetadata("tenant", "amplifier");
   context.AddMetadata("dmls-max-output-ratio", "1024");
   grpc::Status status = stub_->ExecuteChain(&context, request, &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
