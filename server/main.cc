@@ -5,7 +5,6 @@
 // grace the process exits even if the device still runs work of cancelled
 // calls (ExitDeadline). Exit 1 when the flags are bad, the engine cannot start or the port cannot
 // be bound.
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include "server/lifecycle/dml_server.h"
 #include "server/engine_factory.h"
 #include "server/lifecycle/exit_deadline.h"
+#include "server/lifecycle/stop_signal.h"
 #include "server/telemetry/logging.h"
 #include "server/telemetry/metrics.h"
 #include "server/options/byte_size.h"
@@ -190,15 +190,13 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
 
-  // Block the shutdown signals before any thread starts so that every gRPC
-  // and engine thread inherits the mask and only sigwait below sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigset_t blocked = signals;
-  sigaddset(&blocked, SIGHUP);  // reloads the tokens file
-  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+  // Before any thread starts (POSIX: every thread inherits the blocked mask).
+  absl::StatusOr<std::unique_ptr<dmls::server::StopSignal>> stop_signal =
+      dmls::server::StopSignal::Install();
+  if (!stop_signal.ok()) {
+    std::fprintf(stderr, "dmlserve: %s\n", stop_signal.status().ToString().c_str());
+    return 1;
+  }
 
   dmls::server::ServerOptions options;
   options.address = absl::GetFlag(FLAGS_address);
@@ -349,8 +347,8 @@ int main(int argc, char** argv) {
   std::printf("dmlserve listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
 
-  int signal_number = 0;
-  while (sigwait(&blocked, &signal_number) == 0 && signal_number == SIGHUP) {
+  std::string request;
+  while ((*stop_signal)->Wait(&request) == dmls::server::StopSignal::Request::kReload) {
     if (absl::Status reloaded = (*server)->ReloadTokens(); reloaded.ok()) {
       log->info("SIGHUP: reloaded the tokens file");
     } else {
@@ -358,19 +356,12 @@ int main(int argc, char** argv) {
                  std::string(reloaded.message()));
     }
   }
-  log->info("received {}", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  log->info("received {}", request);
   // Drain: NOT_SERVING but still serving, until the drain period is over or
-  // a second signal comes; then stop accepting and give calls the grace.
+  // a second stop request comes; then stop accepting and give calls the grace.
   (*server)->StartDrain();
-  const absl::Time drain_end =
-      absl::Now() + absl::Seconds(options.drain_seconds);
-  while (absl::Now() < drain_end) {
-    const timespec wait = absl::ToTimespec(drain_end - absl::Now());
-    if (sigtimedwait(&signals, nullptr, &wait) > 0) {
-      log->info("second signal: ending the drain early");
-      break;
-    }
-    // EAGAIN: the period is over (the loop ends); EINTR: wait again.
+  if ((*stop_signal)->WaitForStop(absl::Seconds(options.drain_seconds))) {
+    log->info("second signal: ending the drain early");
   }
   // Calls are cancelled when the grace is over; device work of cancelled
   // calls that is still running then must not hold the exit past the
