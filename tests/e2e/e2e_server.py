@@ -8,11 +8,16 @@ class is done, that the server still answers health checks and exits 0.
 
 Environment (set by tests/e2e/CMakeLists.txt): DMLSERVE_BIN, DMLCTL_BIN,
 DMLS_SOURCE_DIR and PYTHONPATH holding the generated modules of proto/ and
-tests/e2e/proto, and client/python. Optional: DMLS_E2E_DEVICE (default cpu).
+tests/e2e/proto, and client/python. Optional: DMLS_E2E_DEVICE (default cpu);
+DMLSERVE_PREFIX, a command the server is started through (split as a shell
+would: "/usr/lib/wine/wine64" runs dmlserve.exe under Wine), and
+DMLSERVE_STOP_SIGNAL, the signal Server.stop() sends (TERM by default; INT
+under Wine, which turns it into the console's CTRL_C_EVENT).
 """
 
 import os
 import select
+import shlex
 import signal
 import socket
 import subprocess
@@ -28,6 +33,8 @@ from dmls_e2e import health_pb2, health_pb2_grpc
 
 DMLSERVE_BIN = os.environ.get("DMLSERVE_BIN", "dmlserve")
 DMLCTL_BIN = os.environ.get("DMLCTL_BIN", "dmlctl")
+SERVER_PREFIX = shlex.split(os.environ.get("DMLSERVE_PREFIX", ""))
+STOP_SIGNAL = getattr(signal, "SIG" + os.environ.get("DMLSERVE_STOP_SIGNAL", "TERM"))
 SOURCE_DIR = os.environ.get(
     "DMLS_SOURCE_DIR",
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -100,7 +107,7 @@ class Server:
         self.port = free_port()
         self.target = "127.0.0.1:%d" % self.port
         self.log = tempfile.TemporaryFile(mode="w+")
-        args = [DMLSERVE_BIN, "--device=" + DEVICE, "--address=127.0.0.1",
+        args = SERVER_PREFIX + [DMLSERVE_BIN, "--device=" + DEVICE, "--address=127.0.0.1",
                 "--port=%d" % self.port, "--log_level=warn"]
         # No drain period unless a test asks for one: each class stops its
         # server with SIGTERM, and the default 5 s drain would add up.
@@ -149,9 +156,9 @@ class Server:
         return self.log.read()[-4000:]
 
     def stop(self, timeout=30):
-        """SIGTERM and wait; returns the exit code."""
+        """STOP_SIGNAL (SIGTERM) and wait; returns the exit code."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(STOP_SIGNAL)
         try:
             return self.process.wait(timeout=timeout)
         finally:
