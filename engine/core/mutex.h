@@ -15,7 +15,10 @@
 //  - Mutex is exclusive and not recursive: Lock() on a Mutex the calling
 //    thread holds deadlocks; Unlock() must come from the thread that
 //    locked it. It has a constexpr constructor, so a static Mutex is
-//    constant-initialised and safe to use from static initialisers.
+//    constant-initialised and safe to use from static initialisers
+//    (DMLS_MUTEX_CONSTEXPR; not with MinGW, whose winpthreads std::mutex
+//    is initialised at run time: there a namespace-scope static Mutex is
+//    dynamically initialised, function-local ones remain safe).
 //  - AssertHeld() tells the analysis that the caller holds the lock (for
 //    code it cannot follow, such as callbacks); it checks nothing at run
 //    time.
@@ -51,13 +54,19 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 
+#if defined(__MINGW32__)
+#define DMLS_MUTEX_CONSTEXPR
+#else
+#define DMLS_MUTEX_CONSTEXPR constexpr
+#endif
+
 namespace dmls {
 
 class CondVar;
 
 class ABSL_LOCKABLE Mutex {
  public:
-  constexpr Mutex() noexcept = default;
+  DMLS_MUTEX_CONSTEXPR Mutex() noexcept = default;
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 

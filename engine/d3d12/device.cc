@@ -324,6 +324,20 @@ std::string Narrow(const wchar_t* w) {
   return s;
 }
 
+// A CPU rasterizer: Microsoft's Basic Render Driver (WARP), flagged software
+// and known by its PCI ids 1414:008c; or a Mesa software driver, whose
+// Vulkan vendor id is VK_VENDOR_ID_MESA (0x10005): that is how Wine with its
+// Vulkan renderer shows lavapipe (deploy/windows/wine-env.sh). Mesa's
+// hardware drivers report the hardware's own vendor.
+bool IsSoftwareAdapter(const DXGI_ADAPTER_DESC1& desc) {
+  constexpr UINT kMicrosoftVendor = 0x1414;
+  constexpr UINT kBasicRenderDriver = 0x8c;
+  constexpr UINT kMesaVendor = 0x10005;
+  return (desc.Flags & DXGI_ADAPTER_FLAG_SOFTWARE) != 0 ||
+         (desc.VendorId == kMicrosoftVendor && desc.DeviceId == kBasicRenderDriver) ||
+         desc.VendorId == kMesaVendor;
+}
+
 absl::StatusOr<DxgiAdapters> EnumerateDxgi() {
   DxgiAdapters out;
   DMLS_RETURN_IF_FAILED(
@@ -339,7 +353,7 @@ absl::StatusOr<DxgiAdapters> EnumerateDxgi() {
     AdapterInfo a;
     a.index = static_cast<int>(i);
     a.name = Narrow(desc.Description);
-    a.kind = (desc.Flags & DXGI_ADAPTER_FLAG_SOFTWARE) ? "software" : "gpu";
+    a.kind = IsSoftwareAdapter(desc) ? "software" : "gpu";
     a.discrete = a.kind == "gpu" && desc.DedicatedVideoMemory > 0;
     a.memory_bytes = desc.DedicatedVideoMemory;
     out.infos.push_back(a);

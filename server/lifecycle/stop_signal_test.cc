@@ -55,8 +55,12 @@ TEST(StopSignalTest, ConsoleEventsBecomeStopRequests) {
   absl::StatusOr<std::unique_ptr<StopSignal>> s = StopSignal::Install();
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_FALSE((*s)->WaitForStop(absl::Milliseconds(100)));
-  // Ctrl-Break to our own process group (Ctrl-C can be disabled for it).
-  ASSERT_TRUE(GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, 0));
+  // Console events need a console: a test run with its output in a pipe has
+  // none, and AllocConsole() gives it one (it fails, harmlessly, when there
+  // is one already). Then Ctrl-Break to our own process group (Ctrl-C can
+  // be disabled for a group).
+  AllocConsole();
+  ASSERT_TRUE(GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, 0)) << GetLastError();
   std::string name;
   EXPECT_EQ((*s)->Wait(&name), StopSignal::Request::kStop);
   EXPECT_EQ(name, "CTRL_BREAK_EVENT");
