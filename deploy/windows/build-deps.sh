@@ -127,7 +127,7 @@ build_googletest() {
 build_fmtlib() {
   cmake_build fmtlib "$1" -DFMT_TEST=OFF -DFMT_DOC=OFF -DFMT_INSTALL=ON
 }
-build_spdlog() {  # against the fmt above; the project uses it header-only
+build_spdlog() {  # compiled, against the fmt above (as Debian builds it)
   cmake_build spdlog "$1" -DSPDLOG_FMT_EXTERNAL=ON -DSPDLOG_BUILD_EXAMPLE=OFF \
     -DSPDLOG_BUILD_TESTS=OFF -DSPDLOG_INSTALL=ON
 }

@@ -10,7 +10,7 @@
 //
 // Windows: the SDK / DirectX-Headers d3d12.h and DXGI. MSVC is the usual
 // compiler; MinGW-w64 (GCC) also compiles this code against DirectX-Headers
-// (deploy/check-windows-build.sh, docs/WINDOWS.md), which needs the two
+// (deploy/windows/cross-build.sh, docs/WINDOWS.md), which needs the
 // accommodations marked "MinGW" below.
 //
 // Everything else in engine/d3d12 uses only the D3D12 API through this header;
@@ -33,6 +33,12 @@
 #include <windows.h>
 #include <d3d12.h>
 #include <dxgi1_6.h>
+#if defined(__MINGW32__)
+// MinGW: GCC ignores __declspec(uuid), so __uuidof(ID3D12Device) needs the
+// interface ids DirectX-Headers' dxguids.h declares (__CRT_UUID_DECL);
+// without it every __uuidof is an undefined __mingw_uuidof<> at link time.
+#include <dxguids/dxguids.h>
+#endif
 #else
 #ifndef WIDL_EXPLICIT_AGGREGATE_RETURNS
 #define WIDL_EXPLICIT_AGGREGATE_RETURNS
