@@ -382,10 +382,14 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Create(
       dxgi->adapters[*chosen].get(), D3D_FEATURE_LEVEL_11_0,
       DMLS_IID_PPV(ID3D12Device, device->device_.Put()));
   if (FAILED(hr)) return HrToStatus(hr, "D3D12CreateDevice");
+  device->dxgi_adapter_ = std::move(dxgi->adapters[*chosen]);
+  device->dxgi_factory_ = std::move(dxgi->factory);
   return device;
 }
 
-Device::~Device() = default;
+Device::~Device() {
+  device_.Reset();  // before the DXGI adapter and factory (device.h)
+}
 
 #endif  // _WIN32
 

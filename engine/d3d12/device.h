@@ -75,6 +75,13 @@ class Device {
   AdapterInfo adapter_;
 #ifndef _WIN32
   struct vkd3d_instance* instance_ = nullptr;
+#else
+  // The DXGI factory and adapter the device was created on, released only
+  // after it (~Device). Under Wine 8 a device outliving them crashes on its
+  // release (a call into freed code); deploy/windows/run-tests.sh showed it
+  // and docs/WINDOWS.md has the 40-line reproduction. Harmless on Windows.
+  ComPtr<IDXGIFactory6> dxgi_factory_;
+  ComPtr<IDXGIAdapter1> dxgi_adapter_;
 #endif
 };
 
