@@ -23,6 +23,7 @@ constexpr char kChain[] = "Chains";
 constexpr char kChunk[] = "Chunked transfers";
 constexpr char kLimit[] = "Limits";
 constexpr char kAuth[] = "Identity and authorization";
+constexpr char kKServe[] = "Open Inference Protocol (KServe v2)";
 
 // T: a tensor field, operator.<op>.<tensor>.
 #define T "operator.<op>.<tensor>"
@@ -132,6 +133,14 @@ const RuleDoc kRules[] = {
      "no such resident tensor of the caller's (unknown, released, expired or "
      "someone else's)",
      kRequest},
+    {"HANDLE_LOST", kNotFound, "<tensor>_handle",
+     "the handle was made by another server instance: its tensor went with "
+     "that replica (or the call reached another one)",
+     kRequest},
+    {"TTL_TOO_LONG", kInvalid, "ttl_seconds",
+     "a time to live above 30 days (ttl_seconds, create.ttl_seconds, "
+     "keep_output_ttl_seconds, steps[i].keep_output_ttl_seconds)",
+     kRequest},
     {"HANDLE_TYPE_MISMATCH", kInvalid, "<tensor>_handle",
      "the resident tensor's data type differs from the descriptor's", kRequest},
     {"HANDLE_SIZE_MISMATCH", kInvalid, "<tensor>_handle",
@@ -210,6 +219,11 @@ const RuleDoc kRules[] = {
     // Identity and authorization.
     {"TENANT_INVALID", kInvalid, "tenant (metadata)",
      "the tenant metadata is empty or too long", kAuth},
+    {"TENANT_REQUIRED", kInvalid, "tenant (metadata)",
+     "a tensor operation, handle or kept output from a caller with no bearer "
+     "token, client certificate or tenant (--tenant_from_peer keys them by "
+     "the peer address, for one trusted client)",
+     kAuth},
     {"AUTH_TOKEN_MISSING", kUnauthenticated, "authorization (metadata)",
      "the server wants a bearer token and none was sent", kAuth},
     {"AUTH_TOKEN_INVALID", kUnauthenticated, "authorization (metadata)",
@@ -218,6 +232,48 @@ const RuleDoc kRules[] = {
      "the token has expired", kAuth},
     {"AUTH_SCOPE", kDenied, "", "the token's scopes do not allow the method",
      kAuth},
+    // The Open Inference Protocol (docs/KSERVE.md); the validator's rules
+    // keep their ids there with KServe field paths.
+    {"KSERVE_MODEL_UNKNOWN", kNotFound, "model_name",
+     "no such model (operator and data type)", kKServe},
+    {"KSERVE_VERSION_UNKNOWN", kNotFound, "model_version",
+     "the model has no such version", kKServe},
+    {"KSERVE_INPUT_MISSING", kInvalid, "inputs", "the model's input is missing",
+     kKServe},
+    {"KSERVE_INPUT_UNKNOWN", kInvalid, "inputs[i].name",
+     "the model has no input of that name", kKServe},
+    {"KSERVE_INPUT_DUPLICATE", kInvalid, "inputs[i].name",
+     "an input is given twice", kKServe},
+    {"KSERVE_OUTPUT_UNKNOWN", kInvalid, "outputs[i].name",
+     "the model has no output of that name", kKServe},
+    {"KSERVE_DATATYPE_MISMATCH", kInvalid, "inputs[i].datatype",
+     "the input's datatype is not the model's", kKServe},
+    {"KSERVE_SHAPE_INVALID", kInvalid, "inputs[i].shape[k]",
+     "a dimension is negative", kKServe},
+    {"KSERVE_SHAPE_OVERFLOW", kInvalid, "inputs[i].shape",
+     "the tensor's size in bytes does not fit 64 bits", kKServe},
+    {"KSERVE_RAW_COUNT", kInvalid, "raw_input_contents",
+     "raw_input_contents does not have one entry per input", kKServe},
+    {"KSERVE_RAW_SIZE", kInvalid, "raw_input_contents[i]",
+     "a raw input's bytes differ from what its shape and datatype make",
+     kKServe},
+    {"KSERVE_CONTENTS_AND_RAW", kInvalid, "inputs[i].contents",
+     "typed contents while raw_input_contents is used: send every input one way",
+     kKServe},
+    {"KSERVE_CONTENTS_TYPE", kInvalid, "inputs[i].contents",
+     "the datatype has no typed contents (FP16): send raw_input_contents",
+     kKServe},
+    {"KSERVE_CONTENTS_COUNT", kInvalid, "inputs[i].contents",
+     "the number of typed values differs from the shape's elements", kKServe},
+    {"KSERVE_CONTENTS_RANGE", kInvalid, "inputs[i].contents.<type>_contents[j]",
+     "a typed value does not fit the input's datatype", kKServe},
+    {"KSERVE_PARAMETER_UNKNOWN", kInvalid, "parameters[\"<name>\"]",
+     "no operator field of that name", kKServe},
+    {"KSERVE_PARAMETER_TYPE", kInvalid, "parameters[\"<name>\"]",
+     "the parameter's kind (bool, int, double, string) does not fit its field",
+     kKServe},
+    {"KSERVE_PARAMETER_RANGE", kInvalid, "parameters[\"<name>\"]",
+     "the parameter's value is out of its field's range", kKServe},
 };
 
 #undef T

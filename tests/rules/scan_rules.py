@@ -23,8 +23,13 @@ PATTERNS = [
     # absl::XError("ID: message"), absl::XError(absl::StrCat("ID: ...
     (re.compile(r'absl::(\w+)Error\(\s*(?:absl::StrCat\(\s*)?'
                 r'"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+):'), None),
-    # Named constants: kSomethingRule[] = "ID"
-    (re.compile(r'k\w+Rule\[\] = ' + ID), "InvalidArgument"),
+    # Named constants: constexpr char kSomething[] = "ID"
+    (re.compile(r'constexpr char k\w+\[\] = ' + ID), "InvalidArgument"),
+    # Admission's violations, add("ID", ...) and {"ID", path, message};
+    # the KServe mapping's Invalid("ID", ...) and ParameterError("ID", ...).
+    (re.compile(r'\b(?:add|Invalid|ParameterError)\(\s*' + ID),
+     "InvalidArgument"),
+    (re.compile(r'found\.push_back\(\{\s*' + ID), "InvalidArgument"),
 ]
 
 
