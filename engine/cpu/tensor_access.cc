@@ -7,22 +7,47 @@ namespace dmls::cpu {
 namespace {
 
 // Offsets of a row-major walk over `sizes` with per-dimension `strides`.
+// Dimensions that continue one another in memory (stride[d] ==
+// sizes[d+1] * stride[d+1]) and dimensions of size 1 are merged first, so a
+// packed tensor is one run of consecutive offsets whatever its rank; the
+// odometer then moves once per run of the innermost merged dimension.
 std::vector<uint64_t> WalkOffsets(const std::vector<uint64_t>& sizes,
                                   const std::vector<uint64_t>& strides) {
   const uint64_t count = ElementCount(sizes);
   std::vector<uint64_t> offsets;
   offsets.reserve(count);
-  std::vector<uint64_t> index(sizes.size(), 0);
-  uint64_t offset = 0;
-  for (uint64_t e = 0; e < count; ++e) {
-    offsets.push_back(offset);
-    // Odometer increment, last dimension fastest.
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++index[d] < sizes[d]) {
-        offset += strides[d];
+  if (count == 0) return offsets;
+  std::vector<uint64_t> merged_sizes;
+  std::vector<uint64_t> merged_strides;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    if (!merged_sizes.empty() &&
+        merged_strides.back() == sizes[d] * strides[d]) {
+      merged_sizes.back() *= sizes[d];
+      merged_strides.back() = strides[d];
+      continue;
+    }
+    merged_sizes.push_back(sizes[d]);
+    merged_strides.push_back(strides[d]);
+  }
+  if (merged_sizes.empty()) {  // a single element
+    offsets.push_back(0);
+    return offsets;
+  }
+  const size_t inner = merged_sizes.size() - 1;
+  const uint64_t run = merged_sizes[inner];
+  const uint64_t step = merged_strides[inner];
+  std::vector<uint64_t> index(inner, 0);
+  uint64_t base = 0;
+  for (uint64_t done = 0; done < count; done += run) {
+    for (uint64_t i = 0; i < run; ++i) offsets.push_back(base + i * step);
+    // Odometer increment over the outer dimensions, last fastest.
+    for (size_t d = inner; d-- > 0;) {
+      if (++index[d] < merged_sizes[d]) {
+        base += merged_strides[d];
         break;
       }
-      offset -= (sizes[d] - 1) * strides[d];
+      base -= (merged_sizes[d] - 1) * merged_strides[d];
       index[d] = 0;
     }
   }

@@ -47,6 +47,47 @@ TEST(TensorAccess, BroadcastOffsetsIgnoreSizeOneDimensions) {
   EXPECT_EQ(BroadcastOffsets({2, 2}, s), ElementOffsets(s));
 }
 
+// Every element's offset by its index, dimension by dimension: what the
+// walk (which merges dimensions) must reproduce.
+Offsets NaiveOffsets(const std::vector<uint64_t>& sizes,
+                     const std::vector<uint64_t>& strides) {
+  Offsets out;
+  uint64_t count = 1;
+  for (uint64_t n : sizes) count *= n;
+  for (uint64_t e = 0; e < count; ++e) {
+    uint64_t rest = e, offset = 0;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      offset += (rest % sizes[d]) * strides[d];
+      rest /= sizes[d];
+    }
+    out.push_back(offset);
+  }
+  return out;
+}
+
+TEST(TensorAccess, MergedWalksMatchTheIndexByIndexOffsets) {
+  struct Layout {
+    std::vector<uint64_t> sizes, strides;
+  };
+  const Layout layouts[] = {
+      {{2, 3, 4}, {12, 4, 1}},        // packed: one run
+      {{2, 3, 4}, {16, 4, 1}},        // padded rows between the 3x4 blocks
+      {{2, 3, 4}, {1, 8, 2}},         // permuted
+      {{4, 1, 1, 5}, {5, 99, 7, 1}},  // size-1 dimensions with odd strides
+      {{3, 2, 2}, {0, 2, 1}},         // broadcast outer
+      {{3, 2, 2}, {4, 0, 1}},         // broadcast middle
+      {{2, 2, 3}, {0, 0, 0}},         // all broadcast
+      {{1, 1, 1}, {3, 2, 1}},         // one element
+      {{5}, {3}},                     // strided vector
+  };
+  for (const Layout& l : layouts) {
+    const TensorDesc desc = MakeTensorDesc(DataType::kFloat32, l.sizes, l.strides);
+    EXPECT_EQ(ElementOffsets(desc), NaiveOffsets(l.sizes, l.strides))
+        << "sizes " << ::testing::PrintToString(l.sizes) << " strides "
+        << ::testing::PrintToString(l.strides);
+  }
+}
+
 TEST(TensorAccess, CheckPayload) {
   const TensorDesc t = MakeTensorDesc(DataType::kFloat16, {1, 1, 1, 3});
   EXPECT_EQ(t.total_tensor_size_in_bytes, 8u);
