@@ -5,9 +5,12 @@
 #      batching on and off, resources and views created while measuring;
 #      CELU at 128M against the PyTorch copy (kernels stay at the copy
 #      limit) and MVN1 at the 512 x 262,143 bar shape against layer_norm;
-#   2. serving (bench/serving.sh): dmlserve --device=gpu against echo_server,
-#      server on cores 0-7, load on 8-15, dmls_load, at the issue's points;
-#      batching off (--max_batch_requests=1) at 1 KiB c=256;
+#   2. serving (bench/serving.sh): dmlserve --device=gpu against echo_server
+#      and sync_echo_server (and .gpu/before/server/dmlserve, when staged,
+#      as --baseline), dmls_load, at the issue's points, in two
+#      configurations: server on cores 0-7 and load on 8-15, then the
+#      server on 0-1 (one replica's two cores) and load on 2-15; batching
+#      off (--max_batch_requests=1) at 1 KiB c=256;
 #   3. p99 of 1 KiB requests alone and while another client streams 64 MiB
 #      requests;
 #   4. the same points through ghz (if .gpu/bin/ghz exists);
@@ -43,13 +46,21 @@ ours $b/bench/dmls_bench --device=gpu --ops=mvn1 --sizes=134217216 --mvn_rows=51
 # 2. Serving against the echo anchor (LD_LIBRARY_PATH reaches the servers
 #    and the load tool through the environment).
 export LD_LIBRARY_PATH=$rt
+baseline=()
+[ -x .gpu/before/server/dmlserve ] && baseline=(--baseline=.gpu/before/server/dmlserve)
 bash bench/serving.sh --build=$b --device=gpu --duration=8s --warmup=1s \
-  --server_cpus=0-7 --load_cpus=8-15 \
+  --server_cpus=0-7 --load_cpus=8-15 "${baseline[@]}" \
   --points="1KiB:64 1KiB:256 64KiB:64 4MiB:8 4MiB:32 64MiB:4" \
   --server_args="--log_level=info --drain_seconds=0 --adapters=0" \
   --out="$OUT/serving" > "$OUT/serving.log" 2>&1
 grep -h "engine counters" "$OUT"/serving/*.log 2>/dev/null | tail -2
-tail -12 "$OUT/serving.log"
+tail -26 "$OUT/serving.log"
+bash bench/serving.sh --build=$b --device=gpu --duration=8s --warmup=1s \
+  --server_cpus=0-1 --load_cpus=2-15 "${baseline[@]}" \
+  --points="1KiB:256 64KiB:64 4MiB:8 64MiB:4" \
+  --server_args="--log_level=info --drain_seconds=0 --adapters=0" \
+  --out="$OUT/serving_2core" > "$OUT/serving_2core.log" 2>&1
+tail -18 "$OUT/serving_2core.log"
 bash bench/serving.sh --build=$b --device=gpu --duration=8s --warmup=1s \
   --server_cpus=0-7 --load_cpus=8-15 --points="1KiB:256" \
   --server_args="--max_batch_requests=1 --drain_seconds=0 --adapters=0" --out="$OUT/serving_nobatch" \
@@ -98,5 +109,5 @@ unset LD_LIBRARY_PATH
 } 2>&1 | tee "$OUT/gpu_tests.log"
 
 # Everything the run wrote, in one file (the device tool returns few files).
-tar czf "$OUT/raw.tgz" -C "$OUT" serving serving_nobatch $( [ -d "$OUT/ghz" ] && echo ghz ) \
+tar czf "$OUT/raw.tgz" -C "$OUT" serving serving_2core serving_nobatch $( [ -d "$OUT/ghz" ] && echo ghz ) \
   torch.log 2>/dev/null

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# bench/serving.sh: the serving benchmark. Starts echo_server (the anchor:
-# the same gRPC service and server settings, no engine) and dmlserve, each
-# pinned to the server cores, and runs the same load points against both,
-# back to back, with dmls_load (or ghz) pinned to the other cores. Prints
-#
-#   point | echo ok/s (p99 ms) | dmlserve ok/s (p99 ms) | dmlserve/echo
-#
-# and keeps every raw report (JSON), the load tool's output, both server
-# logs, the table and the machine's details in the output directory.
+# bench/serving.sh: the serving benchmark. Starts two anchors, echo_server
+# (the same gRPC service and server settings as dmlserve, no engine) and
+# sync_echo_server (independent: gRPC's synchronous API written as gRPC's
+# examples are, nothing shared with ours), then dmlserve (and with
+# --baseline an older dmlserve binary), each pinned to the server cores, and
+# runs the same load points against all of them, back to back, with
+# dmls_load (or ghz) pinned to the other cores. For every point and server
+# it prints requests/s with p99 latency, the server's CPU time per answered
+# request (user + system, from /proc/PID/stat around the run), and two
+# ratios to echo_server: of requests/s, and per core (echo's CPU per request
+# / this server's; what an operator pays per replica core, and the figure
+# that holds when the load tool rather than the server is the limit). It
+# keeps every raw report (JSON), the load tool's output, the server logs,
+# the table and the machine's details in the output directory.
 #
 # Usage (from anywhere; paths are the repository's):
 #   bash bench/serving.sh [--build=DIR] [--device=cpu|software|gpu|auto]
@@ -15,13 +20,15 @@
 #        [--duration=8s] [--warmup=1s] [--server_cpus=0-7] [--load_cpus=8-15]
 #        [--rpc=unary|stream] [--op=celu] [--load_args="--connections=2"]
 #        [--server_args="--worker_threads=4"] [--out=DIR]
-#        [--ghz[=proto|reflection]]
+#        [--ghz[=proto|reflection]] [--baseline=PATH_TO_OLDER_DMLSERVE]
 #
 # Each point is BYTES:CONCURRENCY (the request's input tensor and the
 # calls outstanding). Environment defaults: DMLSERVE_BUILD_DIR, DEVICE,
 # POINTS, DURATION, WARMUP, SERVER_CPUS, LOAD_CPUS, OUT_DIR. The default
 # core split gives the server the first half of the cores and the load the
-# second half (16 cores: 0-7 and 8-15; 2 cores: 0 and 1).
+# second half (16 cores: 0-7 and 8-15; 2 cores: 0 and 1). The issue's
+# two-core configuration (what one replica pays) is --server_cpus=0-1
+# --load_cpus=2-15.
 #
 # --ghz runs the points with ghz (if on PATH) instead of dmls_load, through
 # the .proto file (--ghz, --ghz=proto) or server reflection
@@ -47,6 +54,7 @@ op=celu
 load_args=""
 server_args=""
 ghz=""
+baseline=""
 
 die() { echo "serving.sh: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
@@ -67,6 +75,7 @@ for arg in "$@"; do
     --server_args=*) server_args=${arg#*=} ;;
     --ghz) ghz=proto ;;
     --ghz=proto|--ghz=reflection) ghz=${arg#*=} ;;
+    --baseline=*) baseline=${arg#*=} ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$arg' (--help lists them)" ;;
   esac
@@ -75,11 +84,13 @@ done
 # --- what to run, where ------------------------------------------------------
 build=$(cd "$build" 2>/dev/null && pwd) || die "no build directory '$build'"
 echo_bin=$build/bench/echo/echo_server
+sync_echo_bin=$build/bench/echo/sync_echo_server
 dmlserve_bin=$build/server/dmlserve
 load_bin=$build/bench/load/dmls_load
-for b in "$echo_bin" "$dmlserve_bin" "$load_bin"; do
-  [[ -x $b ]] || die "missing $b (cmake --build $build --target echo_server dmlserve dmls_load)"
+for b in "$echo_bin" "$sync_echo_bin" "$dmlserve_bin" "$load_bin"; do
+  [[ -x $b ]] || die "missing $b (cmake --build $build --target echo_server sync_echo_server dmlserve dmls_load)"
 done
+[[ -z $baseline || -x $baseline ]] || die "--baseline: no executable '$baseline'"
 command -v taskset >/dev/null || die "needs taskset (Debian util-linux)"
 python=/usr/bin/python3
 [[ -x $python ]] || python=$(command -v python3) || die "needs python3"
@@ -159,11 +170,20 @@ start_server() {
 }
 
 dml_label=dmlserve-$device
+# labels[i] is served at targets[i] by pids[i]; the anchors first.
+labels=() targets=()
 start_server echo "$echo_bin" --port=0
-echo_target=$ready_target
+labels+=(echo) targets+=("$ready_target")
+start_server sync_echo "$sync_echo_bin" --port=0
+labels+=(sync_echo) targets+=("$ready_target")
+if [[ -n $baseline ]]; then
+  # shellcheck disable=SC2086  # server_args is a list of flags
+  start_server baseline "$baseline" --port=0 --device="$device" --log_level=warn $server_args
+  labels+=("$dml_label-baseline") targets+=("$ready_target")
+fi
 # shellcheck disable=SC2086  # server_args is a list of flags
 start_server dmlserve "$dmlserve_bin" --port=0 --device="$device" --log_level=warn $server_args
-dmlserve_target=$ready_target
+labels+=("$dml_label") targets+=("$ready_target")
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -172,6 +192,7 @@ dmlserve_target=$ready_target
   echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
   echo "server cores: $server_cpus, load cores: $load_cpus"
   echo "dmlserve: --device=$device $server_args"
+  [[ -n $baseline ]] && echo "baseline: $baseline"
   echo "load: ${ghz:+ghz ($ghz) }rpc=$rpc op=$op duration=$duration warmup=$warmup $load_args"
   echo "points: $points"
   echo "command: bash bench/serving.sh $*"
@@ -204,11 +225,25 @@ with open(sys.argv[1], "w") as f:
 PY
 }
 
-# run_point LABEL TARGET BYTES CONCURRENCY: one measurement; its JSON goes to
-# $out/<bytes>_c<concurrency>_<label>.json. Returns the tool's status.
+# The server's user + system CPU ticks so far (all its threads).
+server_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run_point LABEL TARGET PID BYTES CONCURRENCY: one measurement; its JSON
+# goes to $out/<bytes>_c<concurrency>_<label>.json, the server's CPU ticks
+# over the measured window and the clock rate to .cpu (dmls_load's warm-up
+# runs first as a call of its own, so that the ticks and the answered calls
+# cover the same window). Returns the tool's status.
 run_point() {
-  local label=$1 target=$2 bytes=$3 conc=$4
+  local label=$1 target=$2 pid=$3 bytes=$4 conc=$5
   local base=$out/${bytes}_c${conc}_$label
+  local ticks0
+  if [[ -z $ghz && $warmup != 0 && $warmup != 0s ]]; then
+    # shellcheck disable=SC2086  # load_args is a list of flags
+    taskset -c "$load_cpus" "$load_bin" --target="$target" --rpc="$rpc" \
+      --op="$op" --bytes="$bytes" --concurrency="$conc" --duration="$warmup" \
+      --warmup=0s $load_args >"$base.warmup.txt" 2>&1 || true
+  fi
+  ticks0=$(server_ticks "$pid")
   echo "$(date +%T) $bytes c=$conc -> $label (load average $(cut -d' ' -f1-3 /proc/loadavg))" \
     | tee -a "$out/progress.log"
   # In the background and waited for, so that a signal ends the run at once
@@ -225,12 +260,13 @@ run_point() {
     # shellcheck disable=SC2086  # load_args is a list of flags
     taskset -c "$load_cpus" "$load_bin" --target="$target" --rpc="$rpc" \
       --op="$op" --bytes="$bytes" --concurrency="$conc" --duration="$duration" \
-      --warmup="$warmup" --check --json="$base.json" $load_args >"$base.txt" 2>&1 &
+      --warmup=0s --check --json="$base.json" $load_args >"$base.txt" 2>&1 &
   fi
   load_pid=$!
   local status=0
   wait "$load_pid" || status=$?
   load_pid=""
+  echo "$(( $(server_ticks "$pid") - ticks0 )) $(getconf CLK_TCK)" >"$base.cpu"
   if [[ -n $ghz && $status == 0 ]]; then ghz_summary "$base.ghz.json"; fi
   return "$status"
 }
@@ -238,18 +274,20 @@ run_point() {
 failed=0
 for p in "${point_list[@]}"; do
   bytes=${p%%:*} conc=${p##*:}
-  # The anchor and dmlserve back to back, so both see the same machine.
-  run_point echo "$echo_target" "$bytes" "$conc" || { failed=1; tail -3 "$out/${bytes}_c${conc}_echo.txt"; }
-  run_point "$dml_label" "$dmlserve_target" "$bytes" "$conc" || { failed=1; tail -3 "$out/${bytes}_c${conc}_$dml_label.txt"; }
+  # The anchors and dmlserve back to back, so all see the same machine.
+  for i in "${!labels[@]}"; do
+    run_point "${labels[i]}" "${targets[i]}" "${pids[i]}" "$bytes" "$conc" ||
+      { failed=1; tail -3 "$out/${bytes}_c${conc}_${labels[i]}.txt"; }
+  done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
 
 cleanup
-for name in echo dmlserve; do
+for name in echo sync_echo dmlserve ${baseline:+baseline}; do
   if grep -qiE 'error|fatal|abort' "$out/$name.log"; then
     echo "serving.sh: $name logged errors (see $out/$name.log)" >&2
   fi
 done
 
-"$python" "$repo/bench/serving_table.py" "$out" echo "$dml_label" "${point_list[@]}" | tee "$out/table.md"
+"$python" "$repo/bench/serving_table.py" "$out" "${labels[*]}" "${point_list[@]}" | tee "$out/table.md"
 exit "$failed"

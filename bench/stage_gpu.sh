@@ -19,6 +19,7 @@ bins=(
   client/dmlctl
   bench/load/dmls_load
   bench/echo/echo_server
+  bench/echo/sync_echo_server
   bench/dmls_bench
   bench/resident/dmls_resident_bench
 )
