@@ -34,7 +34,7 @@ class ManifestsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.docs = {}
-        for name in ("deployment.yaml", "service.yaml", "pdb.yaml", "hpa.yaml"):
+        for name in ("statefulset.yaml", "service.yaml", "pdb.yaml", "hpa.yaml"):
             for doc in load(name):
                 cls.docs[(doc["kind"], doc["metadata"]["name"])] = doc
         cls.deployment = cls.docs[("Deployment", "dmlserve")]
@@ -45,8 +45,8 @@ class ManifestsTest(unittest.TestCase):
     def test_kustomization_lists_every_manifest(self):
         [k] = load("kustomization.yaml")
         self.assertEqual(sorted(k["resources"]),
-                         ["deployment.yaml", "hpa.yaml", "pdb.yaml",
-                          "service.yaml"])
+                         ["hpa.yaml", "pdb.yaml",
+                          "service.yaml", "statefulset.yaml"])
 
     def test_selectors_match_the_pods(self):
         self.assertEqual(self.deployment["spec"]["selector"]["matchLabels"],
