@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -27,6 +28,9 @@ import numpy as np
 import dmlserve_client as dc
 from e2e_server import SOURCE_DIR, Server, free_port
 from resident_helpers import CELU, random_array
+
+sys.path.insert(0, os.path.join(SOURCE_DIR, "deploy", "nginx"))
+import render_conf  # noqa: E402  (deploy/nginx/render_conf.py)
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CLIENTS = 6
@@ -92,9 +96,6 @@ class LoadBalancerTest(unittest.TestCase):
         for d in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
             os.mkdir(os.path.join(self.prefix, d))
         self.port = free_port()
-        with open(os.path.join(SOURCE_DIR, "deploy", "nginx", "dmlserve.conf")) as f:
-            conf = f.read()
-        self.template = conf
         conf_path = self.write_conf(self.replicas)
         self.nginx = subprocess.Popen(
             [NGINX, "-p", self.prefix, "-c", conf_path, "-e",
@@ -115,12 +116,8 @@ class LoadBalancerTest(unittest.TestCase):
                 time.sleep(0.1)
 
     def write_conf(self, replicas):
-        upstreams = "\n".join(
-            "        server %s max_fails=1 fail_timeout=5s;" % r.target
-            for r in replicas)
-        conf = (self.template.replace("@LISTEN@", "127.0.0.1:%d" % self.port)
-                .replace("@UPSTREAMS@", upstreams)
-                .replace("@PREFIX@", self.prefix))
+        conf = render_conf.render([r.target for r in replicas],
+                                  "127.0.0.1:%d" % self.port, self.prefix)
         conf_path = os.path.join(self.prefix, "nginx.conf")
         with open(conf_path, "w") as f:
             f.write(conf)
