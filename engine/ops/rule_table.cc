@@ -224,6 +224,10 @@ const RuleDoc kRules[] = {
      "token, client certificate or tenant (--tenant_from_peer keys them by "
      "the peer address, for one trusted client)",
      kAuth},
+    {"TENANT_MISMATCH", kInvalid, "tenant (metadata)",
+     "the tenant metadata sent beside a bearer token names another "
+     "principal than the token's (behind the balancer it is the routing key)",
+     kAuth},
     {"AUTH_TOKEN_MISSING", kUnauthenticated, "authorization (metadata)",
      "the server wants a bearer token and none was sent", kAuth},
     {"AUTH_TOKEN_INVALID", kUnauthenticated, "authorization (metadata)",

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "engine/ops/rule_status.h"
 #include "grpcpp/security/auth_context.h"
 #include "server/security/token_auth.h"
 
@@ -27,7 +28,23 @@ absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
     absl::StatusOr<std::optional<TokenEntry>> entry =
         tokens->Authenticate(authorization);
     if (!entry.ok()) return entry.status();
-    if (entry->has_value()) return absl::StrCat("user:", (*entry)->principal);
+    if (entry->has_value()) {
+      // A `tenant` beside a token is the balancer's routing key
+      // (deploy/nginx): it must name the token's own principal, or the
+      // calls of one principal could be routed by different keys.
+      auto tenant = metadata.find(kTenantMetadataKey);
+      if (tenant != metadata.end() &&
+          absl::string_view(tenant->second.data(), tenant->second.size()) !=
+              (*entry)->principal) {
+        return ops::RuleStatus(
+            absl::StatusCode::kInvalidArgument, kTenantMismatch, kTenantMetadataKey,
+            absl::StrCat("metadata '", kTenantMetadataKey,
+                         "' names another principal than the call's token; send the "
+                         "token's own principal (the balancer routes on it) or no '",
+                         kTenantMetadataKey, "'"));
+      }
+      return absl::StrCat("user:", (*entry)->principal);
+    }
   }
   if (std::shared_ptr<const grpc::AuthContext> auth = context.auth_context()) {
     // Mutual TLS without a token: the verified client certificate's name

@@ -7,7 +7,12 @@
 // connections behind channel pools and proxies). In order:
 //   - with bearer tokens (token_auth.h; `tokens` not null), the token of the
 //     call's `authorization` metadata, looked up in the tokens table now, as
-//     "user:NAME" (a token that is no longer valid: UNAUTHENTICATED);
+//     "user:NAME" (a token that is no longer valid: UNAUTHENTICATED). A
+//     call that sends a `tenant` beside its token must name the token's
+//     principal in it (INVALID_ARGUMENT, TENANT_MISMATCH, kTenantMismatch):
+//     behind a balancer the tenant is the routing key (deploy/nginx), so
+//     that every token of one principal reaches the replica that holds
+//     its tensors;
 //   - a verified client certificate's common name (mutual TLS) as
 //     "cert:NAME";
 //   - the value of the `tenant` request metadata key as "tenant:NAME"
@@ -45,10 +50,13 @@ inline constexpr char kAuthorizationMetadataKey[] = "authorization";
 inline constexpr size_t kMaxTenantLength = 256;
 // The rule id of a call that needs a principal and has none.
 inline constexpr char kTenantRequired[] = "TENANT_REQUIRED";
+// The rule id of a call whose `tenant` is not its token's principal.
+inline constexpr char kTenantMismatch[] = "TENANT_MISMATCH";
 
 // The principal of the call. `tokens`: the server's bearer tokens, null
 // when it checks none. INVALID_ARGUMENT for an empty or over-long tenant
-// value and for a call with no identity (TENANT_REQUIRED) unless
+// value, for a `tenant` that is not the token's principal (TENANT_MISMATCH)
+// and for a call with no identity (TENANT_REQUIRED) unless
 // `tenant_from_peer`; UNAUTHENTICATED for a token the authenticator refuses.
 absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
                                         const TokenAuthenticator* tokens,

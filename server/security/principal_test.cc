@@ -79,6 +79,14 @@ void ExpectTenantRequired(const absl::StatusOr<std::string>& principal) {
   EXPECT_THAT(std::string(principal.status().message()), HasSubstr("--tenant_from_peer"));
 }
 
+// A tenant beside a token that names another principal: TENANT_MISMATCH at
+// the metadata.
+void ExpectTenantMismatch(const absl::StatusOr<std::string>& principal) {
+  EXPECT_EQ(principal.status().code(), absl::StatusCode::kInvalidArgument) << principal.status();
+  EXPECT_THAT(std::string(principal.status().message()),
+              HasSubstr("TENANT_MISMATCH: metadata 'tenant' names another principal"));
+}
+
 class PrincipalTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -153,9 +161,11 @@ TEST_F(PrincipalTest, EachCallOnOneConnectionIsItsOwnTokensPrincipal) {
   for (int round = 0; round < 3; ++round) {
     EXPECT_EQ(Call({{"authorization", kAlice}}).value_or("?"), "user:alice");
     EXPECT_EQ(Call({{"authorization", kCarol}}).value_or("?"), "user:carol");
-    // The token wins over a tenant, also one that names the other caller.
-    EXPECT_EQ(Call({{"authorization", kCarol}, {"tenant", "alice"}}).value_or("?"),
+    // A tenant beside a token names the token's principal (the routing
+    // key behind the balancer), never another caller.
+    EXPECT_EQ(Call({{"authorization", kCarol}, {"tenant", "carol"}}).value_or("?"),
               "user:carol");
+    ExpectTenantMismatch(Call({{"authorization", kCarol}, {"tenant", "alice"}}));
     // A call without a token (an exempt method) is not the last caller.
     EXPECT_EQ(Call({{"tenant", "t1"}}).value_or("?"), "tenant:t1");
     ExpectTenantRequired(Call({}));
@@ -174,6 +184,18 @@ TEST_F(PrincipalTest, TenantFromPeerKeysCallsWithoutIdentityByAddress) {
   EXPECT_THAT(Call({}).value_or("?"), StartsWith("peer:ipv4:127.0.0.1:"));
   EXPECT_EQ(Call({{"tenant", "t1"}}).value_or("?"), "tenant:t1");
   EXPECT_EQ(Call({{"authorization", kAlice}}).value_or("?"), "user:alice");
+}
+
+TEST_F(PrincipalTest, ATenantBesideATokenMustBeItsPrincipal) {
+  Start(/*with_tokens=*/true);
+  // Alternating on one connection: each call is judged on its own.
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(Call({{"authorization", kAlice}, {"tenant", "alice"}}).value_or("?"),
+              "user:alice");
+    ExpectTenantMismatch(Call({{"authorization", kAlice}, {"tenant", "carol"}}));
+    ExpectTenantMismatch(Call({{"authorization", kAlice}, {"tenant", "user:alice"}}));
+    EXPECT_EQ(Call({{"authorization", kAlice}}).value_or("?"), "user:alice");
+  }
 }
 
 TEST_F(PrincipalTest, TokensTheTableNoLongerHoldsAreRefused) {
