@@ -18,6 +18,7 @@ namespace v1 = dmlserve::v1;
 struct Problems {
   std::vector<ops::Violation> invalid;     // INVALID_ARGUMENT
   std::optional<absl::Status> not_found;   // the first unknown handle
+  std::optional<absl::Status> identity;    // the first tensor use without one
 
   void Add(std::string rule, std::string field, std::string message) {
     invalid.push_back({std::move(rule), std::move(field),
@@ -25,12 +26,31 @@ struct Problems {
   }
 };
 
+// `principal`'s error (TENANT_REQUIRED, say) moved to the tensor `field`
+// that needs a principal; other errors (UNAUTHENTICATED) as they are.
+absl::Status AtField(const absl::Status& principal, const std::string& field) {
+  std::vector<ops::Violation> v = ops::ViolationsOf(principal);
+  if (v.empty()) return principal;
+  v.front().field = field;
+  return ops::RuleStatus(principal.code(), {std::move(v.front())});
+}
+
+// Whether the call has a principal for the tensor at `field` (else
+// recorded in `p`).
+bool HasIdentity(const absl::StatusOr<std::string>& principal, const std::string& field,
+                 Problems& p) {
+  if (principal.ok()) return true;
+  if (!p.identity) p.identity = AtField(principal.status(), field);
+  return false;
+}
+
 // The resident tensor `handle` names, or nullptr (recorded in `p`).
 std::shared_ptr<const ResidentTensor> Lookup(TensorStore& store,
-                                             const std::string& principal,
+                                             const absl::StatusOr<std::string>& principal,
                                              const std::string& handle,
                                              const std::string& field, Problems& p) {
-  absl::StatusOr<std::shared_ptr<const ResidentTensor>> t = store.Find(principal, handle);
+  if (!HasIdentity(principal, field, p)) return nullptr;
+  absl::StatusOr<std::shared_ptr<const ResidentTensor>> t = store.Find(*principal, handle);
   if (t.ok()) return *t;
   if (!p.not_found) {
     // The store's rule (HANDLE_NOT_FOUND or HANDLE_LOST) at this field.
@@ -44,14 +64,19 @@ std::shared_ptr<const ResidentTensor> Lookup(TensorStore& store,
 
 }  // namespace
 
-absl::Status BuiltChain::CreateKept(TensorStore& store, const std::string& principal) {
+absl::Status BuiltChain::CreateKept(TensorStore& store,
+                                    const absl::StatusOr<std::string>& principal) {
   for (StepOutput& o : outputs) {
     if (!o.keep) continue;
+    if (!principal.ok()) {  // BuildChain refused this already
+      Settle(store, /*ok=*/false);
+      return AtField(principal.status(), absl::StrCat("steps[", o.step, "].keep_output"));
+    }
     ChainStep& step = request.steps[o.step];
     TensorDesc desc = *step.op.output;
     desc.total_tensor_size_in_bytes = StepOutputBytes(step);
     absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
-        store.Create(principal, desc, o.keep_ttl, /*pending=*/true);
+        store.Create(*principal, desc, o.keep_ttl, /*pending=*/true);
     if (!t.ok()) {
       Settle(store, /*ok=*/false);
       return t.status();
@@ -75,7 +100,7 @@ void BuiltChain::Settle(TensorStore& store, bool ok) const {
 }
 
 absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
-                                      const std::string& principal,
+                                      const absl::StatusOr<std::string>& principal,
                                       TensorStore& store, FeatureLevel highest_feature_level) {
   using Source = sched::WorkSource::Kind;
   Problems p;
@@ -173,6 +198,7 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
         }
       }
     } else if (ws.keep_output()) {
+      HasIdentity(principal, sp + ".keep_output", p);
       out.keep = true;
       out.keep_ttl = absl::Seconds(static_cast<int64_t>(ws.keep_output_ttl_seconds()));
     }
@@ -184,6 +210,7 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
     }
     built.request.steps.push_back(std::move(step));
   }
+  if (p.identity) return *p.identity;
   if (p.not_found) return *p.not_found;
   if (!p.invalid.empty()) {
     return ops::RuleStatus(absl::StatusCode::kInvalidArgument, std::move(p.invalid));

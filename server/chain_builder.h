@@ -11,6 +11,13 @@
 // never one that the same step reads (unless in place); something comes
 // out of the chain. INVALID_ARGUMENT with every violation found.
 //
+// The principal matters only to a chain that touches resident tensors: its
+// error (TENANT_REQUIRED for a caller without identity, principal.h) is the
+// chain's answer only when a step names a handle or keeps its output, with
+// that field's path ("steps[0].input.handle"); a chain of inline bytes
+// runs without one. This is the one place where the chain path resolves
+// handles and creates tensors, so it decides.
+//
 // Outputs kept as new tensors are created pending in the TensorStore once
 // the chain is admitted (CreateKept: their quota is taken then); the caller
 // publishes them when the chain succeeds and abandons them otherwise
@@ -50,7 +57,7 @@ struct BuiltChain {
 
   // Creates the outputs to keep, pending (after admission); on error
   // abandons those it made.
-  absl::Status CreateKept(TensorStore& store, const std::string& principal);
+  absl::Status CreateKept(TensorStore& store, const absl::StatusOr<std::string>& principal);
   // Publishes the new tensors (ok) or abandons them. Call once.
   void Settle(TensorStore& store, bool ok) const;
 };
@@ -58,7 +65,7 @@ struct BuiltChain {
 // `request`'s inline bytes are moved out. FEATURE_LEVEL_UNSPECIFIED means
 // `highest_feature_level`.
 absl::StatusOr<BuiltChain> BuildChain(dmlserve::v1::ChainRequest& request,
-                                      const std::string& principal,
+                                      const absl::StatusOr<std::string>& principal,
                                       TensorStore& store,
                                       FeatureLevel highest_feature_level);
 

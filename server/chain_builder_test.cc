@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "server/testing/fake_engine.h"
 #include "server/mapping/proto_mapping.h"
+#include "server/security/principal.h"
 #include "server/testing/test_requests.h"
 
 namespace dmls::server {
@@ -47,17 +48,70 @@ class ChainBuilderTest : public ::testing::Test {
   }
   // Built, admitted and its kept outputs created, as RequestProcessor does.
   absl::StatusOr<BuiltChain> Build(v1::ChainRequest& r) {
-    absl::StatusOr<BuiltChain> built = BuildChain(r, "me", store_, kHighestFeatureLevel);
+    absl::StatusOr<BuiltChain> built = BuildChain(r, principal_, store_, kHighestFeatureLevel);
     if (!built.ok()) return built.status();
     sched::Admission admission(limits_);
     if (absl::Status s = admission.Admit(built->work).status(); !s.ok()) return s;
-    if (absl::Status s = built->CreateKept(store_, "me"); !s.ok()) return s;
+    if (absl::Status s = built->CreateKept(store_, principal_); !s.ok()) return s;
     return built;
   }
   FakeEngine engine_;
   TensorStore store_;
   sched::AdmissionOptions limits_;
+  // The caller, as PrincipalOf gives it.
+  absl::StatusOr<std::string> principal_ = std::string("me");
 };
+
+// A caller without identity needs none for a chain of inline bytes; a
+// chain that names a handle or keeps an output gets the principal's
+// TENANT_REQUIRED at that field.
+TEST_F(ChainBuilderTest, IdentityIsNeededOnlyWhereATensorIs) {
+  const std::string h = Resident({2, 3, 2, 3});
+  principal_ = ops::RuleStatus(absl::StatusCode::kInvalidArgument, kTenantRequired,
+                               kTenantMetadataKey, "no identity");
+  v1::ChainRequest inline_only;
+  v1::ChainStep* a = inline_only.add_steps();
+  *a = Relu();
+  a->mutable_input()->set_data(std::string(36 * 4, '\0'));
+  v1::ChainStep* b = inline_only.add_steps();
+  *b = Relu();
+  b->mutable_input()->set_step(0);
+  b->set_return_output(true);
+  absl::StatusOr<BuiltChain> built = Build(inline_only);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(built->outputs.size(), 1u);
+
+  struct Case {
+    const char* field;
+    void (*use)(v1::ChainStep&, const std::string&);
+  };
+  const Case cases[] = {
+      {"steps[1].input.handle",
+       [](v1::ChainStep& s, const std::string& h) { s.mutable_input()->set_handle(h); }},
+      {"steps[1].output_handle",
+       [](v1::ChainStep& s, const std::string& h) {
+         s.mutable_input()->set_step(0);
+         s.set_output_handle(h);
+       }},
+      {"steps[1].keep_output", [](v1::ChainStep& s, const std::string&) {
+         s.mutable_input()->set_step(0);
+         s.set_keep_output(true);
+       }}};
+  for (const Case& c : cases) {
+    v1::ChainRequest r;
+    v1::ChainStep* first = r.add_steps();
+    *first = Relu();
+    first->mutable_input()->set_data(std::string(36 * 4, '\0'));
+    first->set_return_output(true);
+    v1::ChainStep* second = r.add_steps();
+    *second = Relu();
+    c.use(*second, h);
+    absl::Status s = Build(r).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_THAT(RulesOf(s), ElementsAre(Pair(kTenantRequired, c.field))) << s;
+  }
+  EXPECT_EQ(store_.stats().tensors, 1u);  // nothing created or left pending
+}
 
 TEST_F(ChainBuilderTest, BuildsSourcesAndOutputs) {
   const std::string h = Resident({2, 3, 2, 3});

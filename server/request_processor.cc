@@ -232,16 +232,12 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
         absl::UnimplementedError("this server keeps no resident tensors"))));
     return;
   }
-  if (!context.principal.ok()) {
-    done(finish(RequestError::FromStatus(context.principal.status())));
-    return;
-  }
   if (!context.output_ratio.ok()) {
     done(finish(RequestError::FromStatus(context.output_ratio.status())));
     return;
   }
   absl::StatusOr<BuiltChain> built =
-      BuildChain(request, *context.principal, *store_, options_.highest_feature_level);
+      BuildChain(request, context.principal, *store_, options_.highest_feature_level);
   absl::StatusOr<sched::Admitted> admitted = sched::Admitted();
   if (!built.ok()) {
     admitted = built.status();
@@ -252,7 +248,7 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
     admitted = admission_.Admit(built->work);
   }
   absl::Status kept = admitted.status();
-  if (kept.ok()) kept = built->CreateKept(*store_, *context.principal);
+  if (kept.ok()) kept = built->CreateKept(*store_, context.principal);
   if (!kept.ok()) {
     RequestError error = RequestError::FromStatus(kept);
     logger_->debug("chain {} rejected: {}", request_id, error.message);

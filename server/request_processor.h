@@ -66,7 +66,8 @@ struct CallContext {
   // Set when the client cancels; may be null (never cancelled).
   std::shared_ptr<const std::atomic<bool>> cancelled;
   // Who is calling (principal.h); an error when the call names an invalid
-  // tenant (reported only by requests that use resident tensors).
+  // tenant or none, reported only by requests that use resident tensors
+  // (chain_builder.h decides).
   absl::StatusOr<std::string> principal = std::string();
   // The amplification limit the call asks for (call_metadata.h); 0: the
   // server's default; an error when the metadata is malformed.

@@ -59,20 +59,22 @@ absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
   auto it = metadata.find(kTenantMetadataKey);
   if (it != metadata.end()) {
     if (it->second.empty() || it->second.size() > kMaxTenantLength) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TENANT_INVALID: metadata '", kTenantMetadataKey,
-          "' must be 1 to ", kMaxTenantLength, " bytes"));
+      return ops::RuleStatus(absl::StatusCode::kInvalidArgument, "TENANT_INVALID",
+                             kTenantMetadataKey,
+                             absl::StrCat("metadata '", kTenantMetadataKey, "' must be 1 to ",
+                                          kMaxTenantLength, " bytes"));
     }
     return absl::StrCat("tenant:",
                         std::string(it->second.data(), it->second.size()));
   }
   if (tenant_from_peer) return absl::StrCat("peer:", context.peer());
-  return absl::InvalidArgumentError(absl::StrCat(
-      kTenantRequired, ": metadata '", kTenantMetadataKey,
-      "': resident tensors belong to a bearer token's user, a client "
-      "certificate's name or a tenant, and this call names none (set the '",
-      kTenantMetadataKey, "' metadata; --tenant_from_peer keys them by the "
-      "connection's address, for one trusted client)"));
+  return ops::RuleStatus(
+      absl::StatusCode::kInvalidArgument, kTenantRequired, kTenantMetadataKey,
+      absl::StrCat("metadata '", kTenantMetadataKey,
+                   "': resident tensors belong to a bearer token's user, a client "
+                   "certificate's name or a tenant, and this call names none (set the '",
+                   kTenantMetadataKey, "' metadata; --tenant_from_peer keys them by the "
+                   "connection's address, for one trusted client)"));
 }
 
 }  // namespace dmls::server

@@ -23,8 +23,12 @@
 //     for one trusted client reaching the server directly, since behind a
 //     proxy every caller has the proxy's address;
 //   - else none: INVALID_ARGUMENT, TENANT_REQUIRED (kTenantRequired), which
-//     the handlers answer only to calls that need a principal (tensor
-//     operations, chains with handles or kept outputs).
+//     is answered only to calls that need a principal: the tensor RPCs, and
+//     Execute or ExecuteChain where a step names a handle or keeps its
+//     output (chain_builder.h decides, at that field).
+// The INVALID_ARGUMENT errors carry their rule as a violation
+// (engine/ops/rule_status.h) at the metadata key, which chain_builder.h
+// moves to the field that needed the principal.
 // Without tokens, `authorization` metadata is ignored. A call without a
 // token reaches a handler only on a method that --auth_exempt lets through;
 // the rules after the first apply to it.

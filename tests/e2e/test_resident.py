@@ -304,6 +304,31 @@ class OwnershipTest(RejectionAsserts, ServerTestCase):
             np.testing.assert_array_equal(dave.download(h), x)
             dave.release(h)
 
+    def test_an_inline_chain_needs_no_identity(self):
+        # A chain that names no handle and keeps nothing touches no tensor:
+        # it runs without a token, certificate or tenant, as plain Execute
+        # does (issue 24: it got TENANT_REQUIRED); a step that keeps its
+        # output still gets TENANT_REQUIRED, at that step's field.
+        x = random_array((3, 4), seed=9)
+        with dc.DmlClient(self.target, tenant="erin") as erin, \
+                dc.DmlClient(self.target) as nobody:
+            def chain(keep):
+                c = dc.Chain()
+                a = c.step(CELU, x, return_output=True)
+                c.step(CELU, a, return_output=True, keep_output=keep)
+                return c
+            mine = nobody.chain(chain(False))
+            theirs = erin.chain(chain(False))
+            self.assertEqual(sorted(mine.arrays), [0, 1])
+            for step in (0, 1):
+                np.testing.assert_array_equal(mine.arrays[step], theirs.arrays[step])
+            with self.assertRaises(dc.DmlError) as cm:
+                nobody.chain(chain(True))
+            self.assertEqual(cm.exception.code, INVALID, str(cm.exception))
+            self.assertEqual(cm.exception.rule, "TENANT_REQUIRED", str(cm.exception))
+            self.assertEqual(cm.exception.field, "steps[1].keep_output", str(cm.exception))
+            self.assertEqual(nobody.execute(CELU, x).shape, x.shape)
+
 
 class TenantFromPeerTest(RejectionAsserts, ServerTestCase):
     """--tenant_from_peer (one trusted client): a caller without identity
