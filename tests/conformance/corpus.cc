@@ -42,7 +42,7 @@ absl::StatusOr<CaseSet> LoadCaseSet(const std::string& path) {
   return set;
 }
 
-absl::StatusOr<CaseSet> LoadCorpusDir(
+absl::StatusOr<std::vector<std::string>> CorpusFileNames(
     const std::string& dir, const std::vector<std::string>& skip_prefixes) {
   std::vector<std::string> names;
   if (DIR* d = opendir(dir.c_str())) {
@@ -64,8 +64,15 @@ absl::StatusOr<CaseSet> LoadCorpusDir(
   if (names.empty()) {
     return absl::NotFoundError(absl::StrCat("no conformance_*.pb in ", dir));
   }
+  return names;
+}
+
+absl::StatusOr<CaseSet> LoadCorpusDir(
+    const std::string& dir, const std::vector<std::string>& skip_prefixes) {
+  absl::StatusOr<std::vector<std::string>> names = CorpusFileNames(dir, skip_prefixes);
+  if (!names.ok()) return names.status();
   CaseSet all;
-  for (const std::string& name : names) {
+  for (const std::string& name : *names) {
     absl::StatusOr<CaseSet> set = LoadCaseSet(dir + "/" + name);
     if (!set.ok()) return set.status();
     for (Case& c : *set->mutable_cases()) *all.add_cases() = std::move(c);

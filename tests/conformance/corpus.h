@@ -55,6 +55,11 @@ struct CorpusReport {
 
 // One serialized CaseSet file.
 absl::StatusOr<CaseSet> LoadCaseSet(const std::string& path);
+// The names of every conformance_*.pb in `dir`, sorted, except those whose
+// name starts with one of `skip_prefixes`; NOT_FOUND when `dir` cannot be
+// listed or holds none.
+absl::StatusOr<std::vector<std::string>> CorpusFileNames(
+    const std::string& dir, const std::vector<std::string>& skip_prefixes = {});
 // Every conformance_*.pb in `dir`, merged in file-name order, except the
 // files whose name starts with one of `skip_prefixes` (e.g.
 // "conformance_random" for a test that wants only the curated corpus).
