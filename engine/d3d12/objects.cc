@@ -55,4 +55,22 @@ absl::Status CreateClosedDirectList(ID3D12Device* device,
   return absl::OkStatus();
 }
 
+D3D12_RESOURCE_BARRIER TransitionBarrier(ID3D12Resource* resource, D3D12_RESOURCE_STATES from,
+                                         D3D12_RESOURCE_STATES to) {
+  D3D12_RESOURCE_BARRIER b = {};
+  b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+  b.Transition.pResource = resource;
+  b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  b.Transition.StateBefore = from;
+  b.Transition.StateAfter = to;
+  return b;
+}
+
+D3D12_RESOURCE_BARRIER UavBarrier(ID3D12Resource* resource) {
+  D3D12_RESOURCE_BARRIER b = {};
+  b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
+  b.UAV.pResource = resource;
+  return b;
+}
+
 }  // namespace dmls::d3d12

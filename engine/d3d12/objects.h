@@ -31,6 +31,12 @@ absl::Status CreateClosedDirectList(ID3D12Device* device,
                                     ComPtr<ID3D12GraphicsCommandList>* list,
                                     std::string_view owner = {});
 
+// A transition barrier of all of `resource`'s subresources, and a UAV
+// barrier (d3dx12's CD3DX12_RESOURCE_BARRIER::Transition / ::UAV).
+D3D12_RESOURCE_BARRIER TransitionBarrier(ID3D12Resource* resource, D3D12_RESOURCE_STATES from,
+                                         D3D12_RESOURCE_STATES to);
+D3D12_RESOURCE_BARRIER UavBarrier(ID3D12Resource* resource);
+
 }  // namespace dmls::d3d12
 
 #endif  // DMLSERVE_ENGINE_D3D12_OBJECTS_H_

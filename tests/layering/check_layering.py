@@ -31,10 +31,12 @@ ALLOWED = {
     "sched": {"core", "ops"},
     "cpu": {"core", "ops", "sched"},
     "d3d12": {"core", "ops", "sched", "kernels", "plan"},
+    "directml": {"core", "ops", "d3d12"},
 }
 # Test files of a module may also include these (oracles, harnesses).
 TEST_EXTRA = {
     "d3d12": {"cpu", "dxbc"},
+    "directml": {"cpu"},
     "kernels": {"cpu"},
     "plan": {"cpu"},
 }

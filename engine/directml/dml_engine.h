@@ -1,0 +1,111 @@
+// DmlEngine: an Engine (engine/core/engine.h) that runs every request
+// through Microsoft's DirectML.dll (dml_device.h): the request's
+// OperatorDesc mapped to a DML_OPERATOR_DESC (op_mapping.h), created,
+// compiled and initialised once per distinct desc (cached by OperatorKey,
+// refusals included), then bound (binding table over one shader-visible
+// descriptor heap; temporary and persistent resources as the compiled
+// operator asks), dispatched through an IDMLCommandRecorder and read back.
+// Windows only. It is the reference the other engines are compared with
+// (docs/DIRECTML.md), not a serving engine: requests run one at a time on
+// the calling thread, with a fence wait after each (no scheduler, no
+// batching, no arenas).
+//
+// What DirectML refuses (CreateOperator or CompileOperator failing, e.g. a
+// data type the device does not support) is INVALID_ARGUMENT with the rule
+// DIRECTML_REFUSED, the DirectML operator name, the HRESULT and whether the
+// device reports the data types as supported.
+//
+// Ownership: owns its DmlDevice, queue, command list, fence, heap, buffers
+// and the compiled-operator cache. Thread-safe: Execute may be called from
+// any thread; calls are serialised by one mutex.
+#ifndef DMLSERVE_ENGINE_DIRECTML_DML_ENGINE_H_
+#define DMLSERVE_ENGINE_DIRECTML_DML_ENGINE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/core/engine.h"
+#include "engine/core/mutex.h"
+#include "engine/d3d12/com_ptr.h"
+#include "engine/d3d12/fence.h"
+#include "engine/directml/dml_device.h"
+
+namespace dmls::directml {
+
+// The rule of a DirectML refusal (INVALID_ARGUMENT).
+inline constexpr char kDirectMlRefused[] = "DIRECTML_REFUSED";
+
+using DmlEngineOptions = DmlDeviceOptions;
+
+class DmlEngine : public Engine {
+ public:
+  static absl::StatusOr<std::unique_ptr<DmlEngine>> Create(const DmlEngineOptions& options);
+  ~DmlEngine() override;
+
+  DeviceInfo device_info() const override { return device_->device_info(); }
+  bool Healthy() const override;
+  // Runs the request on the calling thread and calls `done` before
+  // returning. CANCELLED / DEADLINE_EXCEEDED before any work as the other
+  // engines; UNAVAILABLE after Shutdown or once the device is lost.
+  void Execute(ExecuteRequest request, ExecuteCallback done) override;
+  void Shutdown() override;
+  std::vector<std::pair<std::string, uint64_t>> Counters() const override;
+
+  const DmlDevice& device() const { return *device_; }
+
+ private:
+  struct Compiled;
+  struct Buffer {
+    d3d12::ComPtr<ID3D12Resource> resource;
+    uint64_t bytes = 0;
+  };
+  explicit DmlEngine(std::unique_ptr<DmlDevice> device);
+  absl::Status Init();
+
+  absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The cache entry of `op`: compiled and initialised, or the refusal.
+  absl::StatusOr<const Compiled*> GetCompiled(const OperatorDesc& op)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::unique_ptr<Compiled>> Compile(const OperatorDesc& op)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Grows `buffer` to at least `bytes` (a new committed resource).
+  absl::Status Ensure(Buffer& buffer, uint64_t bytes, D3D12_HEAP_TYPE heap,
+                      D3D12_RESOURCE_STATES state, D3D12_RESOURCE_FLAGS flags)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status EnsureHeap(UINT descriptors) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Resets the command list for a new recording / closes, submits and waits.
+  absl::Status Begin() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status SubmitAndWait() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::unique_ptr<DmlDevice> device_;
+  mutable Mutex mu_;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  bool lost_ ABSL_GUARDED_BY(mu_) = false;
+  d3d12::ComPtr<ID3D12CommandQueue> queue_ ABSL_GUARDED_BY(mu_);
+  d3d12::ComPtr<ID3D12CommandAllocator> allocator_ ABSL_GUARDED_BY(mu_);
+  d3d12::ComPtr<ID3D12GraphicsCommandList> list_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<d3d12::Fence> fence_ ABSL_GUARDED_BY(mu_);
+  d3d12::ComPtr<IDMLCommandRecorder> recorder_ ABSL_GUARDED_BY(mu_);
+  d3d12::ComPtr<ID3D12DescriptorHeap> heap_ ABSL_GUARDED_BY(mu_);
+  UINT heap_size_ ABSL_GUARDED_BY(mu_) = 0;
+  // One device buffer holding every tensor of a request at 256-byte aligned
+  // offsets, its upload and readback twins, and the shared temporary
+  // resource; each grows on demand and is reused (requests are serial).
+  Buffer work_ ABSL_GUARDED_BY(mu_);
+  Buffer upload_ ABSL_GUARDED_BY(mu_);
+  Buffer readback_ ABSL_GUARDED_BY(mu_);
+  Buffer temporary_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Compiled>> compiled_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Status> refused_ ABSL_GUARDED_BY(mu_);
+  uint64_t requests_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t compiles_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace dmls::directml
+
+#endif  // DMLSERVE_ENGINE_DIRECTML_DML_ENGINE_H_
