@@ -18,6 +18,9 @@
 # Windows path counts as a software adapter (as it would WARP); the tests
 # ask for that one.
 #
+# directml_engine_test needs Microsoft's DirectML.dll: fetch-directml.sh
+# fetches it (npm) and it is copied beside the test.
+#
 # Writes $BUILD/wine-tests/<name>.log and summary.txt (name, result,
 # seconds); exits non-zero if any test failed. Needs root the first time
 # (apt-get install wine64 xvfb xauth).
@@ -36,6 +39,15 @@ mapfile -t tests < <(find "$BUILD" -name '*_test.exe' -printf '%P\n' | sort |
                      grep -E -- "$FILTER")
 [[ ${#tests[@]} -gt 0 ]] || { echo "no *_test.exe matching '$FILTER' in $BUILD" >&2; exit 2; }
 rm -rf "$OUT"; mkdir -p "$OUT"
+
+# The DirectML engine's tests load DirectML.dll from beside themselves
+# (fetch-directml.sh puts Microsoft's into the cache).
+if printf '%s\n' "${tests[@]}" | grep -q directml; then
+  dll=$("$ROOT/deploy/windows/fetch-directml.sh") || exit 2
+  for t in "${tests[@]}"; do
+    [[ "$t" == *directml* ]] && cp "$dll" "$(dirname "$BUILD/$t")/"
+  done
+fi
 
 # One X server for all of them; each test gets its own timeout.
 export BUILD OUT TEST_TIMEOUT

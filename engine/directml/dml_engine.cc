@@ -173,9 +173,9 @@ absl::StatusOr<std::unique_ptr<DmlEngine::Compiled>> DmlEngine::Compile(const Op
     const DataType out = op.output->type();
     return absl::InvalidArgumentError(absl::StrCat(
         kDirectMlRefused, ": DirectML.dll ", what, "(", ops::OperatorTypeName(op.type),
-        ") failed with hr=", HexHr(hr), "; input ", DataTypeName(in),
+        ") failed with hr=", HexHr(hr), "; input ", std::string(DataTypeName(in)),
         device_->SupportsDataType(in) ? "" : " (data type not supported by the device)",
-        ", output ", DataTypeName(out),
+        ", output ", std::string(DataTypeName(out)),
         device_->SupportsDataType(out) ? "" : " (data type not supported by the device)",
         "; device feature level ",
         FeatureLevelName(static_cast<uint32_t>(device_->max_feature_level()))));

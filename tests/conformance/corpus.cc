@@ -94,6 +94,19 @@ ExecuteRequest RequestFromCase(const Case& c) {
   return request;
 }
 
+std::optional<std::string> GatherElements(const TensorDesc& desc,
+                                          const std::string& buffer) {
+  const uint32_t size = ElementBytes(desc.type());
+  const std::vector<uint64_t> offsets = cpu::ElementOffsets(desc);
+  std::string packed;
+  packed.reserve(offsets.size() * size);
+  for (uint64_t offset : offsets) {
+    if ((offset + 1) * size > buffer.size()) return std::nullopt;
+    packed.append(buffer.data() + offset * size, size);
+  }
+  return packed;
+}
+
 std::optional<std::string> CheckResult(
     const Case& c, const OperatorDesc& op, bool in_place,
     const absl::StatusOr<ExecuteResult>& result, const RunOptions& options) {
@@ -116,17 +129,10 @@ std::optional<std::string> CheckResult(
                         want_size);
   }
   // Gather the logical elements through the output's strides.
-  const uint32_t size = ElementBytes(*type);
-  const std::vector<uint64_t> offsets = cpu::ElementOffsets(*op.output);
-  std::string actual;
-  actual.reserve(offsets.size() * size);
-  for (uint64_t offset : offsets) {
-    if ((offset + 1) * size > out.size()) {
-      return absl::StrCat("output element offset ", offset,
-                          " lies outside the output buffer");
-    }
-    actual.append(out.data() + offset * size, size);
-  }
+  const std::optional<std::string> gathered = GatherElements(*op.output, out);
+  if (!gathered) return std::string("an output element lies outside the output buffer");
+  const std::string& actual = *gathered;
+  const uint64_t count = actual.size() / ElementBytes(*type);
   const std::string& tolerance_class = options.tolerance_override.empty()
                                            ? c.tolerance_class()
                                            : options.tolerance_override;
@@ -138,9 +144,9 @@ std::optional<std::string> CheckResult(
       options.accept_ftz && !c.expected_ftz().empty()
           ? CompareElementsWithAlternative(actual, c.expected(),
                                            c.expected_ftz(), *type,
-                                           offsets.size(), *tolerance,
+                                           count, *tolerance,
                                            allow_nan)
-          : CompareElements(actual, c.expected(), *type, offsets.size(),
+          : CompareElements(actual, c.expected(), *type, count,
                             *tolerance, allow_nan);
   if (mismatch) {
     return absl::StrCat(mismatch->message, " [", tolerance_class, "]");

@@ -69,6 +69,11 @@ absl::StatusOr<CaseSet> LoadCorpusDir(
 // The engine request of a case (the proto request mapped to engine types).
 ExecuteRequest RequestFromCase(const Case& c);
 
+// The logical elements of `desc` (through its strides) in `buffer`, packed
+// in row-major order; nullopt when one lies outside the buffer.
+std::optional<std::string> GatherElements(const TensorDesc& desc,
+                                          const std::string& buffer);
+
 // Checks one engine result against the case; nullopt when it conforms,
 // otherwise a description of the first problem. `op` is the request's
 // operator and `in_place` its binding (they define where the elements are).

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The differential of docs/DIRECTML.md: every conformance case
+# (tests/data/conformance_*.pb, the random set included) on our CPU
+# reference engine and on Microsoft's DirectML.dll (engine/directml), under
+# Wine on Mesa 25's lavapipe, compared element by element with each case's
+# tolerance (tests/conformance/differential.h).
+#
+#   deploy/windows/directml-diff.sh [FILTER]   # FILTER: a case-id substring
+#
+# Builds what it needs (build-deps.sh protobuf, then the directml_diff
+# target of the cross build in $DMLS_WIN_BUILD_DIR, default build-win),
+# fetches DirectML.dll (fetch-directml.sh), runs it and writes
+# $BUILD/directml-diff.md (the tables) and directml-diff.log.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BUILD="${DMLS_WIN_BUILD_DIR:-$ROOT/build-win}"
+FILTER="${1:-}"
+
+JOBS="${JOBS:-2}" "$ROOT/deploy/windows/build-deps.sh" protobuf
+[[ -f "$BUILD/build.ninja" ]] || DMLS_WIN_BUILD_DIR="$BUILD" JOBS="${JOBS:-2}" \
+  "$ROOT/deploy/windows/cross-build.sh" engine >/dev/null
+cmake --build "$BUILD" -j "${JOBS:-2}" --target directml_diff
+dll=$("$ROOT/deploy/windows/fetch-directml.sh")
+exe_dir="$BUILD/tests/conformance"
+cp "$dll" "$exe_dir/"
+
+source "$ROOT/deploy/windows/wine-env.sh"
+t0=$(date +%s)
+(cd "$exe_dir" && xvfb-run -a /usr/lib/wine/wine64 ./directml_diff.exe \
+   --data "$ROOT/tests/data" --out "$BUILD/directml-diff.md" ${FILTER:+--filter "$FILTER"}) \
+  2>&1 | tr -d '\r' | tee "$BUILD/directml-diff.log"
+/usr/lib/wine/wineserver -k 2>/dev/null || true
+echo "== $(( $(date +%s) - t0 )) s; tables in $BUILD/directml-diff.md"
