@@ -97,6 +97,7 @@ void DmlEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
     } else {
       ++requests_;
       result = Run(request);
+      if (!result.ok()) result = CheckDevice(result.status());
     }
   }
   if (!result.ok() && IsDeviceLost(result.status())) HandBackRequest(request);
@@ -145,6 +146,15 @@ absl::Status DmlEngine::Begin() {
   return absl::OkStatus();
 }
 
+absl::Status DmlEngine::CheckDevice(absl::Status status) {
+  if (status.ok() || IsDeviceLost(status)) return status;
+  const HRESULT removed = device_->d3d()->GetDeviceRemovedReason();
+  if (removed == S_OK) return status;
+  lost_ = true;
+  return DeviceLostError(absl::StrCat("DirectML engine: device removed (reason ", HexHr(removed),
+                                      "): ", status.message()));
+}
+
 absl::Status DmlEngine::SubmitAndWait() {
   DMLS_RETURN_IF_FAILED(list_->Close(), "ID3D12GraphicsCommandList::Close (DmlEngine)");
   ID3D12CommandList* lists[] = {list_.get()};
@@ -180,13 +190,21 @@ absl::StatusOr<std::unique_ptr<DmlEngine::Compiled>> DmlEngine::Compile(const Op
         "; device feature level ",
         FeatureLevelName(static_cast<uint32_t>(device_->max_feature_level()))));
   };
+  // Only a refusal of the desc is DIRECTML_REFUSED; a removed device or
+  // anything else is not the request's fault.
+  auto failed = [&](const char* what, HRESULT hr) -> absl::Status {
+    if (hr == E_INVALIDARG || hr == E_NOTIMPL || hr == DXGI_ERROR_UNSUPPORTED) {
+      return refused(what, hr);
+    }
+    return CheckDevice(d3d12::HrToStatus(hr, absl::StrCat("IDMLDevice::", what)));
+  };
   d3d12::ComPtr<IDMLOperator> dml_op;
   HRESULT hr = dml->CreateOperator(&c->op->desc(), __uuidof(IDMLOperator),
                                    reinterpret_cast<void**>(dml_op.Put()));
-  if (FAILED(hr)) return refused("CreateOperator", hr);
+  if (FAILED(hr)) return failed("CreateOperator", hr);
   hr = dml->CompileOperator(dml_op.get(), DML_EXECUTION_FLAG_NONE, __uuidof(IDMLCompiledOperator),
                             reinterpret_cast<void**>(c->compiled.Put()));
-  if (FAILED(hr)) return refused("CompileOperator", hr);
+  if (FAILED(hr)) return failed("CompileOperator", hr);
   c->props = BindingProperties(c->compiled.get());
   if (c->props.PersistentResourceSize > 0) {
     absl::Status s =

@@ -10,10 +10,13 @@
 // the calling thread, with a fence wait after each (no scheduler, no
 // batching, no arenas).
 //
-// What DirectML refuses (CreateOperator or CompileOperator failing, e.g. a
-// data type the device does not support) is INVALID_ARGUMENT with the rule
+// What DirectML refuses (CreateOperator or CompileOperator failing with
+// E_INVALIDARG, E_NOTIMPL or DXGI_ERROR_UNSUPPORTED, e.g. a data type the
+// device does not support) is INVALID_ARGUMENT with the rule
 // DIRECTML_REFUSED, the DirectML operator name, the HRESULT and whether the
-// device reports the data types as supported.
+// device reports the data types as supported. A removed device (Wine's
+// vkd3d reports DXGI_ERROR_DEVICE_REMOVED) is a DeviceLostError and the
+// engine stays unhealthy; callers create a new one.
 //
 // Ownership: owns its DmlDevice, queue, command list, fence, heap, buffers
 // and the compiled-operator cache. Thread-safe: Execute may be called from
@@ -81,6 +84,9 @@ class DmlEngine : public Engine {
   // Resets the command list for a new recording / closes, submits and waits.
   absl::Status Begin() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SubmitAndWait() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `status` unless the device has been removed: then the engine is lost
+  // and the answer a DeviceLostError (execute_request.h) naming the reason.
+  absl::Status CheckDevice(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::unique_ptr<DmlDevice> device_;
   mutable Mutex mu_;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "engine/core/execute_sync.h"
 #include "engine/cpu/tensor_access.h"
@@ -42,17 +43,31 @@ std::string Element(DataType type, const std::string& elements, uint64_t i) {
 
 const char* KindName(DiffRow::Kind kind) {
   switch (kind) {
-    case DiffRow::Kind::kAgree: return "agree";
-    case DiffRow::Kind::kDisagree: return "disagree";
-    case DiffRow::Kind::kRefused: return "refused";
-    case DiffRow::Kind::kOursFailed: return "ours failed";
+    case DiffRow::Kind::kAgree:
+      return "agree";
+    case DiffRow::Kind::kDisagree:
+      return "disagree";
+    case DiffRow::Kind::kRefused:
+      return "refused";
+    case DiffRow::Kind::kTheirsFailed:
+      return "failed";
+    case DiffRow::Kind::kOursFailed:
+      return "ours failed";
   }
   return "?";
 }
 
-std::string Cell(std::string s) {
-  return absl::StrReplaceAll(s, {{"|", "\\|"}, {"\n", " "}});
+std::string List(const std::vector<uint64_t>& v) {
+  return absl::StrCat("[", absl::StrJoin(v, ","), "]");
 }
+
+std::string Describe(const TensorDesc& t) {
+  return absl::StrCat(std::string(DataTypeName(t.type())), " sizes ", List(t.sizes), " strides ",
+                      t.strides ? List(*t.strides) : "NULL", " bytes ",
+                      t.total_tensor_size_in_bytes);
+}
+
+std::string Cell(std::string s) { return absl::StrReplaceAll(s, {{"|", "\\|"}, {"\n", " "}}); }
 
 }  // namespace
 
@@ -75,8 +90,10 @@ DiffRow DiffCase(const Case& c, Engine& ours, Engine& theirs) {
     return row;
   }
   if (!b.ok()) {
-    row.kind = DiffRow::Kind::kRefused;
-    row.detail = b.status().ToString();
+    row.kind = absl::IsInvalidArgument(b.status()) ? DiffRow::Kind::kRefused
+                                                   : DiffRow::Kind::kTheirsFailed;
+    row.detail = absl::StrCat(b.status().ToString(), "; input ", Describe(*op.input), "; output ",
+                              Describe(*op.output), request.in_place ? "; in place" : "");
     return row;
   }
   const DataType type = op.output->type();
@@ -120,8 +137,9 @@ std::string DiffMarkdown(const std::vector<DiffRow>& rows) {
   std::map<std::pair<std::string, std::string>, std::map<DiffRow::Kind, int>> counts;
   for (const DiffRow& r : rows) ++counts[{r.op, r.dtype}][r.kind];
   std::string md =
-      "| operator | output type | cases | agree | disagree | refused by DirectML | ours failed |\n"
-      "|---|---|---|---|---|---|---|\n";
+      "| operator | output type | cases | agree | disagree | refused by DirectML | DirectML "
+      "failed | ours failed |\n"
+      "|---|---|---|---|---|---|---|---|\n";
   for (const auto& [key, by_kind] : counts) {
     int total = 0;
     for (const auto& [kind, n] : by_kind) total += n;
@@ -131,7 +149,8 @@ std::string DiffMarkdown(const std::vector<DiffRow>& rows) {
     };
     absl::StrAppend(&md, "| ", key.first, " | ", key.second, " | ", total, " | ",
                     n(DiffRow::Kind::kAgree), " | ", n(DiffRow::Kind::kDisagree), " | ",
-                    n(DiffRow::Kind::kRefused), " | ", n(DiffRow::Kind::kOursFailed), " |\n");
+                    n(DiffRow::Kind::kRefused), " | ", n(DiffRow::Kind::kTheirsFailed), " | ",
+                    n(DiffRow::Kind::kOursFailed), " |\n");
   }
   absl::StrAppend(&md,
                   "\n| case | kind | element | input | ours | DirectML | ours vs oracle | "

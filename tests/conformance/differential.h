@@ -20,16 +20,19 @@ namespace dmls::conformance {
 
 struct DiffRow {
   enum class Kind {
-    kAgree,          // every element within the case's tolerance
-    kDisagree,       // an element differs (below: the first one)
-    kRefused,        // theirs returned an error (detail)
-    kOursFailed,     // ours returned an error (detail); not compared
+    kAgree,         // every element within the case's tolerance
+    kDisagree,      // an element differs (below: the first one)
+    kRefused,       // theirs returned INVALID_ARGUMENT (detail)
+    kTheirsFailed,  // theirs returned another error, e.g. a lost device
+    kOursFailed,    // ours returned an error (detail); not compared
   };
   std::string id;
   std::string op;     // "ACTIVATION_CELU"
   std::string dtype;  // output data type
   Kind kind = Kind::kAgree;
-  std::string detail;  // the error, or the comparator's first mismatch
+  // The comparator's first mismatch; or the error, followed for errors of
+  // theirs by the input and output tensor descs (sizes, strides, bytes).
+  std::string detail;
   // For kDisagree: the first differing logical element, the input element
   // of the same logical index (element-wise operators; "" when the input
   // has fewer elements), our value and theirs.

@@ -25,10 +25,14 @@ int main(int argc, char** argv) {
   dmls::directml::DmlEngineOptions options;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--data") data = value;
-    else if (flag == "--dll") options.dll_path = value;
-    else if (flag == "--filter") filter = value;
-    else if (flag == "--out") out = value;
+    if (flag == "--data")
+      data = value;
+    else if (flag == "--dll")
+      options.dll_path = value;
+    else if (flag == "--filter")
+      filter = value;
+    else if (flag == "--out")
+      out = value;
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -47,25 +51,41 @@ int main(int argc, char** argv) {
   }
   std::printf("DirectML: %s on %s\n", (*dml)->device_info().backend.c_str(),
               (*dml)->device_info().name.c_str());
-  dmls::CpuEngine cpu(dmls::CpuEngineOptions{1});
+  dmls::CpuEngineOptions cpu_options;
+  cpu_options.threads = 1;
+  dmls::CpuEngine cpu(cpu_options);
+  int recreated = 0;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<DiffRow> rows;
   for (const auto& c : corpus->cases()) {
     if (!filter.empty() && c.id().find(filter) == std::string::npos) continue;
     rows.push_back(dmls::conformance::DiffCase(c, cpu, **dml));
+    if (!(*dml)->Healthy()) {  // the device was removed: go on on a new one
+      std::printf("device lost at %s; new DirectML engine\n", c.id().c_str());
+      dml->reset();
+      dml = dmls::directml::DmlEngine::Create(options);
+      if (!dml.ok()) {
+        std::fprintf(stderr, "DirectML again: %s\n", dml.status().ToString().c_str());
+        return 2;
+      }
+      ++recreated;
+    }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int agree = 0, disagree = 0, refused = 0, failed = 0;
+  int agree = 0, disagree = 0, refused = 0, theirs_failed = 0, failed = 0;
   for (const DiffRow& r : rows) {
     agree += r.kind == DiffRow::Kind::kAgree;
     disagree += r.kind == DiffRow::Kind::kDisagree;
     refused += r.kind == DiffRow::Kind::kRefused;
+    theirs_failed += r.kind == DiffRow::Kind::kTheirsFailed;
     failed += r.kind == DiffRow::Kind::kOursFailed;
   }
   const std::string md = dmls::conformance::DiffMarkdown(rows);
-  std::printf("%zu cases in %.1f s: %d agree, %d disagree, %d refused by DirectML, %d ours failed\n",
-              rows.size(), seconds, agree, disagree, refused, failed);
+  std::printf(
+      "%zu cases in %.1f s: %d agree, %d disagree, %d refused by DirectML, %d failed on DirectML "
+      "(%d device losses), %d ours failed\n",
+      rows.size(), seconds, agree, disagree, refused, theirs_failed, recreated, failed);
   std::printf("%s", md.substr(0, md.find("\n\n")).c_str());
   std::printf("\n");
   if (!out.empty()) std::ofstream(out) << md;
