@@ -10,7 +10,9 @@
 # Builds what it needs (build-deps.sh protobuf, then the directml_diff
 # target of the cross build in $DMLS_WIN_BUILD_DIR, default build-win),
 # fetches DirectML.dll (fetch-directml.sh), runs it and writes
-# $BUILD/directml-diff.md (the tables) and directml-diff.log.
+# $BUILD/directml-diff.md (the tables), directml-classified.md (every
+# disagreement with its class and the side OPERATORS.md supports,
+# directml_classify.py) and directml-diff.log.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,4 +33,7 @@ t0=$(date +%s)
    --data "$ROOT/tests/data" --out "$BUILD/directml-diff.md" ${FILTER:+--filter "$FILTER"}) \
   2>&1 | tr -d '\r' | tee "$BUILD/directml-diff.log"
 /usr/lib/wine/wineserver -k 2>/dev/null || true
-echo "== $(( $(date +%s) - t0 )) s; tables in $BUILD/directml-diff.md"
+python3 "$ROOT/deploy/windows/directml_classify.py" "$BUILD/directml-diff.md" \
+  >"$BUILD/directml-classified.md"
+echo "== $(( $(date +%s) - t0 )) s; tables in $BUILD/directml-diff.md, classified in" \
+  "$BUILD/directml-classified.md"

@@ -148,8 +148,10 @@ absl::Status DmlEngine::Begin() {
 
 absl::Status DmlEngine::CheckDevice(absl::Status status) {
   if (status.ok() || IsDeviceLost(status)) return status;
+  // DirectML reports DXGI_ERROR_DEVICE_REMOVED (UNAVAILABLE, hresult.h)
+  // from its own calls while Wine's D3D12 device may still say S_OK.
   const HRESULT removed = device_->d3d()->GetDeviceRemovedReason();
-  if (removed == S_OK) return status;
+  if (removed == S_OK && !absl::IsUnavailable(status)) return status;
   lost_ = true;
   return DeviceLostError(absl::StrCat("DirectML engine: device removed (reason ", HexHr(removed),
                                       "): ", status.message()));

@@ -84,8 +84,9 @@ class DmlEngine : public Engine {
   // Resets the command list for a new recording / closes, submits and waits.
   absl::Status Begin() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SubmitAndWait() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // `status` unless the device has been removed: then the engine is lost
-  // and the answer a DeviceLostError (execute_request.h) naming the reason.
+  // `status` unless the device has been removed (D3D12 says so, or a call
+  // failed with UNAVAILABLE, i.e. DXGI_ERROR_DEVICE_REMOVED): then the
+  // engine is lost and the answer a DeviceLostError (execute_request.h).
   absl::Status CheckDevice(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::unique_ptr<DmlDevice> device_;

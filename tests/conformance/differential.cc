@@ -62,9 +62,37 @@ std::string List(const std::vector<uint64_t>& v) {
 }
 
 std::string Describe(const TensorDesc& t) {
-  return absl::StrCat(std::string(DataTypeName(t.type())), " sizes ", List(t.sizes), " strides ",
-                      t.strides ? List(*t.strides) : "NULL", " bytes ",
-                      t.total_tensor_size_in_bytes);
+  std::string s =
+      absl::StrCat(std::string(DataTypeName(t.type())), " sizes ", List(t.sizes), " strides ",
+                   t.strides ? List(*t.strides) : "NULL", " bytes ", t.total_tensor_size_in_bytes);
+  if (t.guaranteed_base_offset_alignment != 0) {
+    absl::StrAppend(&s, " alignment ", t.guaranteed_base_offset_alignment);
+  }
+  if (t.flags != 0) absl::StrAppend(&s, " flags ", t.flags);
+  return s;
+}
+
+std::string Param(const char* name, const std::optional<float>& v) {
+  return v ? absl::StrFormat(" %s %.9g", name, *v) : "";
+}
+
+// The operator's attributes, for the errors of theirs.
+std::string Attributes(const OperatorDesc& op) {
+  std::string s =
+      absl::StrCat(Param("min", op.min), Param("max", op.max), Param("p0", op.activation[0]),
+                   Param("p1", op.activation[1]), Param("epsilon", op.epsilon));
+  if (op.scale_bias) {
+    absl::StrAppend(&s, Param("scale", op.scale_bias->scale), Param("bias", op.scale_bias->bias));
+  }
+  if (!op.axes.empty()) absl::StrAppend(&s, " axes ", List(op.axes));
+  if (op.fused_activation) {
+    absl::StrAppend(&s, " fused ", ops::OperatorTypeName(op.fused_activation->type),
+                    Param("f0", op.fused_activation->params[0]),
+                    Param("f1", op.fused_activation->params[1]));
+  }
+  if (op.scale) absl::StrAppend(&s, "; scale ", Describe(*op.scale));
+  if (op.bias) absl::StrAppend(&s, "; bias ", Describe(*op.bias));
+  return s;
 }
 
 std::string Cell(std::string s) { return absl::StrReplaceAll(s, {{"|", "\\|"}, {"\n", " "}}); }
@@ -93,7 +121,8 @@ DiffRow DiffCase(const Case& c, Engine& ours, Engine& theirs) {
     row.kind = absl::IsInvalidArgument(b.status()) ? DiffRow::Kind::kRefused
                                                    : DiffRow::Kind::kTheirsFailed;
     row.detail = absl::StrCat(b.status().ToString(), "; input ", Describe(*op.input), "; output ",
-                              Describe(*op.output), request.in_place ? "; in place" : "");
+                              Describe(*op.output), request.in_place ? "; in place" : "",
+                              "; attributes", Attributes(op));
     return row;
   }
   const DataType type = op.output->type();
@@ -121,7 +150,7 @@ DiffRow DiffCase(const Case& c, Engine& ours, Engine& theirs) {
                                            *tolerance, allow_nan);
   if (!m) return row;
   row.kind = DiffRow::Kind::kDisagree;
-  row.detail = m->message;
+  row.detail = absl::StrCat(m->message, "; attributes", Attributes(op));
   row.element = m->index;
   row.ours = Element(type, *ours_el, m->index);
   row.theirs = Element(type, *theirs_el, m->index);

@@ -30,8 +30,9 @@ struct DiffRow {
   std::string op;     // "ACTIVATION_CELU"
   std::string dtype;  // output data type
   Kind kind = Kind::kAgree;
-  // The comparator's first mismatch; or the error, followed for errors of
-  // theirs by the input and output tensor descs (sizes, strides, bytes).
+  // The comparator's first mismatch and the operator's attributes; or the
+  // error, followed for errors of theirs by the input and output tensor
+  // descs (sizes, strides, bytes, alignment) and the attributes.
   std::string detail;
   // For kDisagree: the first differing logical element, the input element
   // of the same logical index (element-wise operators; "" when the input
