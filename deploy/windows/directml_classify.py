@@ -24,7 +24,8 @@ CLASSES = {
                    "a NaN input element through min/max: ours minNum/maxNum, DirectML "
                    "propagates NaN through the first max or compares differently"),
     "inf-input": ("§7.4 [P]", "ours",
-                  "an infinite input: ours the limit (SOFTSIGN ±1, GELU(-inf) 0, ...), "
+                  "an infinite input, or one whose intermediate overflows: ours the limit "
+                  "(SOFTSIGN ±1, GELU(-inf) 0, SCALED_TANH(±3.4e38) ±Alpha, ...), "
                   "DirectML NaN (inf/inf, inf*0)"),
     "mvn-nan": ("§4.3, §7.4, §7.6 [P]", "ours",
                 "MVN/MVN1 where DirectML gives NaN: overflowing products with ±inf "
@@ -101,7 +102,9 @@ def classify(cid, inp, ours, theirs, detail):
     if inp in ("inf", "-inf"):
         return "inf-input"
     if "nan" in theirs and "nan" not in ours:
-        return "inf-input" if inp in ("inf", "-inf") else "unexplained"
+        # an intermediate that overflows (SCALED_TANH of 3.4e38) is the same
+        # §7.4 rule as an infinite input
+        return "inf-input" if x is not None and abs(x) > 1e30 else "unexplained"
     if x is not None and x != 0 and abs(x) < 1.1754944e-38:
         return "denormal"
     params = [attribute(detail, n) for n in ("p0", "p1", "scale", "bias", "min", "max")]
