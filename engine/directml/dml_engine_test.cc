@@ -177,6 +177,25 @@ TEST_F(DmlEngineTest, WhatDirectMlRefusesIsInvalidArgument) {
   EXPECT_EQ(Counter(*engine_, "refused_operators"), refused);
 }
 
+// docs/DIRECTML.md: DirectML 1.15.4 refuses a GuaranteedBaseOffsetAlignment
+// that is nonzero and below 16 (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT), which
+// OPERATORS.md §2.5 accepts (a power of two no smaller than the element);
+// 16 runs.
+TEST_F(DmlEngineTest, AlignmentBelowSixteenIsRefusedSixteenRuns) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {4});
+  ExecuteRequest r = OpRequest(OperatorType::kActivationRelu, t, t);
+  r.input = MakePayload<float>(t, {-1, 0, 1, 2});
+  r.op.input->guaranteed_base_offset_alignment = 4;
+  absl::StatusOr<ExecuteResult> got = ExecuteSync(*engine_, r);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(got.status().message().find(kDirectMlRefused), std::string::npos) << got.status();
+
+  r.op.input->guaranteed_base_offset_alignment = 16;
+  auto [dml, ref] = Both(r);
+  ExpectClose(dml, ref, 0, 0);
+}
+
 TEST(DmlEngineLoad, AMissingDllIsUnavailable) {
   DmlEngineOptions options = Options();
   options.dll_path = "no-such-directml.dll";
