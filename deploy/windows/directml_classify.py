@@ -32,7 +32,8 @@ CLASSES = {
                 "bias/scale, a zero variance with Epsilon 0, size-1 axes"),
     "mvn-precision": ("§7.6 [P], §8", "ours",
                       "MVN/MVN1 mean and variance: DirectML loses the small deviations of "
-                      "large-offset, huge or tiny inputs (no compensated/two-pass algorithm)"),
+                      "large-offset, huge or tiny inputs, and gives a nonzero variance to broadcast "
+                      "constants (inferred from the inputs, not proven per case)"),
     "int-scalebias": ("§4.1 [P]", "ours",
                       "integer THRESHOLD/CLIP with ScaleBias: DirectML evaluates x*Scale+Bias "
                       "in float32 (the result is a float32 value), ours in double"),
@@ -42,10 +43,10 @@ CLASSES = {
     "clip-min-gt-max": ("§6.1", "ours",
                         "CLIP with Min > Max: the documented formula min(Max, max(Min, x)) "
                         "gives Max; DirectML gives Min"),
-    "fp16-threshold": ("§7.2", "ours",
-                       "FLOAT16 THRESHOLD 1 ulp off: DirectML rounds x*Scale+Bias to binary16 "
-                       "before the max (half-precision arithmetic without "
-                       "ALLOW_HALF_PRECISION_COMPUTATION)"),
+    "fp16-threshold": ("§4.1, §6.1", "ours",
+                       "FLOAT16 THRESHOLD: DirectML converts Min to binary16 toward zero, "
+                       "ours to nearest even (the casting the CLIP page documents); every "
+                       "such row is an element where the result is Min"),
     "denormal": ("§7.5 [P]", "ours",
                  "a float32 denormal input or parameter: beyond both the exact and the "
                  "flushed-input expectation"),
@@ -91,6 +92,8 @@ def classify(cid, inp, ours, theirs, detail):
         return "fp16-overflow"
     if dtype == "FLOAT16" and t is not None and abs(t) == 65504 and o is not None and abs(o) != 65504:
         return "fp16-overflow"
+    if op == "threshold" and dtype == "FLOAT16":
+        return "fp16-threshold"
     if "nan" in inp:
         return "nan-minmax"
     if dtype in INT_TYPES:
@@ -113,8 +116,6 @@ def classify(cid, inp, ours, theirs, detail):
     if op not in ("clip", "threshold") and any(
             p is not None and p != 0 and (abs(p) >= 1e3 or abs(p) <= 1e-3) for p in params[:2]):
         return "extreme-parameters"
-    if op == "threshold" and dtype == "FLOAT16":
-        return "fp16-threshold"
     if dtype == "FLOAT32" and o is not None and t is not None and abs(t - o) <= 1e-2 * abs(o):
         return "transcendental"
     return "unexplained"
