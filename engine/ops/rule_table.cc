@@ -164,6 +164,12 @@ const RuleDoc kRules[] = {
     {"VIOLATIONS_TRUNCATED", kInvalid, "",
      "more violations than the server lists were found (the last entry)",
      kRequest},
+    {"DIRECTML_REFUSED", kInvalid, "",
+     "Microsoft's DirectML.dll (the Windows DirectML engine, docs/DIRECTML.md) "
+     "refused to create or compile the operator (E_INVALIDARG, E_NOTIMPL, "
+     "DXGI_ERROR_UNSUPPORTED); the message names the operator, the HRESULT "
+     "and the data types",
+     kRequest},
     // Chains.
     {"CHAIN_EMPTY", kInvalid, "steps", "the chain has no step", kChain},
     {"CHAIN_NO_OUTPUT", kInvalid, "steps",
