@@ -169,10 +169,12 @@ std::string DiffMarkdown(const std::vector<DiffRow>& rows) {
       "| operator | output type | cases | agree | disagree | refused by DirectML | DirectML "
       "failed | ours failed |\n"
       "|---|---|---|---|---|---|---|---|\n";
-  for (const auto& [key, by_kind] : counts) {
+  for (const auto& entry : counts) {
+    const auto& key = entry.first;
+    const std::map<DiffRow::Kind, int>& by_kind = entry.second;  // a lambda can't capture a binding
     int total = 0;
-    for (const auto& [kind, n] : by_kind) total += n;
-    auto n = [&](DiffRow::Kind k) {
+    for (const auto& [kind, count] : by_kind) total += count;
+    auto n = [&by_kind](DiffRow::Kind k) {
       auto it = by_kind.find(k);
       return it == by_kind.end() ? 0 : it->second;
     };
