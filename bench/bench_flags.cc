@@ -62,6 +62,9 @@ ABSL_FLAG(bool, show_plan, kDefaults.show_plan,
           "blocked, two-pass or cooperative).");
 ABSL_FLAG(bool, plan_only, kDefaults.plan_only,
           "Print the plans without a device and measure nothing.");
+ABSL_FLAG(int, only_dispatch, kDefaults.only_dispatch,
+          "Time only this dispatch of each plan (0-based; -1: the whole plan), "
+          "after one untimed run of the whole plan (e.g. MVN's two passes apart).");
 ABSL_FLAG(std::optional<uint64_t>, cache_mib, std::nullopt,
           "The adapter's L2 size in MiB for the planner (D3D12 does not report "
           "it; unset: gpu::kAssumedCacheBytes).");
@@ -119,6 +122,7 @@ absl::Status ZeroOrOne(const absl::Flag<int>& flag) {
 absl::Status CheckRanges() {
   for (const absl::Status& s : {
            AtLeast(FLAGS_iters, 1),
+           AtLeast(FLAGS_only_dispatch, -1),
            AtLeast(FLAGS_mvn_rows, uint64_t{1}),
            AtLeast(FLAGS_engine_requests, 0),
            AtLeast(FLAGS_engine_in_flight, 1),
@@ -165,6 +169,7 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
   o.dispatch_cost = !absl::GetFlag(FLAGS_no_dispatch_cost);
   o.list_adapters = absl::GetFlag(FLAGS_list_adapters);
   o.plan_only = absl::GetFlag(FLAGS_plan_only);
+  o.only_dispatch = absl::GetFlag(FLAGS_only_dispatch);
   o.show_plan = absl::GetFlag(FLAGS_show_plan) || o.plan_only;
   o.engine_requests = absl::GetFlag(FLAGS_engine_requests);
   o.engine_in_flight = absl::GetFlag(FLAGS_engine_in_flight);

@@ -14,7 +14,7 @@
 //              [--engine_in_flight=64] [--engine_threads=4]
 //              [--engine_max_batch=256[,1]] [--data_type=float32|float16]
 //              [--cache_mib=N] [--mvn_block_kib=N] [--mvn_no_row]
-//              [--mvn_wide_row] [--mvn_blocked] [--plan_only]
+//              [--mvn_wide_row] [--mvn_blocked] [--plan_only] [--only_dispatch=K]
 //              [--mvn_coop_max_chunks=N] [--mvn_coop_spin_limit=N]
 //              [--mvn_vec4=0|1] [--mvn_vec4_scale_bias=0|1]
 //
@@ -38,7 +38,9 @@
 // up to 32,768 elements take the row schedule (off by default); --mvn_no_row
 // keeps MVN off the row schedule (to compare with the two dispatches); --show_plan
 // prints the MVN schedule chosen (row, blocked, two-pass or cooperative);
-// --plan_only prints the plans without a device and measures nothing.
+// --plan_only prints the plans without a device and measures nothing;
+// --only_dispatch=K times dispatch K of each plan alone (after one untimed
+// run of the whole plan), e.g. MVN's statistics and normalisation passes.
 // --mvn_coop_max_chunks=N turns on the cooperative MVN schedule (off by
 // default: slower than the two passes on the H100) for groups of up to N
 // 4,096-element chunks; --mvn_coop_spin_limit sets the polls before one of

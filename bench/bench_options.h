@@ -31,6 +31,12 @@ struct BenchOptions {
   bool list_adapters = false;  // print the adapters and exit
   bool show_plan = false;      // print each plan's dispatches
   bool plan_only = false;      // print the plans, measure nothing (no device)
+  // Time only dispatch `only_dispatch` of each plan (0-based; -1: all), to
+  // see where a multi-dispatch plan's time goes (MVN's statistics and
+  // normalisation passes). The whole plan runs once first, untimed, so that
+  // the dispatch reads what it would read in the plan; the check that every
+  // output element was written still covers the whole plan's result.
+  int only_dispatch = -1;
   // Requests pushed through GpuEngine end to end (0: skip): small CELUs of
   // --engine_elements, --engine_in_flight at a time.
   int engine_requests = 2000;

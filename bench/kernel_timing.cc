@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "bench/bench_ops.h"
 #include "bench/plan_report.h"
 #include "bench/upload.h"
@@ -123,14 +124,32 @@ OpTiming MeasureOp(BenchDevice& bench, const std::string& name, uint64_t n,
     l->ResourceBarrier(static_cast<UINT>(b.size()), b.data());
     bench.binder().SetState(l);
   };
-  absl::StatusOr<BenchDevice::Timing> kt =
-      bench.Measure(kernel_prologue, [&](ID3D12GraphicsCommandList* l) {
+  // --only_dispatch: the whole plan once before the timestamps, then that
+  // dispatch alone.
+  absl::Span<const BoundDispatch> timed = *bound;
+  if (f.only_dispatch >= 0) {
+    if (static_cast<size_t>(f.only_dispatch) >= bound->size()) {
+      give_back();
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "--only_dispatch=", f.only_dispatch, ": the plan has ", bound->size(), " dispatches")));
+    }
+    timed = timed.subspan(f.only_dispatch, 1);
+  }
+  std::vector<D3D12_RESOURCE_BARRIER> uav;
+  for (ID3D12Resource* r : written) uav.push_back(UavBarrier(r));
+  absl::StatusOr<BenchDevice::Timing> kt = bench.Measure(
+      [&](ID3D12GraphicsCommandList* l) {
+        kernel_prologue(l);
+        if (f.only_dispatch < 0) return;
         ID3D12PipelineState* pso = nullptr;
-        std::vector<D3D12_RESOURCE_BARRIER> uav;
-        for (ID3D12Resource* r : written) uav.push_back(UavBarrier(r));
+        DispatchBinder::Record(l, *bound, &pso);
+        l->ResourceBarrier(static_cast<UINT>(uav.size()), uav.data());
+      },
+      [&](ID3D12GraphicsCommandList* l) {
+        ID3D12PipelineState* pso = nullptr;
         for (int i = 0; i < f.iters; ++i) {
           if (i > 0 && !f.overlap) l->ResourceBarrier(static_cast<UINT>(uav.size()), uav.data());
-          DispatchBinder::Record(l, *bound, &pso);
+          DispatchBinder::Record(l, timed, &pso);
         }
       });
   bench.binder().Retire(bench.fence().last_signaled());

@@ -99,6 +99,19 @@ void MvnEmitter::LoadPair(Operand d0, Operand d1, uint32_t res, Operand off0, Op
   }
 }
 
+void MvnEmitter::LoadBothWords(Operand d0, Operand d1, uint32_t res, Operand off0,
+                               Operand off1) {
+  Operand w0 = T(), w1 = T(), shift = T();
+  HalfWord(w0, off0, SrvBase(res));
+  HalfWord(w1, off1, SrvBase(res));
+  b_.Ld(d0, w0, Operand::Resource(res));
+  b_.Ld(d1, w1, Operand::Resource(res));
+  for (auto [d, off] : {std::pair{d0, off0}, std::pair{d1, off1}}) {
+    HalfShift(shift, off);
+    UnpackHalf(d, shift);
+  }
+}
+
 void MvnEmitter::TexelIndex(uint32_t k, Operand t, Operand ok) {
   Operand first = T();
   b_.IMul(first, c_, U(chunk_ / lanes_));
@@ -227,8 +240,13 @@ std::vector<MvnEmitter::Elem> MvnEmitter::LoadElements(const std::vector<Tensor>
 }
 
 void MvnEmitter::LoadInputs(const std::vector<Operand>& x, const std::vector<Operand>& off) {
+  const bool both_words =
+      key_.data_type == DataType::kFloat16 && key_.stage == KernelStage::kMvnPartial;
   for (size_t j = 0; j < x.size(); ++j) {
-    if (key_.data_type == DataType::kFloat16) {
+    if (both_words) {
+      LoadBothWords(x[j], x[j + 1], 0, off[j], off[j + 1]);
+      ++j;
+    } else if (key_.data_type == DataType::kFloat16) {
       LoadPair(x[j], x[j + 1], 0, off[j], off[j + 1]);
       ++j;
     } else {

@@ -131,6 +131,15 @@ class MvnEmitter {
   // so wherever the group's start allows), else two.
   void LoadPair(Operand d0, Operand d1, uint32_t res, Operand off0, Operand off1);
 
+  // The same pair as two word loads without a branch (the second one
+  // usually reads the word the first did, from the cache), so that every
+  // load of the thread is in flight at once. kMvnPartial FLOAT16 takes it:
+  // on the H200 its statistics pass at 512 x 262,143 ran in 240 us against
+  // 304 with LoadPair's branch per pair. kMvnApply keeps LoadPair (311 us
+  // against 341 with this: its loads share the issue slots with the
+  // normalisation and the stores; docs/perf/h200-mvn16-2026-11-28).
+  void LoadBothWords(Operand d0, Operand d1, uint32_t res, Operand off0, Operand off1);
+
   // kMvnVariantVec4: texel k of this thread in chunk c_ (texel t of the
   // group, kernel_abi.h), clamped to 0 past the group's last texel (`ok` 0
   // there).
@@ -197,7 +206,7 @@ class MvnEmitter {
                                  bool defer_scale_bias = false);
 
   // x[j] = the input element at element offset off[j] (t0), FLOAT16 by
-  // pairs (LoadPair).
+  // pairs (LoadBothWords in kMvnPartial, LoadPair elsewhere).
   void LoadInputs(const std::vector<Operand>& x, const std::vector<Operand>& off);
 
   // LoadElements of kMvnVariantVec4 (`tensors`: kIn alone, or
