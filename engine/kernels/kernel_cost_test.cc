@@ -95,5 +95,29 @@ TEST(KernelCostTest, Float16MathIsCheaperPerElementThanFloat32) {
   }
 }
 
+TEST(KernelCostTest, Float16MvnStatisticsLoadWithoutABranchPerPair) {
+  // kMvnPartial without texels (512 x 262,143: N odd): FLOAT16 loads both
+  // words of each pair of elements unconditionally, so it has no more
+  // branches than FLOAT32 (one load per element) and as many loads; with a
+  // branch per pair (LoadPair) its statistics pass ran at 304 us against
+  // 237 on the H200 (docs/perf/h200-mvn16-2026-11-28).
+  auto histogram = [](DataType t) {
+    KernelKey k;
+    k.stage = KernelStage::kMvnPartial;
+    k.op = OperatorType::kMeanVarianceNormalization1;
+    k.data_type = t;
+    k.layout = LayoutClass::kStrided;
+    k.variant = 1;  // inner rank 1, word loads
+    absl::StatusOr<KernelInfo> info = BuildKernel(k);
+    EXPECT_TRUE(info.ok()) << info.status();
+    return info.ok() ? OpcodeHistogram(info->dxbc) : std::map<uint32_t, int>{};
+  };
+  auto h16 = histogram(DataType::kFloat16);
+  auto h32 = histogram(DataType::kFloat32);
+  EXPECT_EQ(h16[D3D10_SB_OPCODE_IF], h32[D3D10_SB_OPCODE_IF]);
+  EXPECT_EQ(h16[D3D10_SB_OPCODE_LD], h32[D3D10_SB_OPCODE_LD]);
+  EXPECT_GT(h32[D3D10_SB_OPCODE_LD], 0);
+}
+
 }  // namespace
 }  // namespace dmls::gpu
