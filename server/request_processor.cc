@@ -194,6 +194,7 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
         ExecuteOutcome outcome =
             finish(RequestError{}, std::move(result->output));
         outcome.admitted = std::move(admitted);
+        outcome.timing = result->timing;
         logger_->debug("request {} done in {} us", request_id,
                        outcome.response.server_time_us());
         done(std::move(outcome));

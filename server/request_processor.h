@@ -86,6 +86,9 @@ struct ExecuteOutcome {
   // request's share of the memory budget. Keep it until the response has
   // been written (or dropped), then let it go.
   sched::Admitted admitted;
+  // Where the engine spent the request's time (engine/core's
+  // ExecuteTiming; zero for failures and for a request run as a chain).
+  ExecuteTiming timing;
 };
 using OutcomeCallback = absl::AnyInvocable<void(ExecuteOutcome)>;
 

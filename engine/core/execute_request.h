@@ -5,6 +5,7 @@
 #define DMLSERVE_ENGINE_CORE_EXECUTE_REQUEST_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -55,6 +56,33 @@ bool IsDeviceLost(const absl::Status& status);
 // hook first). For engines, on their device-lost path.
 void HandBackRequest(ExecuteRequest& request);
 
+// Where one request's time went inside the engine, for per-request
+// statistics (KServe ModelStatistics). Filled by the engine's scheduler
+// (queued, run, the execution) and its runner (input, output); zero where
+// the engine cannot tell (a chain, an engine without a scheduler).
+struct ExecuteTiming {
+  // Preparing it for the device before it is queued (Runner::Prepare:
+  // planning and the GPU runner's copy into upload memory); near zero
+  // where the runner reads the request's bytes directly (the CPU engine).
+  absl::Duration input;
+  // In the scheduler's queue: from admission into the queue until the
+  // batch holding it was handed to the runner.
+  absl::Duration queued;
+  // From the hand-over to the runner until the result existed (recording,
+  // device work, the output copy).
+  absl::Duration run;
+  // The part of `run` spent copying the output out of device-visible
+  // memory into `output` (the GPU runner's readback copy); zero where the
+  // result is written in place (the CPU engine).
+  absl::Duration output;
+  // Requests that ran as one execution with this one (one coalesced
+  // dispatch; 1: alone; 0: the engine does not say). Exactly one request
+  // of each execution has `counts_execution` set, so that executions can
+  // be counted from per-request results.
+  uint32_t execution_requests = 0;
+  bool counts_execution = false;
+};
+
 struct ExecuteResult {
   // The output buffer range: output.TotalTensorSizeInBytes bytes, or for
   // in-place max(input, output) TotalTensorSizeInBytes bytes holding the
@@ -62,6 +90,7 @@ struct ExecuteResult {
   // (padding, the DWORD round-up tail) are unspecified, as in DirectML
   // (OPERATORS.md §2.3): compare elements, not whole buffers.
   std::string output;
+  ExecuteTiming timing;
 };
 
 using ExecuteCallback = absl::AnyInvocable<void(absl::StatusOr<ExecuteResult>)>;

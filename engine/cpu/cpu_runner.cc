@@ -51,7 +51,13 @@ void CpuRunner::Run(sched::Batch batch) {
         } else if (absl::Now() > req.deadline) {
           task->done(absl::DeadlineExceededError("deadline passed before execution"));
         } else {
-          task->done(RunReference(req, options_));
+          absl::StatusOr<ExecuteResult> result = RunReference(req, options_);
+          // Each request runs alone; its output is written in place.
+          if (result.ok()) {
+            result->timing.execution_requests = 1;
+            result->timing.counts_execution = true;
+          }
+          task->done(std::move(result));
         }
         Finished();
       });

@@ -26,9 +26,11 @@ void GpuRunner::Complete(Completion& c) {
     ExecuteResult r;
     r.output.resize(c.result_bytes);
     Copy(r.output.data(), data, c.result_bytes);
+    r.timing.output = absl::Now() - start;
+    r.timing.execution_requests = c.execution_requests;
+    r.timing.counts_execution = c.counts_execution;
+    copy_out_us_.fetch_add(static_cast<uint64_t>(absl::ToInt64Microseconds(r.timing.output)));
     result = std::move(r);
-    copy_out_us_.fetch_add(
-        static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - start)));
   }
   c.readback.reset();
   c.done(std::move(result));

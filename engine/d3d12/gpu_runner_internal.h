@@ -116,6 +116,9 @@ struct GpuRunner::Completion {
   uint64_t result_bytes = 0;
   uint64_t guard_begin = 0;
   uint64_t readback_bytes = 0;
+  // The execution it is part of (ExecuteTiming): alone unless coalesced.
+  uint32_t execution_requests = 1;
+  bool counts_execution = true;
 };
 
 struct GpuRunner::Recording {

@@ -69,6 +69,9 @@ bool GpuRunner::RecordGroup(std::vector<sched::Job>& group, Recording& rec) {
     rec.AddUpload({j.upload_resource(), j.upload_base() + j.in_at, in.resource(),
                    in.offset + at[i], j.in_bytes});
     rec.AddCompletion(group[i], readback, at[i], j.result_bytes, j.result_bytes);
+    // One dispatch for the group: one execution of group.size() requests.
+    rec.completions.back().execution_requests = static_cast<uint32_t>(group.size());
+    rec.completions.back().counts_execution = i == 0;
   }
   ++rec.coalesced_groups;
   rec.coalesced_requests += group.size();

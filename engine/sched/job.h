@@ -32,7 +32,8 @@ struct Job {
   std::string key;
   // Payload and output bytes (for max_batch_bytes).
   uint64_t bytes = 0;
-  absl::Time enqueued;
+  absl::Time enqueued;  // Submit's clock reading, before Prepare
+  absl::Time staged;    // after Prepare: the job's time in the queue starts
   uint64_t seq = 0;  // admission order, ties broken by it
   std::unique_ptr<JobState> state;
 

@@ -65,6 +65,7 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
   job.state = std::move(prepared->state);
   job.done = std::move(done);
   job.enqueued = now;
+  job.staged = clock_->Now();
   job.seq = next_seq_.fetch_add(1);
   absl::Status queued;
   {
@@ -85,24 +86,29 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
   Reject(job.done, std::move(queued));
 }
 
-void Scheduler::Observe(SchedulerObserver& observer, Batch& batch,
-                        absl::Time now) {
+void Scheduler::Stamp(Batch& batch, absl::Time now) {
+  SchedulerObserver* const observer = options_.observer.get();
   uint64_t bytes = 0;
-  std::shared_ptr<Clock> clock = clock_;
   for (std::vector<Job>& group : batch.groups) {
     for (Job& job : group) {
       bytes += job.bytes;
-      observer.OnWaited(now - job.enqueued);
+      if (observer != nullptr) observer->OnWaited(now - job.enqueued);
       // The run time ends where the runner answers.
-      job.done = [inner = std::move(job.done), clock, now,
-                  observer = options_.observer](
-                     absl::StatusOr<ExecuteResult> result) mutable {
-        observer->OnExecuted(clock->Now() - now);
+      job.done = [inner = std::move(job.done), clock = clock_, observer = options_.observer,
+                  input = job.staged - job.enqueued, queued = now - job.staged,
+                  now](absl::StatusOr<ExecuteResult> result) mutable {
+        const absl::Duration run = clock->Now() - now;
+        if (observer != nullptr) observer->OnExecuted(run);
+        if (result.ok()) {
+          result->timing.input = input;
+          result->timing.queued = queued;
+          result->timing.run = run;
+        }
         inner(std::move(result));
       };
     }
   }
-  observer.OnBatch(batch.size(), bytes);
+  if (observer != nullptr) observer->OnBatch(batch.size(), bytes);
 }
 
 void Scheduler::Poke() {
@@ -164,8 +170,8 @@ void Scheduler::DispatchLoop() {
     const absl::Time now = clock_->Now();
     if (SchedulerObserver* observer = options_.observer.get()) {
       if (!dropped.empty()) observer->OnDropped(dropped.size());
-      if (!batch.empty()) Observe(*observer, batch, now);
     }
+    if (!batch.empty()) Stamp(batch, now);
     for (Job& job : dropped) {
       job.state.reset();
       if (job.Cancelled()) {

@@ -96,9 +96,10 @@ class Scheduler {
 
  private:
   void DispatchLoop();
-  // Reports `batch` to the observer and wraps each job's callback to report
-  // its run time.
-  void Observe(SchedulerObserver& observer, Batch& batch, absl::Time now);
+  // Wraps each job's callback of `batch`, handed to the runner at `now`,
+  // to fill its result's ExecuteTiming (input, queued, run) and, with an
+  // observer, to report the batch, the queue times and the run times.
+  void Stamp(Batch& batch, absl::Time now);
   // Wraps `done` so that `admitted` is let go when it has run.
   static ExecuteCallback Holding(Admitted admitted, ExecuteCallback done);
   void Reject(ExecuteCallback& done, absl::Status status);

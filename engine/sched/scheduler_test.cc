@@ -33,6 +33,7 @@ class FakeRunner : public Runner {
  public:
   absl::StatusOr<Prepared> Prepare(ExecuteRequest& r) override {
     if (fail_prepare) return absl::ResourceExhaustedError("no staging memory");
+    if (clock != nullptr) clock->Advance(prepare_takes);
     Prepared p;
     p.key = absl::StrCat("op", r.op.type);
     p.bytes = r.input.size();
@@ -63,6 +64,7 @@ class FakeRunner : public Runner {
     for (Batch& b : batches) Complete(b);
   }
   void Complete(Batch& b) {
+    if (clock != nullptr) clock->Advance(run_takes);
     for (auto& g : b.groups) {
       for (Job& j : g) {
         j.state.reset();
@@ -77,6 +79,10 @@ class FakeRunner : public Runner {
   std::atomic<int> live_states{0};
   bool complete_inline = false;
   bool fail_prepare = false;
+  // With a clock: Prepare and Complete take this long on it.
+  std::shared_ptr<FakeClock> clock;
+  absl::Duration prepare_takes;
+  absl::Duration run_takes;
   std::function<void()> listener;
   Mutex mu;
   std::vector<size_t> sizes ABSL_GUARDED_BY(mu);
@@ -87,11 +93,13 @@ class FakeRunner : public Runner {
 struct Outcomes {
   Mutex mu;
   std::vector<absl::Status> statuses ABSL_GUARDED_BY(mu);
+  std::vector<ExecuteTiming> timings ABSL_GUARDED_BY(mu);  // of the successes
   std::atomic<int> count{0};
   ExecuteCallback Callback() {
     return [this](absl::StatusOr<ExecuteResult> r) {
       MutexLock lock(&mu);
       statuses.push_back(r.status());
+      if (r.ok()) timings.push_back(r->timing);
       ++count;
     };
   }
@@ -199,6 +207,43 @@ TEST(SchedulerTest, DelayHoldsRequestsOnAFakeClock) {
   WaitFor(out.count, 7);
   MutexLock lock(&runner.mu);
   EXPECT_EQ(runner.sizes, (std::vector<size_t>{3, 4}));
+}
+
+// Each result says how long its request took in Prepare, in the queue and
+// in the runner, on the scheduler's clock.
+TEST(SchedulerTest, ResultsCarryTheirTiming) {
+  auto clock = std::make_shared<FakeClock>();
+  FakeRunner runner;
+  runner.capacity = 0;  // busy: the requests wait in the queue
+  runner.clock = clock;
+  runner.prepare_takes = absl::Milliseconds(2);
+  runner.run_takes = absl::Milliseconds(3);
+  SchedulerOptions o;
+  o.clock = clock;
+  Scheduler s(&runner, o);
+  Outcomes out;
+  s.Submit(Relu(8), out.Callback());
+  s.Submit(Relu(8), out.Callback());  // enters the queue 2 ms after the first
+  clock->Advance(absl::Milliseconds(5));
+  runner.capacity = 1;
+  s.Poke();
+  for (int i = 0; i < 5000; ++i) {
+    {
+      MutexLock lock(&runner.mu);
+      if (runner.held.size() == 1) break;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  runner.ReleaseAll();
+  WaitFor(out.count, 2);
+  MutexLock lock(&out.mu);
+  ASSERT_EQ(out.timings.size(), 2u);
+  EXPECT_EQ(out.timings[0].input, absl::Milliseconds(2));
+  EXPECT_EQ(out.timings[1].input, absl::Milliseconds(2));
+  EXPECT_EQ(out.timings[0].queued, absl::Milliseconds(7));
+  EXPECT_EQ(out.timings[1].queued, absl::Milliseconds(5));
+  EXPECT_EQ(out.timings[0].run, absl::Milliseconds(3));
+  EXPECT_EQ(out.timings[1].run, absl::Milliseconds(3));
 }
 
 TEST(SchedulerTest, DeadlineExpiresInTheQueue) {

@@ -13,7 +13,8 @@ void InferRunner::Run(inference::ModelInferRequest& request, CallContext context
   auto mapped = std::make_shared<MappedInfer>();
   if (RequestError error = MapInferRequest(*catalog_, request, mapped.get()); !error.ok()) {
     if (mapped->model != nullptr) {
-      statistics_->Record(*mapped->model, false, absl::Now() - start, absl::Now());
+      const absl::Time end = absl::Now();
+      statistics_->RecordFailure(*mapped->model, end - start, end);
     }
     InferOutcome outcome;
     outcome.error = std::move(error);
@@ -32,7 +33,11 @@ void InferRunner::Run(inference::ModelInferRequest& request, CallContext context
           RewriteFieldPaths(*mapped, &outcome.error);
         }
         outcome.executed = std::move(executed);
-        statistics_->Record(*mapped->model, outcome.error.ok(), end - start, end);
+        if (outcome.error.ok()) {
+          statistics_->RecordSuccess(*mapped->model, outcome.executed.timing, end - start, end);
+        } else {
+          statistics_->RecordFailure(*mapped->model, end - start, end);
+        }
         done(std::move(outcome));
       });
 }

@@ -16,7 +16,7 @@ import numpy as np
 
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
-from e2e_server import Server, ServerTestCase
+from e2e_server import DEVICE, Server, ServerTestCase
 from google.rpc import error_details_pb2, status_pb2
 from inference import grpc_predict_v2_pb2 as kpb
 from inference import grpc_predict_v2_pb2_grpc as kpb_grpc
@@ -354,21 +354,46 @@ class KServeTest(ServerTestCase):
 
     def test_model_statistics(self):
         model = "activation_softsign"
-        x = rng_array((8, 8), np.float32, 11)
+        x = rng_array((64, 1024), np.float32, 11)
         for _ in range(3):
             self.kserve.ModelInfer(infer_request(model, [("input", x)]))
+        # Eight at once on a stream: they may wait, and may run together.
+        streamed = list(self.kserve.ModelStreamInfer(iter(
+            [infer_request(model, [("input", x)]) for _ in range(8)])))
+        self.assertEqual([r.error_message for r in streamed], [""] * 8)
         with self.assertRaises(grpc.RpcError):
             self.kserve.ModelInfer(infer_request(model, [("input", x)],
                                                  {"alpha": 1.0}))
         stats = self.kserve.ModelStatistics(kpb.ModelStatisticsRequest(
             name=model)).model_stats
         self.assertEqual(len(stats), 1)
-        self.assertEqual(stats[0].name, model)
-        self.assertEqual(stats[0].inference_count, 3)
-        self.assertEqual(stats[0].inference_stats.success.count, 3)
-        self.assertGreater(stats[0].inference_stats.success.ns, 0)
-        self.assertEqual(stats[0].inference_stats.fail.count, 1)
-        self.assertGreater(stats[0].last_inference, 0)
+        row, s = stats[0], stats[0].inference_stats
+        self.assertEqual(row.name, model)
+        self.assertEqual(row.inference_count, 11)
+        self.assertEqual(s.success.count, 11)
+        self.assertGreater(s.success.ns, 0)
+        self.assertEqual(s.fail.count, 1)
+        self.assertGreater(s.fail.ns, 0)
+        self.assertGreater(row.last_inference, 0)
+        # Every success has the engine's times, which lie within its time
+        # in the server.
+        parts = (s.queue, s.compute_input, s.compute_infer, s.compute_output)
+        self.assertEqual([d.count for d in parts], [11] * 4)
+        self.assertGreater(s.queue.ns, 0)
+        self.assertGreater(s.compute_infer.ns, 0)
+        self.assertLessEqual(sum(d.ns for d in parts), s.success.ns)
+        # Requests coalesced into one dispatch are one execution.
+        self.assertGreaterEqual(row.execution_count, 1)
+        self.assertLessEqual(row.execution_count, 11)
+        if DEVICE == "cpu":
+            # Every request runs alone and writes its output in place.
+            self.assertEqual(row.execution_count, 11)
+            self.assertEqual(s.compute_output.ns, 0)
+        else:
+            # The input is copied into upload memory, the output out of
+            # readback memory.
+            self.assertGreater(s.compute_input.ns, 0)
+            self.assertGreater(s.compute_output.ns, 0)
         every = self.kserve.ModelStatistics(kpb.ModelStatisticsRequest())
         self.assertGreater(len(every.model_stats), 20)
 
