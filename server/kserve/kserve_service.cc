@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/core/mutex.h"
 #include "server/mapping/status_mapping.h"
 #include "server/rpc/call_metadata.h"
 #include "server/rpc/message_codec.h"
+#include "server/rpc/ref_counted_reactor.h"
 #include "server/rpc/tracked_reactor.h"
 #include "server/security/principal.h"
 
@@ -19,13 +19,16 @@ namespace {
 constexpr const char* kExtensions[] = {"model_configuration", "statistics", "parameters"};
 
 // ModelInfer. Lives until gRPC (OnDone) and the runner (the outcome) are
-// both through with it: the engine may call back after the client
-// cancelled and the call is gone. Finish is called once (pending_).
-class ModelInferReactor final : public grpc::ServerUnaryReactor {
+// both through with it (ref_counted_reactor.h): the engine may call back
+// after the client cancelled and the call is gone. Finishes once.
+class ModelInferReactor final : public RefCountedReactor<grpc::ServerUnaryReactor> {
  public:
   ModelInferReactor(grpc::ByteBuffer* response, CallTracker::Ticket ticket,
                     spdlog::logger* logger)
-      : response_(response), ticket_(std::move(ticket)), logger_(logger) {}
+      : RefCountedReactor(/*refs=*/2),  // gRPC's and the runner's
+        response_(response),
+        ticket_(std::move(ticket)),
+        logger_(logger) {}
 
   void Start(InferRunner& runner, grpc::CallbackServerContext& context,
              absl::StatusOr<std::string> principal, const grpc::ByteBuffer& bytes) {
@@ -44,17 +47,12 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
 
   void OnCancel() override {
     cancelled_->store(true);
-    bool finish = false;
-    {
-      MutexLock lock(&mu_);
-      std::swap(finish, pending_);
-    }
-    if (finish) Finish(grpc::Status::CANCELLED);
+    if (MarkFinished()) Finish(grpc::Status::CANCELLED);
   }
 
   void OnDone() override {
     ticket_.End();
-    Release();
+    Unref();
   }
 
  private:
@@ -64,22 +62,15 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
     grpc::Status status = outcome.error.ok()
                               ? SerializeResponse(outcome.response, &serialized)
                               : ToGrpcStatus(outcome.error, logger_);
-    bool finish = false;
-    {
-      MutexLock lock(&mu_);
-      std::swap(finish, pending_);
+    if (MarkFinished()) {
       // response_ is valid until OnDone, which follows our Finish.
-      if (finish && status.ok()) {
+      if (status.ok()) {
         response_->Swap(&serialized);
         held_ = std::move(outcome.executed);
       }
+      Finish(status);
     }
-    if (finish) Finish(status);
-    Release();
-  }
-
-  void Release() {
-    if (refs_.fetch_sub(1) == 1) delete this;
+    Unref();  // the runner's
   }
 
   grpc::ByteBuffer* const response_;
@@ -87,12 +78,9 @@ class ModelInferReactor final : public grpc::ServerUnaryReactor {
   spdlog::logger* const logger_;
   const std::shared_ptr<std::atomic<bool>> cancelled_ =
       std::make_shared<std::atomic<bool>>(false);
-  std::atomic<int> refs_{2};  // gRPC's and the runner's
-  Mutex mu_;
-  bool pending_ ABSL_GUARDED_BY(mu_) = true;  // Finish not called yet
   // InferOutcome::executed, held until the response has been written (this
-  // reactor goes).
-  ExecuteOutcome held_ ABSL_GUARDED_BY(mu_);
+  // reactor goes); set once, by the outcome that finishes the call.
+  ExecuteOutcome held_;
 };
 
 }  // namespace

@@ -5,12 +5,13 @@
 // that does not parse ends the stream with INVALID_ARGUMENT after the
 // requests read before it are answered.
 //
-// Flow control as ExecuteStream's (server/rpc/service.h): at most `window`
-// requests between read and response written, at most `max_queued_bytes`
-// of responses waiting (and expected); while either is full the stream is
-// not read. Tracked as a Stoppable call (call_tracker.h): when the server
-// stops, it reads no more, answers what it has read and ends with
-// UNAVAILABLE; refused with UNAVAILABLE once the stop has begun.
+// The stream is ExecuteStream's (server/rpc/ordered_stream_reactor.h, the
+// base of both): at most `window` requests between read and response
+// written, at most `max_queued_bytes` of responses waiting (and expected);
+// while either is full the stream is not read. Tracked as a Stoppable call
+// (call_tracker.h): when the server stops, it reads no more, answers what
+// it has read and ends with UNAVAILABLE; refused with UNAVAILABLE once the
+// stop has begun.
 //
 // Ownership: deletes itself when gRPC is done with it and every request it
 // started has called back. Borrows the runner, which must outlive it.
@@ -27,14 +28,13 @@
 #include "grpcpp/support/server_callback.h"
 #include "server/kserve/infer_runner.h"
 #include "server/lifecycle/call_tracker.h"
+#include "server/rpc/ordered_stream_reactor.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server::kserve {
 
-struct StreamOptions {
-  uint32_t window = 64;
-  uint64_t max_queued_bytes = uint64_t{256} << 20;
-};
+// The stream's window and byte bound.
+using StreamOptions = StreamLimits;
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewStreamInferReactor(
     grpc::CallbackServerContext* context, absl::StatusOr<std::string> principal,

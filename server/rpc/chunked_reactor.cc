@@ -12,6 +12,7 @@
 #include "engine/ops/rule_status.h"
 #include "server/rpc/chunk_cursor.h"
 #include "server/rpc/message_codec.h"
+#include "server/rpc/ref_counted_reactor.h"
 #include "server/mapping/proto_mapping.h"
 #include "server/mapping/status_mapping.h"
 
@@ -23,8 +24,11 @@ namespace v1 = dmlserve::v1;
 constexpr const char* kSlotNames[] = {"input", "scale", "bias"};
 
 // One call. Its steps run one at a time (read, engine write, read, ...,
-// chain, engine read, write, ...), so the fields below need no lock.
-class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+// chain, engine read, write, ...), so the fields below need no lock. Lives
+// until gRPC is done and every engine call has answered
+// (ref_counted_reactor.h: gRPC's reference plus one per engine call).
+class ChunkedReactor final
+    : public RefCountedReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>> {
  public:
   ChunkedReactor(ChunkedCall call, Engine* engine, TensorStore* store,
                  sched::Admission* admission, const ChunkedOptions& options,
@@ -66,6 +70,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void OnWriteDone(bool ok) override {
     if (!ok) return Fail(absl::CancelledError("the client went away"));
     if (sent_all_) {
+      if (!MarkFinished()) return;
       ReleaseTensors();
       Finish(grpc::Status::OK);
       return;
@@ -148,7 +153,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
         !s.ok()) {
       return Fail(s);
     }
-    refs_.fetch_add(1);
+    Ref();
     engine_->WriteResident(tensors_[slot]->buffer, chunk.offset(),
                            std::move(*chunk.mutable_data()), [this](absl::Status s) {
                              if (s.ok()) {
@@ -193,7 +198,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       result_ = output_->buffer;
     }
     chain.steps.push_back(std::move(step));
-    refs_.fetch_add(1);
+    Ref();
     engine_->ExecuteChain(std::move(chain), [this](absl::StatusOr<ChainResult> r) {
       if (r.ok()) {
         SendNext();
@@ -220,7 +225,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     const uint64_t offset = sent_;
     const uint64_t n = std::min(chunk_, out_bytes_ - sent_);
     sent_ += n;
-    refs_.fetch_add(1);
+    Ref();
     engine_->ReadResident(result_, offset, n, [this, offset](absl::StatusOr<std::string> b) {
       if (!b.ok()) {
         Fail(b.status(), /*engine=*/true);
@@ -245,6 +250,7 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
   void Fail(const absl::Status& s, bool engine = false) {
+    if (!MarkFinished()) return;
     ReleaseTensors();
     RequestError e = engine ? RequestError::FromEngine(s) : RequestError::FromStatus(s);
     if (e.code == absl::StatusCode::kInternal) {
@@ -262,10 +268,6 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     }
     if (output_) store_->Abandon(output_->handle);
     admitted_ = sched::Admitted();
-  }
-
-  void Unref() {
-    if (refs_.fetch_sub(1) == 1) delete this;
   }
 
   CallTracker::Ticket ticket_;  // ended in OnDone
@@ -295,7 +297,6 @@ class ChunkedReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   std::shared_ptr<ResidentBuffer> result_;
   uint64_t sent_ = 0;
   bool sent_all_ = false;
-  std::atomic<int> refs_{1};  // gRPC's, plus one per engine call
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "server/rpc/call_metadata.h"
 #include "server/rpc/chunk_cursor.h"
 #include "server/rpc/message_codec.h"
+#include "server/rpc/ref_counted_reactor.h"
 #include "server/security/principal.h"
 #include "server/mapping/proto_mapping.h"
 #include "server/mapping/status_mapping.h"
@@ -86,7 +87,7 @@ grpc::Status ClientStatus(const absl::Status& s, spdlog::logger& log) {
 // the write runs.
 constexpr int kWriteWindow = 4;
 
-class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
+class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc::ByteBuffer>> {
  public:
   WriteReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
                grpc::ByteBuffer* response, CallTracker::Ticket ticket)
@@ -134,7 +135,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       ++writes_;
       read_now = reading_ = writes_ < kWriteWindow;
     }
-    refs_.fetch_add(1);
+    Ref();
     service_.engine().WriteResident(
         tensor_->buffer, offset, std::move(*msg.mutable_chunk()->mutable_data()),
         [this](absl::Status s) {
@@ -158,7 +159,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     {
       MutexLock lock(&mu_);
       --writes_;
-      if (finished_) return;
+      if (finished()) return;
       if (reads_done_) {
         end = writes_ == 0;
       } else if (!reading_) {
@@ -230,7 +231,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       MutexLock lock(&mu_);
       ++writes_;
     }
-    refs_.fetch_add(1);
+    Ref();
     service_.engine().ReadResident(
         target_->buffer, from, to - from, [this, from](absl::StatusOr<std::string> bytes) {
           if (!bytes.ok()) {
@@ -278,17 +279,6 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                   : ClientStatus(s, service_.logger()));
   }
 
-  bool MarkFinished() {
-    MutexLock lock(&mu_);
-    if (finished_) return false;
-    finished_ = true;
-    return true;
-  }
-
-  void Unref() {
-    if (refs_.fetch_sub(1) == 1) delete this;
-  }
-
   TensorServiceImpl& service_;
   CallTracker::Ticket ticket_;  // ended in OnDone
   const absl::StatusOr<std::string> principal_;
@@ -306,19 +296,18 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   int writes_ ABSL_GUARDED_BY(mu_) = 0;        // chunks with the engine
   bool reading_ ABSL_GUARDED_BY(mu_) = true;   // a read is outstanding
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<int> refs_{1};  // gRPC's, plus one per engine write
 };
 
 // ReadTensor: the range in chunks; the engine reads chunk k+1 while chunk k
 // is written. Lives until gRPC is done and the engine has answered.
-class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc::ByteBuffer>> {
  public:
   ReadReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
               const grpc::ByteBuffer& request, CallTracker::Ticket ticket)
       : service_(service), ticket_(std::move(ticket)) {
     absl::Status s = Open(context, request);
     if (!s.ok()) {
+      MarkFinished();
       Finish(ClientStatus(s, service_.logger()));
       return;
     }
@@ -372,7 +361,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     uint64_t offset = 0, n = 0;
     {
       MutexLock lock(&mu_);
-      if (finished_) return;
+      if (finished()) return;
       if (!writing_ && have_ready_) {
         have_ready_ = false;
         writing_ = true;
@@ -385,7 +374,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         n = std::min(chunk_, end_ - next_);
         next_ += n;
         fetching_ = true;
-        refs_.fetch_add(1);
+        Ref();
       } else if (!writing_ && !fetching_ && !have_ready_ && next_ == end_) {
         FinishLocked(grpc::Status::OK);
       }
@@ -418,13 +407,7 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   }
 
   void FinishLocked(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (finished_) return;
-    finished_ = true;
-    Finish(status);
-  }
-
-  void Unref() {
-    if (refs_.fetch_sub(1) == 1) delete this;
+    if (MarkFinished()) Finish(status);
   }
 
   TensorServiceImpl& service_;
@@ -437,10 +420,8 @@ class ReadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool fetching_ ABSL_GUARDED_BY(mu_) = false;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool have_ready_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ByteBuffer ready_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer outgoing_;  // gRPC's between StartWrite and OnWriteDone
-  std::atomic<int> refs_{1};  // gRPC's, plus one per engine read
 };
 
 }  // namespace
