@@ -10,22 +10,23 @@ Requests are built and responses decoded by the same code as DmlClient's
 from one event loop.
 """
 
-from typing import Any, Callable, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import grpc
 import grpc.aio
 import numpy as np
 
 from dmlserve.chain import Chain, ChainResult, chain_result
-from dmlserve.chunks import ChunkAssembler, chunked_requests, write_requests
-from dmlserve.client import header_of, lookup_error
+from dmlserve.chunks import (ChunkAssembler, Progress, chunked_requests,
+                             write_requests)
+from dmlserve.client import chunked_output_bytes, header_of, lookup_error
 from dmlserve.connection import (ClientBase, Pem, array_payload, chunk_size,
                                  chunked_payloads, read_total, upload_payload)
 from dmlserve.errors import error_from_rpc
 from dmlserve.handle import HandleLike, TensorHandle, TensorList, handle_id
 from dmlserve.layout import unpack
 from dmlserve.ops import OperatorLike, level, operator_desc
-from dmlserve.progress import progress_callback
+from dmlserve.progress import MessageProgress, progress_callback
 from dmlserve.requests import (ExecutePlan, Inputs, Result, StreamCall,
                                prepare, stream_plans, stream_results)
 from dmlserve.v1 import dmlserve_pb2 as pb
@@ -124,14 +125,31 @@ class AsyncDmlClient(ClientBase):
                       timeout: Optional[float] = None,
                       keep_output: bool = False,
                       output_handle: Optional[HandleLike] = None,
-                      keep_output_ttl: int = 0, cast: Any = None) -> Result:
+                      keep_output_ttl: int = 0, cast: Any = None,
+                      progress: Any = None) -> Result:
         """As DmlClient.execute."""
         plan = ExecutePlan.of(
             op, inputs, output_handle=output_handle,
             feature_level=feature_level, in_place=in_place,
             keep_output=keep_output, keep_output_ttl=keep_output_ttl,
             cast=cast if cast is not None else self.cast)
-        return plan.decode(await self.execute_request(plan.request, timeout))
+        report = progress_callback(progress, "execute")
+        if report is None:
+            return plan.decode(
+                await self.execute_request(plan.request, timeout))
+        payloads = plan.chunked_payloads()
+        if payloads is not None and plan.output is not None and \
+                sum(map(len, payloads.values())) > \
+                chunk_size(await self.limits()):
+            return await self._chunked(
+                plan.request.operator, payloads, plan.output, None,
+                progress_callback(progress, "upload"), feature_level,
+                in_place, 0, progress_callback(progress, "download"), timeout)
+        message = MessageProgress(report, plan.request)
+        message.sent()
+        response = await self.execute_request(plan.request, timeout)
+        message.received(response)
+        return plan.decode(response)
 
     async def stream(self, calls: Iterable[StreamCall],
                      timeout: Optional[float] = None,
@@ -239,18 +257,28 @@ class AsyncDmlClient(ClientBase):
                               timeout: Optional[float] = None,
                               cast: Any = None) -> np.ndarray:
         """As DmlClient.execute_chunked."""
-        op, bound, out = prepare(op, inputs,
-                                 cast if cast is not None else self.cast)
-        payloads = chunked_payloads(bound)
-        total = out.total_tensor_size_in_bytes
-        if in_place:
-            total = max(total, len(payloads.get("input", b"")))
+        desc, bound, out = prepare(op, inputs,
+                                   cast if cast is not None else self.cast)
+        return await self._chunked(
+            desc, chunked_payloads(bound), out, chunk_bytes,
+            progress_callback(progress, "upload"), feature_level, in_place,
+            response_chunk_bytes,
+            progress_callback(download_progress, "download"), timeout)
+
+    async def _chunked(self, op: pb.OperatorDesc, payloads: Dict[str, bytes],
+                       out: pb.TensorDesc, chunk_bytes: Optional[int],
+                       progress: Optional[Progress], feature_level: int,
+                       in_place: bool, response_chunk_bytes: int,
+                       download_progress: Optional[Progress],
+                       timeout: Optional[float]) -> np.ndarray:
+        """As DmlClient._chunked."""
         requests = chunked_requests(
             header_of(op, feature_level, in_place, response_chunk_bytes),
             payloads, (chunk_bytes or chunk_size(await self.limits())),
-            progress_callback(progress, "upload"))
+            progress)
         assembler = ChunkAssembler(
-            0, total, progress_callback(download_progress, "download"))
+            0, chunked_output_bytes(out, payloads, in_place),
+            download_progress)
         data = await self._read_stream(
             self.stub.ExecuteChunked, requests, assembler, timeout,
             unwrap=lambda r: r.chunk if r.HasField("chunk") else None,

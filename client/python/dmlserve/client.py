@@ -26,13 +26,13 @@ Thread-safe (gRPC channels and stubs are); the asyncio twin is
 dmlserve.aio.AsyncDmlClient.
 """
 
-from typing import Any, Callable, Iterable, List, Optional, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Optional, TypeVar
 
 import grpc
 import numpy as np
 
 from dmlserve.chain import Chain, ChainResult, chain_result
-from dmlserve.chunks import (ChunkAssembler, chunked_requests,
+from dmlserve.chunks import (ChunkAssembler, Progress, chunked_requests,
                              write_requests)
 from dmlserve.connection import (ClientBase, Pem, array_payload,
                                  chunk_size, chunked_payloads, read_total,
@@ -41,7 +41,7 @@ from dmlserve.errors import DmlError, error_from_rpc
 from dmlserve.handle import HandleLike, TensorHandle, TensorList, handle_id
 from dmlserve.layout import unpack
 from dmlserve.ops import OperatorLike, level, operator_desc
-from dmlserve.progress import progress_callback
+from dmlserve.progress import MessageProgress, progress_callback
 from dmlserve.requests import (ExecutePlan, Inputs, Result, StreamCall,
                                prepare, stream_plans, stream_results)
 from dmlserve.v1 import dmlserve_pb2 as pb
@@ -53,6 +53,16 @@ def lookup_error(handle: HandleLike) -> DmlError:
     """The error of a handle list_tensors does not show."""
     return DmlError(grpc.StatusCode.NOT_FOUND,
                     "HANDLE_NOT_FOUND: %s is not listed" % handle_id(handle))
+
+
+def chunked_output_bytes(out: pb.TensorDesc, payloads: Dict[str, bytes],
+                         in_place: bool) -> int:
+    """The bytes execute_chunked's output comes back in (in place: the
+    larger of the output and the input range)."""
+    total = out.total_tensor_size_in_bytes
+    if in_place:
+        total = max(total, len(payloads.get("input", b"")))
+    return total
 
 
 def header_of(op: pb.OperatorDesc, feature_level: int, in_place: bool,
@@ -167,18 +177,43 @@ class DmlClient(ClientBase):
                 feature_level: int = 0, in_place: bool = False,
                 timeout: Optional[float] = None, keep_output: bool = False,
                 output_handle: Optional[HandleLike] = None,
-                keep_output_ttl: int = 0, cast: Any = None) -> Result:
+                keep_output_ttl: int = 0, cast: Any = None,
+                progress: Any = None) -> Result:
         """Runs `op` (OperatorDesc or JSON dict; ops.DEFAULTS fill what it
         leaves out) on `inputs` (an array or handle, or a dict of "input",
         "scale", "bias") and returns the logical output array, or a
         TensorHandle when the output stays on the server (keep_output,
-        output_handle, or in_place on an input handle)."""
+        output_handle, or in_place on an input handle).
+
+        progress (a callable progress(bytes so far, total), or True: stderr
+        bars): a call whose tensors are all arrays, whose output comes back
+        and whose payload is more than one chunk (the server's default) then
+        runs through ExecuteChunked, reported chunk by chunk as the tensors
+        go up ("upload") and the output comes down ("download"), with the
+        same result; any other call stays one Execute message each way, of
+        which nothing can be seen in flight: progress(0, None) as it is
+        sent, progress(n, n) when the response is in (n: both messages'
+        bytes)."""
         plan = ExecutePlan.of(
             op, inputs, output_handle=output_handle,
             feature_level=feature_level, in_place=in_place,
             keep_output=keep_output, keep_output_ttl=keep_output_ttl,
             cast=cast if cast is not None else self.cast)
-        return plan.decode(self.execute_request(plan.request, timeout))
+        report = progress_callback(progress, "execute")
+        if report is None:
+            return plan.decode(self.execute_request(plan.request, timeout))
+        payloads = plan.chunked_payloads()
+        if payloads is not None and plan.output is not None and \
+                sum(map(len, payloads.values())) > chunk_size(self.limits()):
+            return self._chunked(
+                plan.request.operator, payloads, plan.output, None,
+                progress_callback(progress, "upload"), feature_level,
+                in_place, 0, progress_callback(progress, "download"), timeout)
+        message = MessageProgress(report, plan.request)
+        message.sent()
+        response = self.execute_request(plan.request, timeout)
+        message.received(response)
+        return plan.decode(response)
 
     def stream(self, calls: Iterable[StreamCall],
                timeout: Optional[float] = None,
@@ -308,18 +343,27 @@ class DmlClient(ClientBase):
         bar) and the output comes back in chunks (response_chunk_bytes; 0:
         the server's default; download_progress likewise), so no message
         holds a whole tensor. Returns the logical output array."""
-        op, bound, out = prepare(op, inputs,
-                                 cast if cast is not None else self.cast)
-        payloads = chunked_payloads(bound)
-        total = out.total_tensor_size_in_bytes
-        if in_place:
-            total = max(total, len(payloads.get("input", b"")))
+        desc, bound, out = prepare(op, inputs,
+                                   cast if cast is not None else self.cast)
+        return self._chunked(desc, chunked_payloads(bound), out, chunk_bytes,
+                             progress_callback(progress, "upload"),
+                             feature_level, in_place, response_chunk_bytes,
+                             progress_callback(download_progress, "download"),
+                             timeout)
+
+    def _chunked(self, op: pb.OperatorDesc, payloads: Dict[str, bytes],
+                 out: pb.TensorDesc, chunk_bytes: Optional[int],
+                 progress: Optional[Progress], feature_level: int,
+                 in_place: bool, response_chunk_bytes: int,
+                 download_progress: Optional[Progress],
+                 timeout: Optional[float]) -> np.ndarray:
+        """execute_chunked of a bound operator and its tensors' bytes."""
         requests = chunked_requests(
             header_of(op, feature_level, in_place, response_chunk_bytes),
-            payloads, (chunk_bytes or chunk_size(self.limits())),
-            progress_callback(progress, "upload"))
+            payloads, (chunk_bytes or chunk_size(self.limits())), progress)
         assembler = ChunkAssembler(
-            0, total, progress_callback(download_progress, "download"))
+            0, chunked_output_bytes(out, payloads, in_place),
+            download_progress)
         data = self._read_stream(
             self.stub.ExecuteChunked, requests, assembler, timeout,
             unwrap=lambda r: r.chunk if r.HasField("chunk") else None,

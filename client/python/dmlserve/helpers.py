@@ -40,6 +40,12 @@ def _output_of(desc: pb.TensorDesc, strides: Strides) -> pb.TensorDesc:
                        strides)
 
 
+#: execute()'s keywords that helpers taking operator parameters as
+#: keywords pass on to it.
+EXECUTE_KEYWORDS = ("timeout", "keep_output", "output_handle",
+                    "keep_output_ttl", "progress")
+
+
 class OperatorHelpers:
     """execute_* helpers; the class they are mixed into provides
     execute(op, inputs, **kw) and a `cast` attribute."""
@@ -76,9 +82,7 @@ class OperatorHelpers:
         if name not in ACTIVATIONS:
             raise ValueError("unknown activation %r; valid names: %s"
                              % (name, ", ".join(ACTIVATIONS)))
-        kw = {k: params.pop(k) for k in ("timeout", "keep_output",
-                                         "output_handle", "keep_output_ttl")
-              if k in params}
+        kw = {k: params.pop(k) for k in EXECUTE_KEYWORDS if k in params}
         return self._run_unary(name, x, params, input_strides,
                                output_strides, cast,
                                dict(kw, feature_level=feature_level,

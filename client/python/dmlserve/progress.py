@@ -46,6 +46,25 @@ class ProgressBar:
         self.stream.flush()
 
 
+class MessageProgress:
+    """Progress of a call that is one message each way (a unary call):
+    nothing of it can be seen in flight, so `progress` hears twice, truly:
+    (0, None) as the request goes out (sent()), then (n, n) when the
+    response is in (received(response)), n being the bytes of both
+    messages."""
+
+    def __init__(self, progress: Progress, request: Any) -> None:
+        self.progress = progress
+        self.request_bytes = request.ByteSize()
+
+    def sent(self) -> None:
+        self.progress(0, None)
+
+    def received(self, response: Any) -> None:
+        n = self.request_bytes + response.ByteSize()
+        self.progress(n, n)
+
+
 def progress_callback(progress: Any, label: str = "") -> Optional[Progress]:
     """progress=True: a new ProgressBar; a callable: itself; None/False:
     None."""

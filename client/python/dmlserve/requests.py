@@ -171,6 +171,21 @@ class ExecutePlan(NamedTuple):
             return TensorHandle(response.output_handle, self.output)
         return unpack(self.output, response.output)
 
+    def chunked_payloads(self) -> Optional[Dict[str, bytes]]:
+        """The request's tensors as ExecuteChunked takes them ({name:
+        bytes}), or None when it cannot go that way: a tensor named by
+        handle, an output kept on the server, a raw request."""
+        r = self.request
+        if self.output is None or r.input_handle or r.scale_handle or \
+                r.bias_handle or r.output_handle or r.keep_output:
+            return None
+        payloads = {"input": r.input}
+        if r.scale:
+            payloads["scale"] = r.scale
+        if r.bias:
+            payloads["bias"] = r.bias
+        return payloads
+
 
 #: One call of stream(): (op, inputs); a dict with "op", "inputs" and
 #: execute's keyword arguments; an (ExecuteRequest, output TensorDesc) pair

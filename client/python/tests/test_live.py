@@ -174,6 +174,55 @@ class LiveTest(unittest.TestCase):
         self.assertEqual(sent[-1], (self.x.nbytes, self.x.nbytes))
         self.assertEqual(got[-1], (self.x.nbytes, self.x.nbytes))
 
+    def test_execute_progress_of_a_unary_call(self):
+        seen = []
+        y = self.client.execute_celu(self.x,
+                                     progress=lambda d, t: seen.append((d, t)))
+        self.check(y, celu_ref(self.x))
+        # One message each way: its start, then both messages' bytes.
+        self.assertEqual(len(seen), 2, seen)
+        self.assertEqual(seen[0], (0, None))
+        n = seen[1][0]
+        self.assertEqual(seen[1], (n, n))
+        self.assertGreater(n, 2 * self.x.nbytes)
+        self.assertLess(n, 2 * self.x.nbytes + 1024)
+        out = io.StringIO()
+        self.client.execute_celu(
+            self.x, progress=dmlserve.ProgressBar("execute", stream=out,
+                                                  interval=0))
+        self.assertRegex(out.getvalue(), r"100% 0\.1/0\.1 MiB\n$")
+
+    def test_execute_progress_of_a_large_call_goes_in_chunks(self):
+        chunk = self.client.limits().default_chunk_bytes
+        rows = 2 * chunk // 4096 + 3  # three chunks of 1024 floats a row
+        x = np.random.default_rng(5).standard_normal((rows, 1024), np.float32)
+        seen = []
+        y = self.client.execute_mvn1(x, axes=-1,
+                                     progress=lambda d, t: seen.append((d, t)))
+        np.testing.assert_array_equal(y, self.client.execute_mvn1(x, axes=-1))
+        # ExecuteChunked: the upload chunk by chunk, then the download.
+        self.assertNotIn((0, None), seen)
+        self.assertTrue(all(t == x.nbytes for _, t in seen), seen)
+        ends = [i for i, (d, _) in enumerate(seen) if d == x.nbytes]
+        self.assertEqual(len(ends), 2, seen)
+        self.assertGreaterEqual(ends[0], 2)  # three upload chunks
+        self.assertGreater(ends[1], ends[0] + 1)  # and more than one down
+
+        async def run():
+            async with AsyncDmlClient(self.server.target) as client:
+                small, large = [], []
+                a = await client.execute_celu(
+                    self.x, progress=lambda d, t: small.append((d, t)))
+                b = await client.execute_mvn1(
+                    x, axes=-1, progress=lambda d, t: large.append((d, t)))
+                return a, b, small, large
+        a, b, small, large = asyncio.run(run())
+        self.check(a, celu_ref(self.x))
+        np.testing.assert_array_equal(b, y)
+        self.assertEqual(small[0], (0, None))
+        self.assertEqual(len(small), 2)
+        self.assertEqual(large, seen)
+
 
 if __name__ == "__main__":
     unittest.main()

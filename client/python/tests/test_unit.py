@@ -164,6 +164,39 @@ class HandleRequestTest(unittest.TestCase):
         self.assertNotEqual(h, dc.TensorHandle("t-2"))
 
 
+class ExecuteProgressTest(unittest.TestCase):
+
+    def test_only_inline_calls_that_return_their_output_can_go_chunked(self):
+        from dmlserve.requests import ExecutePlan
+        x = np.ones((2, 3), np.float32)
+        plan = ExecutePlan.of({"mvn1": {"axes": [1]}},
+                              {"input": x, "scale": np.ones((1, 3), np.float32)})
+        payloads = plan.chunked_payloads()
+        self.assertEqual(sorted(payloads), ["input", "scale"])
+        self.assertEqual(len(payloads["input"]), 24)
+        h = dc.TensorHandle("t-x", dc.tensor_desc(np.float32, (2, 3)))
+        self.assertIsNone(ExecutePlan.of({"relu": {}}, h).chunked_payloads())
+        self.assertIsNone(ExecutePlan.of({"relu": {}}, x, keep_output=True)
+                          .chunked_payloads())
+        self.assertIsNone(ExecutePlan.of({"relu": {}}, x, output_handle="t-o")
+                          .chunked_payloads())
+        self.assertIsNone(ExecutePlan(pb.ExecuteRequest(), None)
+                          .chunked_payloads())
+
+    def test_a_unary_call_reports_its_start_and_both_messages_at_the_end(self):
+        from dmlserve.progress import MessageProgress
+        seen = []
+        request = pb.ExecuteRequest(input=b"x" * 100)
+        message = MessageProgress(lambda d, t: seen.append((d, t)), request)
+        message.sent()
+        self.assertEqual(seen, [(0, None)])
+        response = pb.ExecuteResponse(output=b"y" * 60)
+        message.received(response)
+        n = request.ByteSize() + response.ByteSize()
+        self.assertGreater(n, 160)
+        self.assertEqual(seen, [(0, None), (n, n)])
+
+
 class ChunkTest(unittest.TestCase):
 
     def test_chunk_ranges(self):
