@@ -38,7 +38,11 @@ void ModelStatisticsTable::RecordSuccess(const ModelEntry& model, const ExecuteT
   // The output copy is part of the run; the rest of the run is inference.
   row.infer.Add(timing.run - std::min(timing.output, timing.run));
   row.output.Add(timing.output);
-  if (timing.counts_execution) row.executions.fetch_add(1, std::memory_order_relaxed);
+  // An engine that does not say (no scheduler: the DirectML engine) runs
+  // each request alone.
+  if (timing.counts_execution || timing.execution_requests == 0) {
+    row.executions.fetch_add(1, std::memory_order_relaxed);
+  }
   row.last_ms.store(static_cast<uint64_t>(absl::ToUnixMillis(end)), std::memory_order_relaxed);
 }
 

@@ -11,7 +11,8 @@
 //   compute_output       copying the output out of device-visible memory
 //   inference_count      successful inferences (= success.count)
 //   execution_count      successful executions: requests the engine ran as
-//                        one coalesced dispatch count once
+//                        one coalesced dispatch count once (a request of an
+//                        engine that does not say counts as one)
 //
 // batch_stats is left empty (the compute times per execution size).
 //

@@ -44,6 +44,10 @@ TEST(ModelStatisticsTableTest, SumsTheTimingOfEachInference) {
     table.RecordSuccess(celu, t, absl::Microseconds(200), end);
   }
   table.RecordFailure(celu, absl::Microseconds(50), end + absl::Milliseconds(1));
+  // An engine that says nothing of its executions: each request is one.
+  table.RecordSuccess(*catalog.Find("activation_relu"), ExecuteTiming{}, absl::Microseconds(9),
+                      end);
+  EXPECT_EQ(Row(table, "activation_relu").execution_count(), 1u);
 
   const ModelStatistics row = Row(table, "activation_celu");
   EXPECT_EQ(row.name(), "activation_celu");
