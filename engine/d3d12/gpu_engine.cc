@@ -16,13 +16,15 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(
   if (!runner.ok()) return runner.status();
   std::unique_ptr<GpuEngine> engine(new GpuEngine());
   engine->runner_ = std::move(*runner);
-  engine->scheduler_ =
-      std::make_unique<sched::Scheduler>(engine->runner_.get(), scheduler);
   absl::StatusOr<std::unique_ptr<ResidentExecutor>> executor = ResidentExecutor::Create(
       engine->runner_.get(), engine.get(), resident,
       logger ? logger : spdlog::default_logger());
   if (!executor.ok()) return executor.status();
   engine->resident_ = std::move(*executor);
+  engine->engine_runner_ =
+      std::make_unique<EngineRunner>(engine->runner_.get(), engine->resident_.get());
+  engine->scheduler_ =
+      std::make_unique<sched::Scheduler>(engine->engine_runner_.get(), scheduler);
   return engine;
 }
 
@@ -48,13 +50,15 @@ void GpuEngine::ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
 }
 
 void GpuEngine::ExecuteChain(ChainRequest request, ChainCallback done) {
-  resident_->RunChain(std::move(request), std::move(done));
+  scheduler_->SubmitChain(std::move(request), std::move(done));
 }
 
 void GpuEngine::Shutdown() {
+  // The scheduler first: it hands every queued chain to the executor's
+  // worker, which runs them before it stops.
+  if (scheduler_) scheduler_->Shutdown();
   if (resident_) resident_->Shutdown();
-  scheduler_->Shutdown();
-  runner_->Shutdown();
+  if (runner_) runner_->Shutdown();
 }
 
 std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {

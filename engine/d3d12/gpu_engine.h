@@ -6,9 +6,13 @@
 // Execute() admits the request and stages its payload on the caller's
 // thread, then queues it; the scheduler's dispatch thread hands batches to
 // the runner, which records each into one command list. See
-// docs/PERFORMANCE.md ("Serving") for what this buys.
+// docs/PERFORMANCE.md ("Serving") for what this buys. ExecuteChain() goes
+// through the same scheduler (SubmitChain: admission, deadline, queue,
+// in-flight count); at dispatch the chain goes to the resident executor
+// (engine_runner.h).
 //
-// Ownership: owns the runner (and with it the device) and the scheduler.
+// Ownership: owns the runner (and with it the device), the resident
+// executor, the runner in front of both and the scheduler.
 // Thread-safety: Execute, stats, device_info and Shutdown may be called from
 // any thread, except that a completion callback must not call Shutdown;
 // callbacks may call Execute. Callbacks should be short: small results are
@@ -20,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
+#include "engine/d3d12/engine_runner.h"
 #include "engine/d3d12/gpu_runner.h"
 #include "engine/d3d12/resident_executor.h"
 #include "engine/sched/scheduler.h"
@@ -69,8 +74,9 @@ class GpuEngine : public Engine {
   GpuEngine() = default;
 
   std::unique_ptr<GpuRunner> runner_;
-  std::unique_ptr<sched::Scheduler> scheduler_;
   std::unique_ptr<ResidentExecutor> resident_;  // uses runner_
+  std::unique_ptr<EngineRunner> engine_runner_;  // uses both
+  std::unique_ptr<sched::Scheduler> scheduler_;  // uses engine_runner_
 };
 
 }  // namespace dmls::d3d12

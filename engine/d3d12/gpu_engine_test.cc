@@ -6,12 +6,15 @@
 #include "engine/d3d12/gpu_engine.h"
 #include "engine/d3d12/gpu_engine_test_util.h"
 
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <future>
 #include <string>
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "engine/sched/clock.h"
 #include "gtest/gtest.h"
 
 namespace dmls::d3d12 {
@@ -239,6 +242,76 @@ TEST(GpuEngineTest, ShutdownDrainsAndThenRefuses) {
   EXPECT_EQ(ExecuteSync(*engine, Request(1, true, 1)).status().code(),
             absl::StatusCode::kUnavailable);
   engine->Shutdown();  // idempotent
+}
+
+// Issue 21: a chain goes through the scheduler. It waits in its queue
+// (here behind a batching delay on a fake clock), expires there at its
+// deadline, and keeps its place in the resident call order meanwhile: a
+// write called after a queued chain waits for it.
+TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
+  auto clock = std::make_shared<sched::FakeClock>();
+  GpuEngineOptions o = Options();
+  o.scheduler.clock = clock;
+  o.scheduler.policy.max_queue_delay = absl::Seconds(1);
+  auto engine = MakeEngine(std::move(o));
+  ASSERT_TRUE(engine);
+  constexpr uint64_t kElements = 1000;
+  const std::string a = testing::Pattern(kElements * 4, 1);
+  const std::string b = testing::Pattern(kElements * 4, 2);
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> src = engine->AllocateResident(a.size(), "t");
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> dst = engine->AllocateResident(a.size(), "t");
+  ASSERT_TRUE(src.ok() && dst.ok());
+  std::promise<absl::Status> wrote_a;
+  engine->WriteResident(*src, 0, a, [&](absl::Status s) { wrote_a.set_value(s); });
+  ASSERT_TRUE(wrote_a.get_future().get().ok());
+
+  // The no-kernel plan leaves the in-place input as it is: the chain
+  // copies `src` into `dst`.
+  auto copy_chain = [&](absl::Time deadline) {
+    ChainRequest c;
+    ChainStep& step = c.steps.emplace_back();
+    step.op = testing::CopyOp(kElements);
+    step.in_place = true;
+    step.input = ChainSource::Resident(*src);
+    step.output = *dst;
+    c.deadline = deadline;
+    return c;
+  };
+  std::promise<absl::StatusOr<ChainResult>> expired, copied;
+  engine->ExecuteChain(copy_chain(clock->Now() + absl::Milliseconds(5)),
+                       [&](absl::StatusOr<ChainResult> r) { expired.set_value(std::move(r)); });
+  engine->ExecuteChain(copy_chain(absl::InfiniteFuture()),
+                       [&](absl::StatusOr<ChainResult> r) { copied.set_value(std::move(r)); });
+  std::promise<absl::Status> wrote_b;
+  std::future<absl::Status> wrote_b_done = wrote_b.get_future();
+  engine->WriteResident(*src, 0, b, [&](absl::Status s) { wrote_b.set_value(s); });
+  EXPECT_EQ(engine->stats().scheduler.queued, 2u);
+  // Both chains are queued; the write waits behind them.
+  EXPECT_EQ(wrote_b_done.wait_for(std::chrono::milliseconds(200)),
+            std::future_status::timeout);
+
+  clock->Advance(absl::Seconds(2));
+  // Any submission wakes the dispatch thread: the first chain has expired,
+  // the second is due.
+  ASSERT_TRUE(ExecuteSync(*engine, Request(10, true, 3)).ok());
+  absl::StatusOr<ChainResult> late = expired.get_future().get();
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded) << late.status();
+  absl::StatusOr<ChainResult> ran = copied.get_future().get();
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  ASSERT_TRUE(wrote_b_done.get().ok());
+  EXPECT_EQ(engine->stats().scheduler.expired, 1u);
+
+  auto read = [&](std::shared_ptr<ResidentBuffer> buffer) {
+    std::promise<absl::StatusOr<std::string>> p;
+    engine->ReadResident(std::move(buffer), 0, a.size(),
+                         [&](absl::StatusOr<std::string> r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  };
+  absl::StatusOr<std::string> got_dst = read(*dst);
+  absl::StatusOr<std::string> got_src = read(*src);
+  ASSERT_TRUE(got_dst.ok() && got_src.ok());
+  EXPECT_TRUE(*got_dst == a) << "the later write overtook the chain";
+  EXPECT_TRUE(*got_src == b);
 }
 
 }  // namespace

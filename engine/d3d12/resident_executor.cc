@@ -333,28 +333,34 @@ void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t off
   }
 }
 
-void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
-  auto state = std::make_shared<std::pair<ChainRequest, ChainCallback>>(std::move(request),
-                                                                        std::move(done));
-  if (!Post([this, state] {
-        ChainRequest& r = state->first;
+absl::StatusOr<std::unique_ptr<ChainTicket>> ResidentExecutor::ReserveChain() {
+  auto ticket = std::make_unique<ChainTicket>();
+  if (!Post([this, place = ticket->place()] {
+        std::optional<ChainTicket::Chain> chain = place->Wait();
+        if (!chain) return;  // refused or expired in the scheduler's queue
+        ChainRequest& r = chain->request;
         absl::Status s;
         if (r.cancelled && r.cancelled->load()) {
           s = absl::CancelledError("the call was cancelled before execution");
-        } else if (absl::Now() >= r.deadline) {
-          s = absl::DeadlineExceededError("the deadline passed before execution");
         } else {
           s = DeviceStatus();
         }
         if (s.ok()) {
           // On success the chain is in flight and the completion thread
           // answers it.
-          s = RecordChain(r, state->second);
+          s = RecordChain(r, chain->done);
         }
-        if (!s.ok()) state->second(s);
+        if (!s.ok()) chain->done(s);
       })) {
-    state->second(absl::UnavailableError("the GPU engine is shutting down"));
+    return absl::UnavailableError("the GPU engine is shutting down");
   }
+  return ticket;
+}
+
+void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
+  absl::StatusOr<std::unique_ptr<ChainTicket>> ticket = ReserveChain();
+  if (!ticket.ok()) return done(ticket.status());
+  (*ticket)->Run(std::move(request), std::move(done));
 }
 
 absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback& done) {

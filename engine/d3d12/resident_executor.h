@@ -9,8 +9,11 @@
 //
 // Everything runs on one worker thread of its own, in call order, on its
 // own command queue and fence: a write, a chain and a read of one buffer
-// take effect in the order they were called. The GpuRunner's batches (on
-// the runner's queue) never touch resident buffers.
+// take effect in the order they were called. A chain that GpuEngine runs
+// through its scheduler takes its place in that order when it is submitted
+// (ReserveChain) and is recorded there once the scheduler dispatches it
+// (chain_ticket.h). The GpuRunner's batches (on the runner's queue) never
+// touch resident buffers.
 //
 // Ownership: borrows the runner's device, pool and pipeline cache (the
 // runner must outlive it); buffers hold the pool buffer until their last
@@ -38,6 +41,7 @@
 #include "engine/core/mutex.h"
 #include "engine/core/resident.h"
 #include "engine/d3d12/buffer_pool.h"
+#include "engine/d3d12/chain_ticket.h"
 #include "engine/d3d12/dispatch_binder.h"
 #include "engine/d3d12/fence.h"
 #include "engine/d3d12/gpu_runner.h"
@@ -94,6 +98,12 @@ class ResidentExecutor {
              StatusCallback done);
   void Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, uint64_t length,
             BytesCallback done);
+  // A chain's place in call order: the worker records the chain there when
+  // the ticket is Run, and skips the place when the ticket is destroyed
+  // unrun. The deadline is the scheduler's to check; cancellation and
+  // device loss are checked again when the worker reaches the chain.
+  absl::StatusOr<std::unique_ptr<ChainTicket>> ReserveChain();
+  // ReserveChain and Run at once (no scheduler in front).
   void RunChain(ChainRequest request, ChainCallback done);
 
   // Runs what is queued, then stops the worker; later calls fail

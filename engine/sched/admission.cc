@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -333,12 +334,24 @@ uint64_t OutputRange(const OperatorDesc& op, bool in_place) {
   return out;
 }
 
-Work ExecuteWork(const ExecuteRequest& r) {
+namespace {
+
+// Work of `kind` with the feature level, deadline and cancellation of `r`
+// (an ExecuteRequest or a ChainRequest).
+template <typename Request>
+Work WorkOf(Work::Kind kind, const Request& r) {
   Work work;
-  work.kind = Work::Kind::kExecute;
+  work.kind = kind;
   work.feature_level = r.feature_level;
   work.deadline = r.deadline;
   work.cancelled = r.cancelled;
+  return work;
+}
+
+}  // namespace
+
+Work ExecuteWork(const ExecuteRequest& r) {
+  Work work = WorkOf(Work::Kind::kExecute, r);
   WorkStep& s = work.steps.emplace_back();
   s.op = r.op;
   s.in_place = r.in_place;
@@ -348,6 +361,41 @@ Work ExecuteWork(const ExecuteRequest& r) {
         std::pair{&s.bias, &r.bias}}) {
     src->kind = Source::kInline;
     src->bytes = payload->size();
+  }
+  return work;
+}
+
+Work ChainWork(const ChainRequest& chain) {
+  Work work = WorkOf(Work::Kind::kChain, chain);
+  for (const ChainStep& c : chain.steps) {
+    WorkStep& s = work.steps.emplace_back();
+    s.op = c.op;
+    s.in_place = c.in_place;
+    s.returns_output = c.return_output;
+    for (const auto& [to, from, desc] :
+         {std::tuple{&s.input, &c.input, &c.op.input}, std::tuple{&s.scale, &c.scale, &c.op.scale},
+          std::tuple{&s.bias, &c.bias, &c.op.bias}}) {
+      switch (from->kind) {
+        case ChainSource::Kind::kNone:
+          break;
+        case ChainSource::Kind::kInline:
+          to->kind = Source::kInline;
+          to->bytes = from->bytes.size();
+          break;
+        case ChainSource::Kind::kResident:
+          to->kind = Source::kResident;
+          to->bytes = from->resident ? from->resident->size() : 0;
+          to->data_type = *desc ? (*desc)->data_type : 0;
+          break;
+        case ChainSource::Kind::kStep:
+          to->kind = Source::kStep;
+          to->step = from->step;
+          break;
+      }
+    }
+    if (c.output) {
+      s.target = WorkTarget{c.output->size(), c.op.output ? c.op.output->data_type : 0};
+    }
   }
   return work;
 }

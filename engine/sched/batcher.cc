@@ -17,9 +17,19 @@ absl::Status Batcher::Enqueue(Job& job) {
   arrivals_.insert({job.enqueued, job.seq});
   bytes_ += job.bytes;
   ++size_;
+  if (job.is_chain) {
+    const Order order{absl::InfinitePast(), job.seq};
+    queues_[ChainLane()].emplace(order, std::move(job));
+    return absl::OkStatus();
+  }
   const Order order{job.request.deadline, job.seq};
   queues_[job.key].emplace(order, std::move(job));
   return absl::OkStatus();
+}
+
+const std::string& Batcher::ChainLane() {
+  static const std::string* const lane = new std::string("\0chains", 7);
+  return *lane;
 }
 
 bool Batcher::Due(absl::Time now) const {
@@ -46,16 +56,20 @@ Batch Batcher::TakeBatch(absl::Time now, std::vector<Job>* dropped) {
   uint64_t bytes = 0;
   while (requests < max_requests && !queues_.empty()) {
     // The queue whose head has the earliest deadline (then the oldest seq).
+    auto head = [](const std::map<Order, Job>& jobs) {
+      const Job& job = jobs.begin()->second;
+      return Order{job.deadline(), job.seq};
+    };
     auto best = queues_.begin();
     for (auto q = queues_.begin(); q != queues_.end(); ++q) {
-      if (q->second.begin()->first < best->second.begin()->first) best = q;
+      if (head(q->second) < head(best->second)) best = q;
     }
     std::vector<Job> group;
     bool full = false;
     while (!best->second.empty() && requests < max_requests) {
       auto it = best->second.begin();
       Job& job = it->second;
-      const bool expired = job.request.deadline <= now || job.Cancelled();
+      const bool expired = job.deadline() <= now || job.Cancelled();
       if (!expired && requests > 0 &&
           bytes + job.bytes > policy_.max_batch_bytes) {
         full = true;
@@ -84,9 +98,11 @@ std::vector<Job> Batcher::TakeExpired(absl::Time now, bool scan_cancelled) {
   for (auto q = queues_.begin(); q != queues_.end();) {
     auto next = std::next(q);
     std::map<Order, Job>& jobs = q->second;
+    const bool fifo = q->first == ChainLane();
     for (auto it = jobs.begin(); it != jobs.end();) {
-      const bool late = it->first.first <= now;
-      if (!late && !scan_cancelled) break;  // deadline order: none later is late
+      const bool late = it->second.deadline() <= now;
+      // Deadline order: none later is late (the chain lane has no such order).
+      if (!late && !scan_cancelled && !fifo) break;
       if (late || it->second.Cancelled()) {
         auto victim = it++;
         out.push_back(std::move(victim->second));
@@ -110,7 +126,11 @@ absl::Time Batcher::NextDue() const {
 absl::Time Batcher::NextDeadline() const {
   absl::Time t = absl::InfiniteFuture();
   for (const auto& [key, jobs] : queues_) {
-    t = std::min(t, jobs.begin()->first.first);
+    if (key != ChainLane()) {
+      t = std::min(t, jobs.begin()->first.first);
+      continue;
+    }
+    for (const auto& [order, job] : jobs) t = std::min(t, job.deadline());
   }
   return t;
 }

@@ -1,6 +1,11 @@
 // Batcher: the queue side of dynamic batching. Holds admitted jobs in one
 // queue per batch key, each ordered earliest deadline first (then by
 // admission order), and decides when a batch is due under a BatchPolicy.
+// Resident chains (Job::is_chain) share one more queue, the chain lane, in
+// admission order whatever their deadlines: chains that touch the same
+// resident buffer reach the runner in the order they were submitted
+// (serializing all chains is what the resident executor did before they
+// went through the scheduler). Each job still expires at its own deadline.
 //
 // It has no thread and reads no clock: the caller passes `now`, so the
 // policy is tested deterministically (batcher_test.cc). The Scheduler owns
@@ -26,9 +31,10 @@ class Batcher {
  public:
   explicit Batcher(BatchPolicy policy) : policy_(policy) {}
 
-  // Queues `job` (its `enqueued` and `seq` must be set). When the queue is
-  // at max_queue_depth it returns RESOURCE_EXHAUSTED (rule QUEUE_FULL) and
-  // `job` is left with the caller, untouched.
+  // Queues `job` (its `enqueued` and `seq` must be set; a chain goes to the
+  // chain lane whatever its key). When the queue is at max_queue_depth it
+  // returns RESOURCE_EXHAUSTED (rule QUEUE_FULL) and `job` is left with the
+  // caller, untouched.
   absl::Status Enqueue(Job& job);
 
   // Whether a batch is due at `now` (see BatchPolicy).
@@ -42,7 +48,8 @@ class Batcher {
   Batch TakeBatch(absl::Time now, std::vector<Job>* dropped);
 
   // Removes jobs past their deadline at `now` (cheap: deadlines are queue
-  // order) and, when `scan_cancelled`, every cancelled job (a full scan).
+  // order, except in the chain lane, which is scanned whole) and, when
+  // `scan_cancelled`, every cancelled job (a full scan).
   std::vector<Job> TakeExpired(absl::Time now, bool scan_cancelled);
 
   // When Due() turns true without a new job: the oldest job's enqueue time
@@ -57,7 +64,10 @@ class Batcher {
   const BatchPolicy& policy() const { return policy_; }
 
  private:
-  using Order = std::pair<absl::Time, uint64_t>;  // (deadline, seq)
+  // (deadline, seq); in the chain lane (InfinitePast, seq): FIFO.
+  using Order = std::pair<absl::Time, uint64_t>;
+  // The chain lane's key (no runner makes a key with a NUL byte).
+  static const std::string& ChainLane();
 
   void Remove(std::map<std::string, std::map<Order, Job>>::iterator q,
               std::map<Order, Job>::iterator it);

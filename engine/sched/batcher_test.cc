@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "engine/ops/rule_status.h"
 #include "gtest/gtest.h"
@@ -20,6 +21,14 @@ Job MakeJob(std::string key, uint64_t seq, absl::Time enqueued,
   j.enqueued = enqueued;
   j.bytes = bytes;
   j.request.deadline = deadline;
+  return j;
+}
+
+// A chain job (its deadline on the chain).
+Job ChainJob(uint64_t seq, absl::Time deadline) {
+  Job j = MakeJob("ignored", seq, kT0, 64);
+  j.is_chain = true;
+  j.chain.deadline = deadline;
   return j;
 }
 
@@ -176,6 +185,40 @@ TEST(BatcherTest, CancelledJobsAreFoundByAScanAndSkippedInBatches) {
   EXPECT_EQ(dropped[0].seq, 2u);
   ASSERT_EQ(batch.size(), 1u);
   EXPECT_EQ(batch.groups[0][0].seq, 3u);
+}
+
+TEST(BatcherTest, ChainsKeepSubmissionOrderAndExpireAtTheirOwnDeadlines) {
+  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration()));
+  // Deadlines out of submission order: earliest-deadline-first would run
+  // 2, 4, 3, 1; the chain lane keeps 1, 2, 3, 4.
+  const absl::Time deadlines[] = {kT0 + absl::Seconds(40), kT0 + absl::Seconds(10),
+                                  kT0 + absl::Seconds(30), kT0 + absl::Seconds(20)};
+  for (uint64_t i = 0; i < 4; ++i) {
+    Job j = ChainJob(i + 1, deadlines[i]);
+    ASSERT_TRUE(b.Enqueue(j).ok());
+  }
+  Job plain = MakeJob("a", 5, kT0, 64, kT0 + absl::Seconds(25));
+  ASSERT_TRUE(b.Enqueue(plain).ok());
+  EXPECT_EQ(b.keys(), 2u);  // "ignored" is not a key for chains
+  EXPECT_EQ(b.NextDeadline(), kT0 + absl::Seconds(10));
+  // The second chain expires although the first, ahead of it, does not.
+  std::vector<Job> expired = b.TakeExpired(kT0 + absl::Seconds(15), false);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].seq, 2u);
+  EXPECT_EQ(b.NextDeadline(), kT0 + absl::Seconds(20));
+  std::vector<Job> dropped;
+  Batch batch = b.TakeBatch(kT0 + absl::Seconds(15), &dropped);
+  EXPECT_TRUE(dropped.empty());
+  ASSERT_EQ(batch.groups.size(), 2u);
+  // The chain lane's head (deadline 40 s) goes after the plain group (25 s).
+  ASSERT_EQ(batch.groups[0].size(), 1u);
+  EXPECT_EQ(batch.groups[0][0].seq, 5u);
+  ASSERT_EQ(batch.groups[1].size(), 3u);
+  EXPECT_EQ(batch.groups[1][0].seq, 1u);
+  EXPECT_EQ(batch.groups[1][1].seq, 3u);
+  EXPECT_EQ(batch.groups[1][2].seq, 4u);
+  EXPECT_TRUE(batch.groups[1][0].is_chain);
+  EXPECT_EQ(b.size(), 0u);
 }
 
 }  // namespace

@@ -8,11 +8,17 @@
 //    payload into upload memory here, so large copies never run on the
 //    submission thread). It returns the batch key, the bytes and the state
 //    to carry. An error rejects the request; nothing stays reserved.
+//  - PrepareChain() is Prepare for a resident chain (engine/core/resident.h),
+//    also on the caller's thread: it may take the chain's place among the
+//    runner's resident work (call order), which the returned state keeps
+//    until the chain runs or the state is destroyed unrun. Runners that
+//    keep no resident buffers leave it UNIMPLEMENTED (their engines run
+//    chains step by step through Execute).
 //  - CanAccept() says whether Run() would start a batch now without
 //    blocking (a free command list, an idle worker). The scheduler calls it
 //    with its own lock held: it must be cheap and must not call back.
-//  - Run() owns the batch from the call on and calls every job's `done`
-//    exactly once, possibly on other threads, possibly before returning.
+//  - Run() owns the batch from the call on and answers every job (`done`,
+//    or `chain_done` for a chain) exactly once, possibly on other threads, possibly before returning.
 //    It is only ever called from the scheduler's one dispatch thread.
 //  - Whenever capacity frees up, the runner calls the function given to
 //    SetCapacityListener (from any thread, with none of its locks held).
@@ -27,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
+#include "engine/core/resident.h"
 #include "engine/sched/job.h"
 
 namespace dmls::sched {
@@ -42,6 +49,9 @@ class Runner {
   virtual ~Runner() = default;
 
   virtual absl::StatusOr<Prepared> Prepare(ExecuteRequest& request) = 0;
+  virtual absl::StatusOr<Prepared> PrepareChain(ChainRequest& /*chain*/) {
+    return absl::UnimplementedError("this runner runs no resident chains");
+  }
   virtual bool CanAccept() = 0;
   virtual void Run(Batch batch) = 0;
   virtual void SetCapacityListener(std::function<void()> listener) = 0;

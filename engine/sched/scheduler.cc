@@ -19,51 +19,85 @@ Scheduler::Scheduler(Runner* runner, SchedulerOptions options)
 
 Scheduler::~Scheduler() { Shutdown(); }
 
-ExecuteCallback Scheduler::Holding(Admitted admitted, ExecuteCallback done) {
-  return [admitted = std::move(admitted), done = std::move(done)](
-             absl::StatusOr<ExecuteResult> result) mutable {
+namespace {
+
+// `done`, holding `admitted` until it has run (an ExecuteCallback or a
+// ChainCallback).
+template <typename Callback>
+Callback Holding(Admitted admitted, Callback done) {
+  return [admitted = std::move(admitted), done = std::move(done)](auto result) mutable {
     done(std::move(result));
     admitted = Admitted();
   };
 }
 
-void Scheduler::Reject(ExecuteCallback& done, absl::Status status) {
+// `done`, telling `observer` the run time (from `start`) first.
+template <typename Callback>
+Callback Timed(Callback done, std::shared_ptr<Clock> clock, absl::Time start,
+               std::shared_ptr<SchedulerObserver> observer) {
+  return [inner = std::move(done), clock = std::move(clock), start,
+          observer = std::move(observer)](auto result) mutable {
+    observer->OnExecuted(clock->Now() - start);
+    inner(std::move(result));
+  };
+}
+
+}  // namespace
+
+void Scheduler::Reject(Job& job, absl::Status status) {
   {
     MutexLock lock(&mu_);
     ++stats_.rejected;
   }
-  done(std::move(status));
+  job.state.reset();  // release what Prepare reserved before answering
+  job.Fail(std::move(status));
 }
 
 void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
+  Job job;
+  job.request = std::move(request);
+  job.done = std::move(done);
+  Start(std::move(job));
+}
+
+void Scheduler::SubmitChain(ChainRequest chain, ChainCallback done) {
+  Job job;
+  job.is_chain = true;
+  job.chain = std::move(chain);
+  job.chain_done = std::move(done);
+  Start(std::move(job));
+}
+
+void Scheduler::Start(Job job) {
   if (admission_ != nullptr) {
-    absl::StatusOr<Admitted> admitted = admission_->Admit(ExecuteWork(request));
-    if (!admitted.ok()) return Reject(done, admitted.status());
+    absl::StatusOr<Admitted> admitted =
+        admission_->Admit(job.is_chain ? ChainWork(job.chain) : ExecuteWork(job.request));
+    if (!admitted.ok()) return Reject(job, admitted.status());
     // Held while the request lives, when it holds a slot or bytes (the
     // checks alone hold nothing and need no wrapping callback).
     const AdmissionOptions& o = admission_->options();
     if (o.max_in_flight != 0 || o.memory_budget_bytes != 0) {
-      done = Holding(std::move(*admitted), std::move(done));
+      if (job.is_chain) {
+        job.chain_done = Holding(std::move(*admitted), std::move(job.chain_done));
+      } else {
+        job.done = Holding(std::move(*admitted), std::move(job.done));
+      }
     }
   }
-  if (request.cancelled && request.cancelled->load()) {
-    return Reject(done, absl::CancelledError(
-                            "the call was cancelled before execution"));
+  if (job.Cancelled()) {
+    return Reject(job, absl::CancelledError("the call was cancelled before execution"));
   }
   const absl::Time now = clock_->Now();
-  if (now >= request.deadline) {
-    return Reject(done, absl::DeadlineExceededError(
-                            "the deadline passed before execution"));
+  if (now >= job.deadline()) {
+    return Reject(job, absl::DeadlineExceededError("the deadline passed before execution"));
   }
-  absl::StatusOr<Prepared> prepared = runner_->Prepare(request);
-  if (!prepared.ok()) return Reject(done, prepared.status());
+  absl::StatusOr<Prepared> prepared =
+      job.is_chain ? runner_->PrepareChain(job.chain) : runner_->Prepare(job.request);
+  if (!prepared.ok()) return Reject(job, prepared.status());
 
-  Job job;
-  job.request = std::move(request);
   job.key = std::move(prepared->key);
   job.bytes = prepared->bytes;
   job.state = std::move(prepared->state);
-  job.done = std::move(done);
   job.enqueued = now;
   job.staged = clock_->Now();
   job.seq = next_seq_.fetch_add(1);
@@ -82,8 +116,7 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
       }
     }
   }
-  job.state.reset();  // release what Prepare reserved before answering
-  Reject(job.done, std::move(queued));
+  Reject(job, std::move(queued));
 }
 
 void Scheduler::Stamp(Batch& batch, absl::Time now) {
@@ -94,6 +127,13 @@ void Scheduler::Stamp(Batch& batch, absl::Time now) {
       bytes += job.bytes;
       if (observer != nullptr) observer->OnWaited(now - job.enqueued);
       // The run time ends where the runner answers.
+      if (job.is_chain) {
+        // A chain's result has no ExecuteTiming: only the observer hears.
+        if (observer != nullptr) {
+          job.chain_done = Timed(std::move(job.chain_done), clock_, now, options_.observer);
+        }
+        continue;
+      }
       job.done = [inner = std::move(job.done), clock = clock_, observer = options_.observer,
                   input = job.staged - job.enqueued, queued = now - job.staged,
                   now](absl::StatusOr<ExecuteResult> result) mutable {
@@ -175,12 +215,12 @@ void Scheduler::DispatchLoop() {
     for (Job& job : dropped) {
       job.state.reset();
       if (job.Cancelled()) {
-        job.done(absl::CancelledError("the call was cancelled while queued"));
-      } else if (job.request.deadline <= now) {
-        job.done(absl::DeadlineExceededError(
+        job.Fail(absl::CancelledError("the call was cancelled while queued"));
+      } else if (job.deadline() <= now) {
+        job.Fail(absl::DeadlineExceededError(
             "the deadline passed while the request was queued"));
       } else {
-        job.done(absl::CancelledError("the request was dropped"));
+        job.Fail(absl::CancelledError("the request was dropped"));
       }
     }
     if (!batch.empty()) runner_->Run(std::move(batch));

@@ -1,14 +1,18 @@
 // Scheduler: dynamic batching and dispatch in front of a Runner (runner.h).
-// Both engines embed one: Engine::Execute is Submit().
+// Both engines embed one: Engine::Execute is Submit(); the GPU engine's
+// ExecuteChain is SubmitChain(), so a resident chain is queued, admitted,
+// counted in flight, expired at its deadline and batched like a plain
+// request (it is never coalesced, and chains keep their submission order:
+// batcher.h).
 //
-// Submit(), on the caller's thread:
+// Submit() and SubmitChain(), on the caller's thread:
 //   1. for callers of the engine that admit nothing themselves (tests,
 //      benches, tools), admission (admission.h) when options.admission is
 //      set; the server admits every request once, before the engine, and
 //      leaves it empty;
 //   2. cancellation and the deadline (the queue's expiry, checked again
 //      while queued);
-//   3. Runner::Prepare: planning, so the batch key is known at enqueue, and
+//   3. Runner::Prepare (PrepareChain for a chain): planning, so the batch key is known at enqueue, and
 //      the runner's staging (e.g. the GPU upload copy);
 //   4. Batcher::Enqueue (QUEUE_FULL beyond max_queue_depth).
 // A failure in any step calls `done` before Submit returns.
@@ -81,6 +85,9 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   void Submit(ExecuteRequest request, ExecuteCallback done);
+  // A validated resident chain (engine/core/resident.h), as Submit; the
+  // runner must implement PrepareChain (else UNIMPLEMENTED).
+  void SubmitChain(ChainRequest chain, ChainCallback done);
 
   // Stops admitting (UNAVAILABLE), hands every queued request to the
   // runner, waits for it to finish them, joins the dispatch thread.
@@ -95,14 +102,17 @@ class Scheduler {
   const SchedulerOptions& options() const { return options_; }
 
  private:
+  // Submit and SubmitChain from admission on.
+  void Start(Job job);
   void DispatchLoop();
   // Wraps each job's callback of `batch`, handed to the runner at `now`,
   // to fill its result's ExecuteTiming (input, queued, run) and, with an
-  // observer, to report the batch, the queue times and the run times.
+  // observer, to report the batch, the queue times and the run times (a
+  // chain's only to the observer).
   void Stamp(Batch& batch, absl::Time now);
-  // Wraps `done` so that `admitted` is let go when it has run.
-  static ExecuteCallback Holding(Admitted admitted, ExecuteCallback done);
-  void Reject(ExecuteCallback& done, absl::Status status);
+  // Answers `job` with `status` (counted as rejected), its state released
+  // first.
+  void Reject(Job& job, absl::Status status);
 
   Runner* const runner_;
   const SchedulerOptions options_;

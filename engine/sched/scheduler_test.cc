@@ -40,12 +40,23 @@ class FakeRunner : public Runner {
     p.state = std::make_unique<CountingState>(&live_states);
     return p;
   }
+  absl::StatusOr<Prepared> PrepareChain(ChainRequest& c) override {
+    Prepared p;
+    p.bytes = c.steps.size();
+    p.state = std::make_unique<CountingState>(&live_states);
+    return p;
+  }
   bool CanAccept() override { return capacity.load() > 0; }
   void Run(Batch batch) override {
     --capacity;
     MutexLock lock(&mu);
     sizes.push_back(batch.size());
     groups.push_back(batch.groups.size());
+    for (const auto& g : batch.groups) {
+      for (const Job& j : g) {
+        if (j.is_chain) chain_seqs.push_back(j.seq);
+      }
+    }
     if (complete_inline) {
       Complete(batch);
     } else {
@@ -68,7 +79,11 @@ class FakeRunner : public Runner {
     for (auto& g : b.groups) {
       for (Job& j : g) {
         j.state.reset();
-        j.done(ExecuteResult{});
+        if (j.is_chain) {
+          j.chain_done(ChainResult{});
+        } else {
+          j.done(ExecuteResult{});
+        }
       }
     }
     ++capacity;
@@ -88,7 +103,19 @@ class FakeRunner : public Runner {
   std::vector<size_t> sizes ABSL_GUARDED_BY(mu);
   std::vector<size_t> groups ABSL_GUARDED_BY(mu);
   std::vector<Batch> held ABSL_GUARDED_BY(mu);
+  std::vector<uint64_t> chain_seqs ABSL_GUARDED_BY(mu);  // in the order run
 };
+
+// A one-step chain: RELU over `n` inline FLOAT32 elements, returned.
+ChainRequest ReluChain(uint64_t n) {
+  ExecuteRequest r = Relu(n);
+  ChainRequest c;
+  ChainStep& step = c.steps.emplace_back();
+  step.op = r.op;
+  step.input = ChainSource::Inline(std::move(r.input));
+  step.return_output = true;
+  return c;
+}
 
 struct Outcomes {
   Mutex mu;
@@ -104,6 +131,15 @@ struct Outcomes {
     };
   }
 };
+
+// Chain callbacks into the same outcomes.
+ChainCallback ChainOutcome(Outcomes& out) {
+  return [&out](absl::StatusOr<ChainResult> r) {
+    MutexLock lock(&out.mu);
+    out.statuses.push_back(r.status());
+    ++out.count;
+  };
+}
 
 void WaitFor(const std::atomic<int>& n, int want) {
   for (int i = 0; i < 5000 && n.load() < want; ++i) absl::SleepFor(absl::Milliseconds(1));
@@ -351,6 +387,131 @@ TEST(SchedulerTest, PrepareFailureAndShutdownRejections) {
   s.Submit(Relu(8), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
   EXPECT_EQ(got.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(runner.live_states.load(), 0);
+}
+
+// Issue 21's test: a resident chain is admitted, counted in flight,
+// queued behind a busy runner and expired at its deadline by the
+// scheduler, like a plain request.
+TEST(SchedulerTest, ChainQueuedBehindTheInFlightLimitExpiresAtItsDeadline) {
+  auto clock = std::make_shared<FakeClock>();
+  FakeRunner runner;
+  runner.capacity = 0;  // every frame in flight: nothing leaves the queue
+  SchedulerOptions o;
+  o.clock = clock;
+  o.admission->max_in_flight = 2;
+  Scheduler s(&runner, o);
+  Outcomes plain, chains;
+  s.Submit(Relu(8), plain.Callback());
+  ChainRequest chain = ReluChain(8);
+  chain.deadline = clock->Now() + absl::Milliseconds(5);
+  s.SubmitChain(std::move(chain), ChainOutcome(chains));
+  EXPECT_EQ(s.stats().queued, 2u);
+  EXPECT_EQ(s.stats().in_flight, 2u);
+  // A third unit of work, chain or not, is over the in-flight limit.
+  s.SubmitChain(ReluChain(8), ChainOutcome(chains));
+  WaitFor(chains.count, 1);
+  {
+    MutexLock lock(&chains.mu);
+    EXPECT_EQ(ops::ViolationsOf(chains.statuses[0])[0].rule, "IN_FLIGHT_LIMIT");
+  }
+  clock->Advance(absl::Milliseconds(5));
+  s.Poke();
+  WaitFor(chains.count, 2);
+  {
+    MutexLock lock(&chains.mu);
+    EXPECT_EQ(chains.statuses[1].code(), absl::StatusCode::kDeadlineExceeded);
+  }
+  EXPECT_EQ(s.stats().expired, 1u);
+  EXPECT_EQ(s.stats().queued, 1u);
+  EXPECT_EQ(runner.live_states.load(), 1);  // the chain's state went with it
+  // Its slot went back: another chain gets in, and runs once the runner
+  // has room.
+  s.SubmitChain(ReluChain(8), ChainOutcome(chains));
+  EXPECT_EQ(s.stats().in_flight, 2u);
+  EXPECT_EQ(plain.count.load(), 0);
+  runner.capacity = 1;
+  s.Shutdown();
+  EXPECT_EQ(plain.count.load(), 1);
+  EXPECT_EQ(chains.count.load(), 3);
+  MutexLock lock(&chains.mu);
+  EXPECT_TRUE(chains.statuses[2].ok()) << chains.statuses[2];
+  EXPECT_EQ(s.stats().in_flight, 0u);
+}
+
+TEST(SchedulerTest, ChainsReachTheRunnerInSubmissionOrder) {
+  FakeRunner runner;
+  runner.capacity = 0;
+  Scheduler s(&runner, SchedulerOptions{});
+  Outcomes out;
+  // Later deadlines first: earliest-deadline-first would reverse them.
+  const absl::Time now = absl::Now();
+  for (int i = 0; i < 4; ++i) {
+    ChainRequest c = ReluChain(8);
+    c.deadline = now + absl::Hours(4 - i);
+    s.SubmitChain(std::move(c), ChainOutcome(out));
+  }
+  runner.capacity = 1;
+  s.Poke();
+  for (int i = 0; i < 5000; ++i) {
+    {
+      MutexLock lock(&runner.mu);
+      if (runner.chain_seqs.size() == 4) break;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  runner.ReleaseAll();
+  WaitFor(out.count, 4);
+  MutexLock lock(&runner.mu);
+  ASSERT_EQ(runner.chain_seqs.size(), 4u);
+  for (size_t i = 1; i < 4; ++i) EXPECT_LT(runner.chain_seqs[i - 1], runner.chain_seqs[i]);
+}
+
+TEST(SchedulerTest, ChainChecksBeforeTheQueue) {
+  FakeRunner runner;
+  runner.complete_inline = true;
+  Scheduler s(&runner, SchedulerOptions{});
+  Outcomes out;
+  ChainRequest bad = ReluChain(8);
+  bad.steps[0].input.bytes.resize(3);
+  s.SubmitChain(std::move(bad), ChainOutcome(out));
+  ChainRequest gone = ReluChain(8);
+  gone.cancelled = std::make_shared<std::atomic<bool>>(true);
+  s.SubmitChain(std::move(gone), ChainOutcome(out));
+  ChainRequest late = ReluChain(8);
+  late.deadline = absl::Now() - absl::Seconds(1);
+  s.SubmitChain(std::move(late), ChainOutcome(out));
+  ASSERT_EQ(out.count.load(), 3);
+  {
+    MutexLock lock(&out.mu);
+    EXPECT_EQ(ops::ViolationsOf(out.statuses[0])[0].rule, "PAYLOAD_SIZE_MISMATCH");
+    EXPECT_EQ(ops::ViolationsOf(out.statuses[0])[0].field, "steps[0].input.data");
+    EXPECT_EQ(out.statuses[1].code(), absl::StatusCode::kCancelled);
+    EXPECT_EQ(out.statuses[2].code(), absl::StatusCode::kDeadlineExceeded);
+  }
+  EXPECT_EQ(s.stats().rejected, 3u);
+  s.SubmitChain(ReluChain(8), ChainOutcome(out));
+  WaitFor(out.count, 4);
+  EXPECT_EQ(runner.live_states.load(), 0);
+}
+
+// A runner without resident chains refuses them (the CPU engine runs its
+// chains step by step through Execute instead).
+class PlainRunner : public FakeRunner {
+ public:
+  absl::StatusOr<Prepared> PrepareChain(ChainRequest& c) override {
+    return Runner::PrepareChain(c);
+  }
+};
+
+TEST(SchedulerTest, ChainsNeedARunnerThatRunsThem) {
+  PlainRunner runner;
+  runner.complete_inline = true;
+  Scheduler s(&runner, SchedulerOptions{});
+  Outcomes out;
+  s.SubmitChain(ReluChain(8), ChainOutcome(out));
+  ASSERT_EQ(out.count.load(), 1);
+  MutexLock lock(&out.mu);
+  EXPECT_EQ(out.statuses[0].code(), absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace

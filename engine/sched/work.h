@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "engine/core/execute_request.h"
 #include "engine/core/operator_desc.h"
+#include "engine/core/resident.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/core/types.h"
 
@@ -86,6 +87,13 @@ struct Work {
 // The one-step kExecute work of `request`: its operator, payload sizes,
 // deadline and cancellation.
 Work ExecuteWork(const ExecuteRequest& request);
+
+// The kChain work of an engine-level chain (engine/core/resident.h): its
+// operators, where each tensor comes from, its deadline and cancellation.
+// The engine knows a resident buffer's size but not its data type: a
+// resident source is taken to be of the type of the tensor it feeds (the
+// server, which knows the types, builds its own Work: server/chain_builder).
+Work ChainWork(const ChainRequest& chain);
 
 // The output range of `op`: the output tensor's bytes, or for in-place
 // execution the larger of input and output (OPERATORS.md §10).
