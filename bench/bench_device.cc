@@ -102,22 +102,4 @@ absl::Status BenchDevice::RunOnce(const Recorder& body) {
   return ExecuteAndWait();
 }
 
-D3D12_RESOURCE_BARRIER Transition(ID3D12Resource* r, D3D12_RESOURCE_STATES from,
-                                  D3D12_RESOURCE_STATES to) {
-  D3D12_RESOURCE_BARRIER b = {};
-  b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
-  b.Transition.pResource = r;
-  b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
-  b.Transition.StateBefore = from;
-  b.Transition.StateAfter = to;
-  return b;
-}
-
-D3D12_RESOURCE_BARRIER UavBarrier(ID3D12Resource* r) {
-  D3D12_RESOURCE_BARRIER b = {};
-  b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
-  b.UAV.pResource = r;
-  return b;
-}
-
 }  // namespace dmls::bench

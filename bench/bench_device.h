@@ -15,6 +15,7 @@
 #include "engine/d3d12/device.h"
 #include "engine/d3d12/dispatch_binder.h"
 #include "engine/d3d12/fence.h"
+#include "engine/d3d12/objects.h"
 #include "engine/d3d12/pipeline_cache.h"
 #include "engine/d3d12/platform.h"
 
@@ -60,12 +61,6 @@ class BenchDevice {
   std::unique_ptr<d3d12::PipelineCache> pipelines_;
   std::unique_ptr<d3d12::DispatchBinder> binder_;
 };
-
-// A transition barrier of all of `r` from `from` to `to`.
-D3D12_RESOURCE_BARRIER Transition(ID3D12Resource* r, D3D12_RESOURCE_STATES from,
-                                  D3D12_RESOURCE_STATES to);
-// A UAV barrier on `r`.
-D3D12_RESOURCE_BARRIER UavBarrier(ID3D12Resource* r);
 
 }  // namespace dmls::bench
 

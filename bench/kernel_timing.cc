@@ -115,11 +115,11 @@ OpTiming MeasureOp(BenchDevice& bench, const std::string& name, uint64_t n,
   auto kernel_prologue = [&](ID3D12GraphicsCommandList* l) {
     std::vector<D3D12_RESOURCE_BARRIER> b;
     for (PoolBuffer* r : read_only) {
-      b.push_back(Transition(r->resource.get(), D3D12_RESOURCE_STATE_COMMON,
+      b.push_back(d3d12::TransitionBarrier(r->resource.get(), D3D12_RESOURCE_STATE_COMMON,
                              D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE));
     }
     for (ID3D12Resource* r : written) {
-      b.push_back(Transition(r, D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_UNORDERED_ACCESS));
+      b.push_back(d3d12::TransitionBarrier(r, D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_UNORDERED_ACCESS));
     }
     l->ResourceBarrier(static_cast<UINT>(b.size()), b.data());
     bench.binder().SetState(l);
@@ -136,7 +136,7 @@ OpTiming MeasureOp(BenchDevice& bench, const std::string& name, uint64_t n,
     timed = timed.subspan(f.only_dispatch, 1);
   }
   std::vector<D3D12_RESOURCE_BARRIER> uav;
-  for (ID3D12Resource* r : written) uav.push_back(UavBarrier(r));
+  for (ID3D12Resource* r : written) uav.push_back(d3d12::UavBarrier(r));
   absl::StatusOr<BenchDevice::Timing> kt = bench.Measure(
       [&](ID3D12GraphicsCommandList* l) {
         kernel_prologue(l);
@@ -165,7 +165,7 @@ OpTiming MeasureOp(BenchDevice& bench, const std::string& name, uint64_t n,
     return fail(absl::ResourceExhaustedError("cannot allocate readback"));
   }
   s = bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
-    D3D12_RESOURCE_BARRIER b = Transition(output->resource.get(), D3D12_RESOURCE_STATE_COMMON,
+    D3D12_RESOURCE_BARRIER b = d3d12::TransitionBarrier(output->resource.get(), D3D12_RESOURCE_STATE_COMMON,
                                           D3D12_RESOURCE_STATE_COPY_SOURCE);
     l->ResourceBarrier(1, &b);
     l->CopyBufferRegion(readback->resource.get(), 0, output->resource.get(), 0, bytes);
@@ -190,8 +190,8 @@ OpTiming MeasureOp(BenchDevice& bench, const std::string& name, uint64_t n,
   absl::StatusOr<BenchDevice::Timing> ct = bench.Measure(
       [&](ID3D12GraphicsCommandList* l) {
         D3D12_RESOURCE_BARRIER b[] = {
-            Transition(input->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_SOURCE),
-            Transition(output->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
+            d3d12::TransitionBarrier(input->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_SOURCE),
+            d3d12::TransitionBarrier(output->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
         l->ResourceBarrier(2, b);
       },
       [&](ID3D12GraphicsCommandList* l) {

@@ -38,8 +38,8 @@ absl::Status UploadPair(BenchDevice& bench, d3d12::PoolBuffer* upload, d3d12::Po
                         d3d12::PoolBuffer* b, uint64_t bytes) {
   return bench.RunOnce([&](ID3D12GraphicsCommandList* l) {
     D3D12_RESOURCE_BARRIER t[] = {
-        Transition(a->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST),
-        Transition(b->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
+        d3d12::TransitionBarrier(a->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST),
+        d3d12::TransitionBarrier(b->resource.get(), D3D12_RESOURCE_STATE_COMMON, D3D12_RESOURCE_STATE_COPY_DEST)};
     l->ResourceBarrier(2, t);
     l->CopyBufferRegion(a->resource.get(), 0, upload->resource.get(), 0, bytes);
     l->CopyBufferRegion(b->resource.get(), 0, upload->resource.get(), bytes, bytes);

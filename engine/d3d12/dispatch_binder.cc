@@ -450,12 +450,7 @@ void DispatchBinder::Record(ID3D12GraphicsCommandList* list,
   for (const BoundDispatch& d : dispatches) {
     if (!d.barrier_before.empty()) {
       barriers.clear();
-      for (ID3D12Resource* r : d.barrier_before) {
-        D3D12_RESOURCE_BARRIER b = {};
-        b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
-        b.UAV.pResource = r;
-        barriers.push_back(b);
-      }
+      for (ID3D12Resource* r : d.barrier_before) barriers.push_back(UavBarrier(r));
       list->ResourceBarrier(static_cast<UINT>(barriers.size()), barriers.data());
     }
     if (*current_pso != d.pso) {

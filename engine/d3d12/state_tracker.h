@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/d3d12/objects.h"
 #include "engine/d3d12/platform.h"
 
 namespace dmls::d3d12 {
@@ -20,23 +21,12 @@ class StateTracker {
   void To(ID3D12Resource* r, D3D12_RESOURCE_STATES to) {
     auto [it, inserted] = state_.try_emplace(r, D3D12_RESOURCE_STATE_COMMON);
     if (it->second == to) return;
-    D3D12_RESOURCE_BARRIER b = {};
-    b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
-    b.Transition.pResource = r;
-    b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
-    b.Transition.StateBefore = it->second;
-    b.Transition.StateAfter = to;
-    pending_.push_back(b);
+    pending_.push_back(TransitionBarrier(r, it->second, to));
     it->second = to;
   }
   // Orders UAV accesses of `r` (null: of every resource) before the barrier
   // with those after it.
-  void Uav(ID3D12Resource* r) {
-    D3D12_RESOURCE_BARRIER b = {};
-    b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
-    b.UAV.pResource = r;
-    pending_.push_back(b);
-  }
+  void Uav(ID3D12Resource* r) { pending_.push_back(UavBarrier(r)); }
   void Flush() {
     if (pending_.empty()) return;
     list_->ResourceBarrier(static_cast<UINT>(pending_.size()), pending_.data());
