@@ -231,8 +231,9 @@ const RuleDoc kRules[] = {
      "the peer address, for one trusted client)",
      kAuth},
     {"TENANT_MISMATCH", kInvalid, "tenant (metadata)",
-     "the tenant metadata sent beside a bearer token names another "
-     "principal than the token's (behind the balancer it is the routing key)",
+     "the tenant metadata sent beside a bearer token or a client "
+     "certificate names another principal than theirs (behind the balancer "
+     "it is the routing key)",
      kAuth},
     {"AUTH_TOKEN_MISSING", kUnauthenticated, "authorization (metadata)",
      "the server wants a bearer token and none was sent", kAuth},

@@ -1,5 +1,6 @@
 #include "server/security/principal.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -12,6 +13,29 @@
 #include "server/security/token_auth.h"
 
 namespace dmls::server {
+namespace {
+
+// A `tenant` beside a token or a client certificate is the balancer's
+// routing key (deploy/nginx): it must name the call's own principal
+// `name`, or the calls of one principal could be routed by different keys
+// and miss their tensors on another replica. OK without a `tenant`.
+// `credential` names what `name` came from, for the message.
+absl::Status CheckTenantNames(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+    absl::string_view name, absl::string_view credential) {
+  auto tenant = metadata.find(kTenantMetadataKey);
+  if (tenant == metadata.end() ||
+      absl::string_view(tenant->second.data(), tenant->second.size()) == name) {
+    return absl::OkStatus();
+  }
+  return ops::RuleStatus(
+      absl::StatusCode::kInvalidArgument, kTenantMismatch, kTenantMetadataKey,
+      absl::StrCat("metadata '", kTenantMetadataKey, "' names another principal than the call's ",
+                   credential, "; send the ", credential, "'s own principal (the balancer ",
+                   "routes on it) or no '", kTenantMetadataKey, "'"));
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
                                         const TokenAuthenticator* tokens,
@@ -29,20 +53,8 @@ absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
         tokens->Authenticate(authorization);
     if (!entry.ok()) return entry.status();
     if (entry->has_value()) {
-      // A `tenant` beside a token is the balancer's routing key
-      // (deploy/nginx): it must name the token's own principal, or the
-      // calls of one principal could be routed by different keys.
-      auto tenant = metadata.find(kTenantMetadataKey);
-      if (tenant != metadata.end() &&
-          absl::string_view(tenant->second.data(), tenant->second.size()) !=
-              (*entry)->principal) {
-        return ops::RuleStatus(
-            absl::StatusCode::kInvalidArgument, kTenantMismatch, kTenantMetadataKey,
-            absl::StrCat("metadata '", kTenantMetadataKey,
-                         "' names another principal than the call's token; send the "
-                         "token's own principal (the balancer routes on it) or no '",
-                         kTenantMetadataKey, "'"));
-      }
+      absl::Status same = CheckTenantNames(metadata, (*entry)->principal, "token");
+      if (!same.ok()) return same;
       return absl::StrCat("user:", (*entry)->principal);
     }
   }
@@ -52,7 +64,10 @@ absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
     if (auth->IsPeerAuthenticated()) {
       std::vector<grpc::string_ref> cn = auth->FindPropertyValues("x509_common_name");
       if (!cn.empty() && !cn.front().empty()) {
-        return absl::StrCat("cert:", std::string(cn.front().data(), cn.front().size()));
+        absl::string_view name(cn.front().data(), cn.front().size());
+        absl::Status same = CheckTenantNames(metadata, name, "client certificate");
+        if (!same.ok()) return same;
+        return absl::StrCat("cert:", name);
       }
     }
   }

@@ -14,7 +14,8 @@
 //     that every token of one principal reaches the replica that holds
 //     its tensors;
 //   - a verified client certificate's common name (mutual TLS) as
-//     "cert:NAME";
+//     "cert:NAME", where a `tenant` beside it must likewise be NAME
+//     (TENANT_MISMATCH);
 //   - the value of the `tenant` request metadata key as "tenant:NAME"
 //     (trusted as given: anyone who can reach the port can name any tenant,
 //     so servers with users turn on tokens or mTLS);
@@ -59,7 +60,8 @@ inline constexpr char kTenantMismatch[] = "TENANT_MISMATCH";
 
 // The principal of the call. `tokens`: the server's bearer tokens, null
 // when it checks none. INVALID_ARGUMENT for an empty or over-long tenant
-// value, for a `tenant` that is not the token's principal (TENANT_MISMATCH)
+// value, for a `tenant` that is not the token's or the client
+// certificate's principal (TENANT_MISMATCH)
 // and for a call with no identity (TENANT_REQUIRED) unless
 // `tenant_from_peer`; UNAUTHENTICATED for a token the authenticator refuses.
 absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,

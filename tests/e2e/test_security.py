@@ -224,16 +224,23 @@ class MutualTlsTest(SecureServerCase):
     def test_the_certificate_is_the_principal(self):
         alice = self.client("alice")
         bob = self.client("bob")
-        # bob names alice's tenant: the certificate wins over the metadata.
+        # A tenant beside a certificate must be the certificate's own name
+        # (it is the balancer's routing key): bob may say "bob", not "alice".
+        bob_as_bob = self.client("bob", tenant="bob")
         bob_as_alice = self.client("bob", tenant="alice")
         handle = alice.create_tensor(np.ones((4,), np.float32))
         self.addCleanup(lambda: alice.release(handle))
         self.assertIn(handle.handle,
                       [t.handle for t in alice.list_tensors().tensors])
-        for other in (bob, bob_as_alice):
+        for other in (bob, bob_as_bob):
             self.assertEqual(other.list_tensors().tensors, [])
             self.assertCode(grpc.StatusCode.NOT_FOUND,
                             lambda: other.download(handle.handle))
+        for call in (bob_as_alice.list_tensors,
+                     lambda: bob_as_alice.download(handle.handle)):
+            self.assertCode(grpc.StatusCode.INVALID_ARGUMENT, call,
+                            contains="TENANT_MISMATCH")
+        self.assertEqual(alice.download(handle.handle).tolist(), [1.0] * 4)
 
     def test_dmlctl_with_a_client_certificate(self):
         tls = ["--tls-ca=" + self.pki.path("ca.pem"), "--tls-server-name=localhost"]
