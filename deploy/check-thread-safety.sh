@@ -9,6 +9,8 @@
 #   deploy/check-thread-safety.sh build 'engine/sched/'  # only TUs whose
 #                                            # path matches this regex
 #   JOBS=1 CLANGXX=clang++-14 deploy/check-thread-safety.sh
+#   SHARD=1/3 deploy/check-thread-safety.sh  # every third TU, from the
+#                                            # second (0-based shard 1 of 3)
 #
 # The build directory must have been configured with
 # -DCMAKE_EXPORT_COMPILE_COMMANDS=ON (and built, for the generated protobuf
@@ -35,6 +37,11 @@ FILTER="${2:-}"
 [[ "$BUILD" = /* ]] || BUILD="$ROOT/$BUILD"
 DB="$BUILD/compile_commands.json"
 JOBS="${JOBS:-2}"
+SHARD="${SHARD:-0/1}"
+if [[ ! "$SHARD" =~ ^[0-9]+/[1-9][0-9]*$ ]] || (( ${SHARD%/*} >= ${SHARD#*/} )); then
+  echo "check-thread-safety: SHARD must be I/N with 0 <= I < N, not '$SHARD'" >&2
+  exit 2
+fi
 CLANGXX="${CLANGXX:-}"
 if [[ -z "$CLANGXX" ]]; then
   for c in clang++ clang++-14; do
@@ -55,10 +62,11 @@ trap 'rm -rf "$WORK"' EXIT
 start=$(date +%s.%N)
 
 # One script per TU under $WORK/tu/, named by its position in the database.
-python3 - "$DB" "$WORK/tu" "$CLANGXX" "$FILTER" <<'EOF' || exit 2
+python3 - "$DB" "$WORK/tu" "$CLANGXX" "$FILTER" "$SHARD" <<'EOF' || exit 2
 import json, os, re, shlex, sys
 
-db, out, clangxx, only = sys.argv[1:5]
+db, out, clangxx, only, shard = sys.argv[1:6]
+shard_index, shard_count = map(int, shard.split("/"))
 os.makedirs(out)
 # GCC flags clang rejects or warns about; GCC warning flags go wholesale.
 DROP = {"-fno-semantic-interposition", "-fstack-clash-protection",
@@ -70,6 +78,8 @@ for n, entry in enumerate(json.load(open(db))):
     args = entry.get("arguments") or shlex.split(entry["command"])
     path = entry["file"]
     if only and not re.search(only, path):
+        continue
+    if n % shard_count != shard_index:
         continue
     cxx = not path.endswith(".c")
     cmd = [clangxx if cxx else "clang"]
@@ -99,11 +109,15 @@ for n, entry in enumerate(json.load(open(db))):
 EOF
 
 total=$(find "$WORK/tu" -name '*.sh' | wc -l)
+if [[ $total -eq 0 && "$SHARD" != 0/1 ]]; then
+  echo "check-thread-safety: no translation unit in shard $SHARD${FILTER:+ of those matching '$FILTER'}"
+  exit 0
+fi
 if [[ $total -eq 0 ]]; then
   echo "check-thread-safety: no translation unit in $DB${FILTER:+ matches '$FILTER'}" >&2
   exit 2
 fi
-echo "check-thread-safety: $total translation units, $CLANGXX, $JOBS jobs"
+echo "check-thread-safety: $total translation units (shard $SHARD), $CLANGXX, $JOBS jobs"
 # Each job leaves its output in N.log and, when clang fails, N.fail.
 find "$WORK/tu" -name '*.sh' -print0 | sort -z |
   xargs -0 -r -P "$JOBS" -n 1 sh -c 'bash "$1" > "${1%.sh}.log" 2>&1 || : > "${1%.sh}.fail"' sh
