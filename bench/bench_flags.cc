@@ -79,6 +79,12 @@ ABSL_FLAG(bool, mvn_blocked, kDefaults.planner.mvn_blocked,
 ABSL_FLAG(std::optional<uint32_t>, mvn_coop_max_chunks, std::nullopt,
           "The cooperative MVN schedule for groups of up to N 4,096-element "
           "chunks (unset: off).");
+ABSL_FLAG(uint32_t, mvn_combine_min_chunks, kDefaults.planner.mvn_combine_min_chunks,
+          "Two-pass/blocked FLOAT16 MVN: combine each group's partials once, in a "
+          "third dispatch, for groups of at least N 4,096-element chunks (0: never; "
+          "PlannerOptions::mvn_combine_min_chunks).");
+ABSL_FLAG(bool, mvn_combine_float32, kDefaults.planner.mvn_combine_float32,
+          "FLOAT32 MVN combines as FLOAT16 does (--mvn_combine_min_chunks).");
 ABSL_FLAG(uint32_t, mvn_coop_spin_limit, kDefaults.planner.mvn_coop_spin_limit,
           "Cooperative MVN: polls before a normalisation task stops waiting.");
 ABSL_FLAG(int, mvn_vec4, kDefaults.planner.mvn_vec4 ? 1 : 0,
@@ -189,6 +195,8 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
     p.mvn_coop_max_chunks = *chunks;
   }
   p.mvn_coop_spin_limit = absl::GetFlag(FLAGS_mvn_coop_spin_limit);
+  p.mvn_combine_min_chunks = absl::GetFlag(FLAGS_mvn_combine_min_chunks);
+  p.mvn_combine_float32 = absl::GetFlag(FLAGS_mvn_combine_float32);
   p.mvn_vec4 = absl::GetFlag(FLAGS_mvn_vec4) == 1;
   p.mvn_vec4_scale_bias = absl::GetFlag(FLAGS_mvn_vec4_scale_bias) == 1;
   return o;

@@ -43,7 +43,9 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
                          " rows after statistics, spin limit ", planner.mvn_coop_spin_limit);
     } else if (s.kind != gpu::MvnSchedule::kRow) {
       how = absl::StrCat(s.kind == gpu::MvnSchedule::kBlocked ? "blocked" : "two-pass", ": ",
-                         s.block_groups, " rows per (statistics, normalise) dispatch pair");
+                         s.block_groups,
+                         s.combine ? " rows per (statistics, combine, normalise) dispatch triple"
+                                   : " rows per (statistics, normalise) dispatch pair");
     }
     const uint8_t last = plan.dispatches.empty() ? 0 : plan.dispatches.back().key.variant;
     const bool vec4 = (last & gpu::kMvnVariantVec4) != 0;

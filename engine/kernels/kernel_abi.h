@@ -132,6 +132,10 @@ inline constexpr uint8_t kVariantWord = 1;  // R32_UINT views (the < 4-word tail
 // (mvn_stats_emit.h). A dispatch covers groups [first_group, first_group +
 // group_count); scratch is indexed by the global (group, chunk), so that the
 // dispatches of a blocked plan never share scratch.
+// kMvnCombine (one workgroup per group of the dispatch) combines group g's
+// partials and stores its statistic, the same four words, at scratch word
+// partials_word + 4 * g (after every group's partials); kMvnNormalise (the
+// grid and work of kMvnApply) reads it there instead of combining.
 // kMvnCoop (one dispatch over every group, first_group 0; two workgroups
 // per (group, chunk): a statistics task and a normalisation task): scratch
 // is an R32_UINT view accessed by atomics only (never through a cache that
@@ -168,7 +172,9 @@ struct MvnArgs {
   uint32_t first_group = 0;  // c3.x: first reduction group of this dispatch
   uint32_t spin_limit = 0;     // c3.y: kMvnCoop: polls of a group's counter before
                                // the workgroup computes the group's statistics alone
-  uint32_t partials_word = 0;  // c3.z: kMvnCoop: where partials start in scratch
+  uint32_t partials_word = 0;  // c3.z: kMvnCoop: where partials start in scratch;
+                               // kMvnCombine/kMvnNormalise: where the group
+                               // statistics start
   uint32_t lag = 0;            // c3.w: kMvnCoop: groups between a group's statistics
                                // and its normalisation (1..group_count)
   uint32_t sizes[kMaxRank] = {};          // c4, c5

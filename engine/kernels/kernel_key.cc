@@ -40,9 +40,10 @@ uint64_t KernelKey::Hash() const {
 
 std::string KernelKey::DebugString() const {
   static const char* kStages[] = {"elementwise", "mvn_partial", "mvn_apply",
-                                  "mvn_row",     "mvn_coop",    "mvn_clear"};
+                                  "mvn_row",     "mvn_coop",    "mvn_clear",
+                                  "mvn_combine", "mvn_normalise"};
   const int s = static_cast<int>(stage);
-  std::string out = s < 6 ? kStages[s] : "stage?";
+  std::string out = s < 8 ? kStages[s] : "stage?";
   out += absl::StrCat(" op=", static_cast<uint32_t>(op), " type=");
   out += std::string(DataTypeName(data_type));
   out += layout == LayoutClass::kContiguous ? " contiguous" : " strided";

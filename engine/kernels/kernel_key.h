@@ -22,6 +22,10 @@ enum class KernelStage : uint8_t {
                      // exchange partials through scratch in one dispatch, each
                      // chunk read once (kernel_abi.h)
   kMvnClear = 5,     // MVN/MVN1: zeroes kMvnCoop's counters (one key)
+  kMvnCombine = 6,   // MVN/MVN1: combines each group's partials once into its
+                     // group statistic in scratch (one key per NormalizeVariance)
+  kMvnNormalise = 7, // MVN/MVN1: kMvnApply reading its group's statistic from
+                     // kMvnCombine instead of combining the partials itself
 };
 
 struct KernelKey {

@@ -68,6 +68,8 @@ absl::StatusOr<KernelInfo> BuildKernel(const KernelKey& key) {
     case KernelStage::kMvnRow:
     case KernelStage::kMvnCoop:
     case KernelStage::kMvnClear:
+    case KernelStage::kMvnCombine:
+    case KernelStage::kMvnNormalise:
       return BuildMvnKernel(key);
   }
   return absl::InvalidArgumentError("unknown kernel stage");

@@ -205,9 +205,14 @@ void MvnEmitter::DeclareNormalise() {
   if (key_.has_scale) b_.DclBufferSrv(1, ReturnType::kUint);
   if (key_.has_bias) b_.DclBufferSrv(2, ReturnType::kUint);
   b_.DclTypedUav(0, ReturnType::kUint);
-  if (key_.stage == KernelStage::kMvnApply) b_.DclTypedUav(1, ReturnType::kFloat);
+  const bool reads_scratch =
+      key_.stage == KernelStage::kMvnApply || key_.stage == KernelStage::kMvnNormalise;
+  if (reads_scratch) b_.DclTypedUav(1, ReturnType::kFloat);
   if (key_.stage == KernelStage::kMvnCoop) b_.DclTypedUav(1, ReturnType::kUint);
-  b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
+  // kMvnNormalise reduces nothing.
+  if (key_.stage != KernelStage::kMvnNormalise) {
+    b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
+  }
 }
 
 std::vector<MvnEmitter::Elem> MvnEmitter::LoadElements(const std::vector<Tensor>& tensors,

@@ -70,8 +70,16 @@ class MvnEmitter {
   absl::StatusOr<KernelInfo> Partial();
 
   // kMvnApply: combines the group's partials (Chan's formula) and
-  // normalises the chunk.
+  // normalises the chunk; kMvnNormalise: the same with the group's
+  // statistic read from scratch (kMvnCombine's).
   absl::StatusOr<KernelInfo> Apply();
+
+  // kMvnCombine: one workgroup per group combines the group's partials
+  // (as kMvnApply does) and stores the group's statistic at scratch word
+  // partials_word + 4 * group (kernel_abi.h). At 512 x 262,143 each of
+  // the 64 normalisation workgroups of a group repeated that combine (a
+  // loop, then a reduction with barriers) before touching its elements.
+  absl::StatusOr<KernelInfo> Combine();
 
   // The cooperative schedule in one dispatch (protocol: kernel_abi.h,
   // kMvnCoop). Tickets map to tasks in this order, with L = MvnArgs::lag
@@ -153,6 +161,16 @@ class MvnEmitter {
   // store of the packed word; otherwise each in-range element through
   // Store's atomics.
   void StorePair(Operand v0, Operand off0, Operand ok0, Operand v1, Operand off1, Operand ok1);
+
+  // The statistic of group g_ combined from its chunks' partials in
+  // scratch (u1), held by every thread.
+  MvnStat CombinePartials();
+
+  // The scratch word (in u1) of group g_'s statistic (kMvnCombine).
+  Operand GroupStatWord();
+
+  // Group g_'s statistic as kMvnCombine stored it (every thread loads it).
+  MvnStat LoadGroupStat();
 
   // The group's first element (0 when not finite). Statistics are computed
   // on x - ref: for data with a large common offset (1e4 + U(0, 0.1)) the
@@ -277,6 +295,11 @@ class MvnEmitter {
   // The statistic at byte `byte_addr` of group-shared g1 into `p`, and back.
   void LoadSharedStat(const MvnStat& p, Operand byte_addr);
   void StoreSharedStat(Operand byte_addr, const MvnStat& q);
+
+  // The statistic's four words to / from typed scratch words addr..addr+3
+  // of u1 (R32_FLOAT; `addr` is advanced to the last).
+  void StoreScratchStat(Operand addr, const MvnStat& q);
+  void LoadScratchStat(const MvnStat& p, Operand addr);
 
   // Scratch word `first` + k of u1 for k < 4: atomically exchanged with
   // (store) or read into (load) the statistic's words.

@@ -1,5 +1,5 @@
 // MvnEmitter: the kernel of each MVN stage (kMvnPartial, kMvnApply,
-// kMvnCoop, kMvnClear, kMvnRow).
+// kMvnCombine, kMvnNormalise, kMvnCoop, kMvnClear, kMvnRow).
 #include "engine/kernels/mvn_emitter.h"
 
 #include <vector>
@@ -24,11 +24,7 @@ absl::StatusOr<KernelInfo> MvnEmitter::Partial() {
   b_.IMad(addr, CB0(3).x(), CB0(0).w(), w_);
   b_.IShl(addr, addr, U(2));
   b_.IAdd(addr, addr, UavBase(1));
-  const Operand words[4] = {st.n, st.m, st.M, st.s};
-  for (uint32_t k = 0; k < 4; ++k) {
-    if (k > 0) b_.IAdd(addr, addr, U(1));
-    b_.StoreUavTyped(Operand::Uav(1), addr, words[k]);
-  }
+  StoreScratchStat(addr, st);
   b_.EndIf();
   return Finish(b_, threads_);
 }
@@ -57,10 +53,26 @@ MvnStat MvnEmitter::ChunkStat(Operand base_in, Operand ref) {
   return st;
 }
 
-absl::StatusOr<KernelInfo> MvnEmitter::Apply() {
-  DeclareNormalise();
-  GroupCoordinates();
-  // 1. Combine the group's chunk partials (thread t takes t, t+256, ...).
+void MvnEmitter::StoreScratchStat(Operand addr, const MvnStat& q) {
+  const Operand words[4] = {q.n, q.m, q.M, q.s};
+  for (uint32_t k = 0; k < 4; ++k) {
+    if (k > 0) b_.IAdd(addr, addr, U(1));
+    b_.StoreUavTyped(Operand::Uav(1), addr, words[k]);
+  }
+}
+
+void MvnEmitter::LoadScratchStat(const MvnStat& p, Operand addr) {
+  const Operand words[4] = {p.n, p.m, p.M, p.s};
+  for (uint32_t k = 0; k < 4; ++k) {
+    if (k > 0) b_.IAdd(addr, addr, U(1));
+    b_.LdUavTyped(words[k], addr, Operand::Uav(1));
+  }
+}
+
+MvnStat MvnEmitter::CombinePartials() {
+  // Thread t takes partials t, t+256, ... of group g_, then the workgroup
+  // reduces them: kMvnApply and kMvnCombine combine in the same order, so
+  // their group statistics are the same bits.
   MvnStat st = stats_.NewStat(), p = stats_.NewStat();
   Operand i = T(), stop = T(), addr = T();
   SetEmpty(st);
@@ -71,15 +83,34 @@ absl::StatusOr<KernelInfo> MvnEmitter::Apply() {
   b_.IMad(addr, g_, CB0(0).w(), i);
   b_.IShl(addr, addr, U(2));
   b_.IAdd(addr, addr, UavBase(1));
-  const Operand words[4] = {p.n, p.m, p.M, p.s};
-  for (uint32_t k = 0; k < 4; ++k) {
-    if (k > 0) b_.IAdd(addr, addr, U(1));
-    b_.LdUavTyped(words[k], addr, Operand::Uav(1));
-  }
+  LoadScratchStat(p, addr);
   stats_.Combine(st, p);
   b_.IAdd(i, i, U(threads_));
   b_.EndLoop();
   stats_.GroupReduce(st, tid_, threads_, CB0(0).w());  // chunks: threads past it are empty
+  return st;
+}
+
+Operand MvnEmitter::GroupStatWord() {
+  Operand addr = T();
+  b_.IMad(addr, g_, U(4), CB0(3).z());  // MvnArgs::partials_word: the group statistics
+  b_.IAdd(addr, addr, UavBase(1));
+  return addr;
+}
+
+MvnStat MvnEmitter::LoadGroupStat() {
+  MvnStat st = stats_.NewStat();
+  Operand addr = GroupStatWord();
+  LoadScratchStat(st, addr);
+  return st;
+}
+
+absl::StatusOr<KernelInfo> MvnEmitter::Apply() {
+  DeclareNormalise();
+  GroupCoordinates();
+  // 1. The group's statistic: its partials combined here (kMvnApply), or
+  // as kMvnCombine left it in scratch (kMvnNormalise).
+  MvnStat st = key_.stage == KernelStage::kMvnNormalise ? LoadGroupStat() : CombinePartials();
   // 2. Normalise this thread's elements of the chunk.
   const std::vector<Tensor> tensors = NormaliseTensors();
   std::vector<Operand> base = OuterOffsets(tensors);
@@ -87,6 +118,30 @@ absl::StatusOr<KernelInfo> MvnEmitter::Apply() {
   Operand ref = Reference(base[0]);
   std::vector<Elem> el = LoadElements(tensors, base);
   Normalise(st, ref, el);
+  return Finish(b_, threads_);
+}
+
+absl::StatusOr<KernelInfo> MvnEmitter::Combine() {
+  b_.DclConstantBuffer(kConstantBlockRegs);
+  b_.DclTypedUav(1, ReturnType::kFloat);
+  b_.DclGroupSharedRaw(0, threads_ * kMvnStatBytes);
+  // Workgroup W of the grid is group first_group + W.
+  w_ = T();
+  valid_ = T();
+  g_ = T();
+  b_.IMad(w_, Operand::ThreadGroupId().y(), CB0(0).y(), Operand::ThreadGroupId().x());
+  b_.ULt(valid_, w_, CB0(0).x());
+  b_.Movc(g_, valid_, w_, U(0));
+  b_.IAdd(g_, g_, CB0(3).x());  // MvnArgs::first_group
+  tid_ = Operand::ThreadIdInGroupFlattened();
+  MvnStat st = CombinePartials();
+  Operand first = T();
+  b_.IEq(first, tid_, U(0));
+  b_.And(first, first, valid_);
+  b_.IfNz(first);
+  Operand addr = GroupStatWord();
+  StoreScratchStat(addr, st);
+  b_.EndIf();
   return Finish(b_, threads_);
 }
 

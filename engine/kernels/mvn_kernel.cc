@@ -35,26 +35,34 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
                                                    key.DebugString()));
   }
+  const bool applies =
+      key.stage == KernelStage::kMvnApply || key.stage == KernelStage::kMvnNormalise;
   if ((key.variant & kMvnVariantVec4) != 0 && key.stage != KernelStage::kMvnPartial &&
-      key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow) {
+      !applies && key.stage != KernelStage::kMvnRow) {
     return absl::InvalidArgumentError(
-        absl::StrCat("texel loads are kMvnPartial/Apply/Row only: ", key.DebugString()));
+        absl::StrCat("texel loads are kMvnPartial/Apply/Normalise/Row only: ",
+                     key.DebugString()));
   }
   if ((key.variant & kMvnVariantVec4ScaleBias) != 0 &&
       ((key.variant & kMvnVariantVec4) == 0 || (!key.has_scale && !key.has_bias) ||
-       (key.stage != KernelStage::kMvnApply && key.stage != KernelStage::kMvnRow))) {
+       (!applies && key.stage != KernelStage::kMvnRow))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "Scale/Bias texels need texel loads, a Scale or Bias, kMvnApply/Row: ",
+        "Scale/Bias texels need texel loads, a Scale or Bias, kMvnApply/Normalise/Row: ",
         key.DebugString()));
   }
   if (key.stage == KernelStage::kMvnClear && key != MvnClearKey()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the MVN clear kernel has one key: ", key.DebugString()));
   }
+  if (key.stage == KernelStage::kMvnCombine && key != MvnCombineKey(key.normalize_variance)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the MVN combine kernels have one key each: ", key.DebugString()));
+  }
   ShaderBuilder b(MvnEmitter::ThreadsOf(key));
   MvnEmitter e(b, key);
   if (key.stage == KernelStage::kMvnClear) return e.Clear();
   if (key.stage == KernelStage::kMvnCoop) return e.Coop();
+  if (key.stage == KernelStage::kMvnCombine) return e.Combine();
   if (key.stage == KernelStage::kMvnPartial) {
     if (key.has_scale || key.has_bias || key.fused != OperatorType::kInvalid) {
       return absl::InvalidArgumentError(
@@ -75,8 +83,16 @@ KernelKey MvnClearKey() {
   return k;
 }
 
+KernelKey MvnCombineKey(bool normalize_variance) {
+  KernelKey k = MvnClearKey();
+  k.stage = KernelStage::kMvnCombine;
+  k.normalize_variance = normalize_variance;
+  return k;
+}
+
 void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
   keys.push_back(MvnClearKey());
+  for (bool nv : {false, true}) keys.push_back(MvnCombineKey(nv));
   // No fused activation, then every activation the schema lets MVN fuse.
   std::vector<OperatorType> fused = {OperatorType::kInvalid};
   for (const ops::OperatorSchema& s : ops::AllOperators()) {
@@ -116,11 +132,16 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
                 k.has_scale = hs;
                 k.has_bias = hb;
                 k.fused = f;
-                keys.push_back(k);
-                if (stage >= 5 && (hs || hb)) {
-                  KernelKey sb = k;  // and with Scale/Bias texels
-                  sb.variant |= kMvnVariantVec4ScaleBias;
-                  keys.push_back(sb);
+                // kMvnApply's keys also as kMvnNormalise.
+                const int copies = s == 0 ? 2 : 1;
+                for (int c = 0; c < copies; ++c) {
+                  KernelKey ck = k;
+                  if (c == 1) ck.stage = KernelStage::kMvnNormalise;
+                  keys.push_back(ck);
+                  if (stage >= 5 && (hs || hb)) {
+                    ck.variant |= kMvnVariantVec4ScaleBias;  // and with Scale/Bias texels
+                    keys.push_back(ck);
+                  }
                 }
               }
             }

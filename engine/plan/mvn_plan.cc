@@ -189,8 +189,9 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     if (!v.ok()) return v.status();
     vbias = *v;
   }
+  const uint64_t partial_words = (work_groups + (schedule.combine ? groups : 0)) * 4;
   const View scratch{BufferSlot::kScratch, ViewFormat::kR32Float, 0,
-                     static_cast<uint32_t>(std::min<uint64_t>(work_groups * 4, o.max_view_texels))};
+                     static_cast<uint32_t>(std::min<uint64_t>(partial_words, o.max_view_texels))};
 
   // kMvnCoop's scratch: the ticket and one counter per group, then the
   // partials, then the group statistics (kernel_abi.h).
@@ -201,12 +202,15 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   // One dispatch of `stage` over groups [first, first + count).
   auto make = [&](KernelStage stage, uint64_t first, uint64_t count) -> absl::StatusOr<Dispatch> {
     Dispatch d;
-    d.key = stage == KernelStage::kMvnPartial ? key : apply;
+    d.key = stage == KernelStage::kMvnPartial   ? key
+            : stage == KernelStage::kMvnCombine ? MvnCombineKey(key.normalize_variance)
+                                                : apply;
     d.key.stage = stage;
     if (stage == KernelStage::kMvnRow) d.key.variant |= schedule.row_bits;
-    const uint64_t per_group = stage == KernelStage::kMvnRow    ? 1
-                               : stage == KernelStage::kMvnCoop ? 2 * chunks  // two tasks
-                                                                : chunks;
+    const uint64_t per_group =
+        stage == KernelStage::kMvnRow || stage == KernelStage::kMvnCombine ? 1
+        : stage == KernelStage::kMvnCoop                                    ? 2 * chunks  // two tasks
+                                                                            : chunks;
     absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(count * per_group, o.max_groups);
     if (!grid.ok()) return grid.status();
     MvnArgs da = a;
@@ -214,6 +218,9 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     da.group_count = static_cast<uint32_t>(count);
     da.groups_x = (*grid)[0];
     if (stage == KernelStage::kMvnRow) da.chunks = 1;  // the whole group is one chunk
+    if (stage == KernelStage::kMvnCombine || stage == KernelStage::kMvnNormalise) {
+      da.partials_word = static_cast<uint32_t>(work_groups * 4);  // the group statistics
+    }
     if (stage == KernelStage::kMvnCoop) {
       da.spin_limit = o.mvn_coop_spin_limit;
       da.partials_word = static_cast<uint32_t>(partials_word);
@@ -221,6 +228,11 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     }
     d.args = EncodeArgs(da);
     d.groups = *grid;
+    if (stage == KernelStage::kMvnCombine) {
+      d.uav[1] = scratch;
+      d.barrier_before = true;  // after the partials
+      return d;
+    }
     d.srv[0] = *vin;
     if (stage == KernelStage::kMvnPartial) {
       d.uav[1] = scratch;
@@ -229,9 +241,9 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     if (has_scale) d.srv[1] = vscale;
     if (has_bias) d.srv[2] = vbias;
     d.uav[0] = *vout;
-    if (stage == KernelStage::kMvnApply || stage == KernelStage::kMvnCoop) {
-      d.uav[1] = stage == KernelStage::kMvnApply ? scratch : coop_scratch;
-      d.barrier_before = true;  // after the partials, or the clear
+    if (stage != KernelStage::kMvnRow) {
+      d.uav[1] = stage == KernelStage::kMvnCoop ? coop_scratch : scratch;
+      d.barrier_before = true;  // after the partials, their combine, or the clear
     }
     return d;
   };
@@ -266,20 +278,27 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     plan.dispatches.push_back(*std::move(d));
     return plan;
   }
-  if (work_groups * 4 > o.max_view_texels) {
+  // With kMvnCombine the group statistics follow the partials.
+  const uint64_t scratch_words = (work_groups + (schedule.combine ? groups : 0)) * 4;
+  if (scratch_words > o.max_view_texels) {
     return absl::UnimplementedError("MVN partials exceed one scratch view");
   }
-  plan.scratch_bytes = work_groups * 16;
+  plan.scratch_bytes = scratch_words * 4;
   const uint64_t block = schedule.block_groups;
-  if ((groups + block - 1) / block * 2 > o.max_dispatches) {
+  const uint64_t per_block = schedule.combine ? 3 : 2;
+  if ((groups + block - 1) / block * per_block > o.max_dispatches) {
     return absl::UnimplementedError("MVN plan exceeds the dispatch limit");
+  }
+  std::vector<KernelStage> stages = {KernelStage::kMvnPartial, KernelStage::kMvnApply};
+  if (schedule.combine) {
+    stages = {KernelStage::kMvnPartial, KernelStage::kMvnCombine, KernelStage::kMvnNormalise};
   }
   // Statistics of block k+1 run beside the normalisation of block k (same
   // barrier level); the normalisation of a block follows its statistics
   // closely enough that its reread comes from the cache.
   for (uint64_t first = 0; first < groups; first += block) {
     const uint64_t count = std::min(block, groups - first);
-    for (KernelStage stage : {KernelStage::kMvnPartial, KernelStage::kMvnApply}) {
+    for (KernelStage stage : stages) {
       absl::StatusOr<Dispatch> d = make(stage, first, count);
       if (!d.ok()) return d.status();
       plan.dispatches.push_back(*std::move(d));
@@ -314,6 +333,8 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
   }
   s.kind = MvnSchedule::kTwoPass;
   s.block_groups = groups;
+  s.combine = o.mvn_combine_min_chunks != 0 && chunks >= o.mvn_combine_min_chunks &&
+              (element_bytes == 2 || o.mvn_combine_float32);
   if (!o.mvn_blocked && o.mvn_block_bytes == 0) return s;
   const uint64_t budget = o.mvn_block_bytes != 0 ? o.mvn_block_bytes : cache / 4;
   if (group_bytes > budget) return s;  // a single group overflows the cache

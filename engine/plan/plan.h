@@ -57,6 +57,9 @@ struct MvnSchedule {
   // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
   // kMvnVariantSmallRow, kMvnVariantWideRow).
   uint8_t row_bits = 0;
+  // kBlocked, kTwoPass: a kMvnCombine dispatch combines each group's
+  // partials once (PlannerOptions::mvn_combine_min_chunks).
+  bool combine = false;
 };
 
 struct DispatchPlan {

@@ -52,6 +52,19 @@ struct PlannerOptions {
   // every block size tried (512 x 262,143 FLOAT32: 1,153-1,613 GB/s against
   // 1,791; docs/PERFORMANCE.md).
   bool mvn_blocked = false;
+  // The two-pass and blocked schedules of FLOAT16 combine each group's
+  // partials once, in a third dispatch between the statistics and the
+  // normalisation (kMvnCombine, then kMvnNormalise), for groups of at least
+  // this many kMvnChunk chunks; below it (and with 0) every normalisation
+  // workgroup combines its group's partials itself (kMvnApply). On the
+  // H200 (docs/perf/h200-mvn16b-2026-11-28, two passes over 128 Mi
+  // elements): FLOAT16 476-478 us against 533-545 at 16, 32 and 64 chunks,
+  // 295.0 against 295.6 at 8 (the normalisation pass at 512 x 262,143:
+  // 237 against 309 us, the combine 3.5); FLOAT32 lost at every count
+  // (538 against 517 at 64 chunks: its normalisation pass took 325 us
+  // against 308), so it combines only with mvn_combine_float32.
+  uint32_t mvn_combine_min_chunks = 16;
+  bool mvn_combine_float32 = false;
   // The cooperative schedule (kMvnCoop: one dispatch; statistics tasks,
   // then a cache's worth of groups later the normalisation tasks, so that
   // DRAM sees the input once) for groups of 2 to this many kMvnChunk chunks

@@ -314,6 +314,7 @@ std::vector<std::vector<uint64_t>> MvnGroups(const Dispatch& d) {
 TEST(MvnPlannerTest, LayerNormShapeTwoPassWhenARowExceedsTheBlock) {
   PlannerOptions o;
   o.mvn_block_bytes = 512 << 10;  // a 1 MiB row does not fit: today's two passes
+  o.mvn_combine_min_chunks = 0;   // each normalisation workgroup combines (kMvnApply)
   auto plan =
       PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1}), false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -343,27 +344,107 @@ TEST(MvnPlannerTest, LayerNormShapeTwoPassWhenARowExceedsTheBlock) {
   EXPECT_GE(uint64_t{a.groups[0]} * a.groups[1], uint64_t{512} * args.chunks);
 }
 
+// From mvn_combine_min_chunks chunks a group (16 by default) a kMvnCombine
+// dispatch, one workgroup per group, combines the partials once into the
+// group statistics after them in scratch, and kMvnNormalise reads those.
+TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
+  PlannerOptions o;
+  const OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat16, {512, 262143}), {1});
+  auto plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->mvn_schedule.kind, MvnSchedule::kTwoPass);
+  EXPECT_TRUE(plan->mvn_schedule.combine);
+  ASSERT_EQ(plan->dispatches.size(), 3u);
+  const Dispatch& p = plan->dispatches[0];
+  const Dispatch& c = plan->dispatches[1];
+  const Dispatch& a = plan->dispatches[2];
+  EXPECT_EQ(p.key.stage, KernelStage::kMvnPartial);
+  EXPECT_EQ(c.key, MvnCombineKey(true));
+  EXPECT_EQ(a.key.stage, KernelStage::kMvnNormalise);
+  EXPECT_EQ(a.key.data_type, DataType::kFloat16);
+  EXPECT_FALSE(p.barrier_before);
+  EXPECT_TRUE(c.barrier_before);
+  EXPECT_TRUE(a.barrier_before);
+  const uint32_t chunks = (262143u + kMvnChunk - 1) / kMvnChunk;
+  const MvnArgs ca = DecodeMvnArgs(c), aa = DecodeMvnArgs(a);
+  EXPECT_EQ(ca.group_count, 512u);
+  EXPECT_EQ(ca.chunks, chunks);
+  EXPECT_EQ(ca.partials_word, 512u * chunks * 4);
+  EXPECT_EQ(aa.partials_word, ca.partials_word);
+  EXPECT_EQ(uint64_t{c.groups[0]} * c.groups[1], 512u);  // one workgroup per group
+  EXPECT_GE(uint64_t{a.groups[0]} * a.groups[1], uint64_t{512} * chunks);
+  EXPECT_EQ(plan->scratch_bytes, (uint64_t{512} * chunks + 512) * 16);
+  EXPECT_EQ(c.uav[1].num_elements, (512u * chunks + 512) * 4);
+  EXPECT_EQ(a.uav[1].num_elements, c.uav[1].num_elements);
+  EXPECT_EQ(c.srv[0].num_elements, 0u);  // reads scratch alone
+  // Below the threshold, or with it 0: each normalisation workgroup combines.
+  o.mvn_combine_min_chunks = chunks + 1;
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->mvn_schedule.combine);
+  ASSERT_EQ(plan->dispatches.size(), 2u);
+  EXPECT_EQ(plan->dispatches[1].key.stage, KernelStage::kMvnApply);
+  EXPECT_EQ(plan->scratch_bytes, uint64_t{512} * chunks * 16);
+  // Blocked: a triple per block, group statistics at the global group.
+  o.mvn_combine_min_chunks = 2;
+  o.mvn_block_bytes = 2 * 262143 * 2;
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->mvn_schedule.kind, MvnSchedule::kBlocked);
+  ASSERT_EQ(plan->dispatches.size(), 3u * 256);
+  const MvnArgs last = DecodeMvnArgs(plan->dispatches[3 * 255 + 1]);
+  EXPECT_EQ(plan->dispatches[3 * 255 + 1].key.stage, KernelStage::kMvnCombine);
+  EXPECT_EQ(last.first_group, 510u);
+  EXPECT_EQ(last.group_count, 2u);
+  EXPECT_EQ(last.partials_word, 512u * chunks * 4);
+  // FLOAT32 combines only when asked (it lost on the H200).
+  const OperatorDesc op32 = Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1});
+  o = PlannerOptions();
+  plan = PlanExecution(op32, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->mvn_schedule.combine);
+  o.mvn_combine_float32 = true;
+  plan = PlanExecution(op32, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->mvn_schedule.combine);
+  ASSERT_EQ(plan->dispatches.size(), 3u);
+  EXPECT_EQ(plan->dispatches[2].key.data_type, DataType::kFloat32);
+}
+
 // Blocked plan: (partial, apply) pairs over consecutive row blocks that
-// cover every group once; each apply follows a barrier, each partial does
-// not (it runs beside the previous block's apply).
+// cover every group once, or (partial, combine, normalise) triples where the
+// schedule combines; each apply, combine and normalise follows a barrier,
+// each partial does not (it runs beside the previous block's apply).
 void ExpectBlocked(const DispatchPlan& plan, uint32_t groups, uint32_t block) {
-  ASSERT_EQ(plan.dispatches.size(), 2u * ((groups + block - 1) / block));
+  const bool combine = plan.mvn_schedule.combine;
+  const size_t per = combine ? 3 : 2;
+  ASSERT_EQ(plan.dispatches.size(), per * ((groups + block - 1) / block));
   uint32_t next = 0;
-  for (size_t i = 0; i < plan.dispatches.size(); i += 2) {
+  for (size_t i = 0; i < plan.dispatches.size(); i += per) {
     const Dispatch& p = plan.dispatches[i];
-    const Dispatch& a = plan.dispatches[i + 1];
+    const Dispatch& a = plan.dispatches[i + per - 1];
     EXPECT_EQ(p.key.stage, KernelStage::kMvnPartial);
-    EXPECT_EQ(a.key.stage, KernelStage::kMvnApply);
+    EXPECT_EQ(a.key.stage, combine ? KernelStage::kMvnNormalise : KernelStage::kMvnApply);
     EXPECT_FALSE(p.barrier_before);
     EXPECT_TRUE(a.barrier_before);
     const MvnArgs pa = DecodeMvnArgs(p), aa = DecodeMvnArgs(a);
+    if (combine) {
+      const Dispatch& c = plan.dispatches[i + 1];
+      EXPECT_EQ(c.key.stage, KernelStage::kMvnCombine);
+      EXPECT_TRUE(c.barrier_before);
+      const MvnArgs ca = DecodeMvnArgs(c);
+      EXPECT_EQ(ca.first_group, next);
+      EXPECT_EQ(ca.group_count, pa.group_count);
+      EXPECT_EQ(ca.partials_word, groups * pa.chunks * 4);
+    }
     EXPECT_EQ(pa.first_group, next);
     EXPECT_EQ(aa.first_group, next);
     EXPECT_EQ(pa.group_count, std::min(block, groups - next));
     EXPECT_EQ(aa.group_count, pa.group_count);
     EXPECT_GE(uint64_t{p.groups[0]} * p.groups[1], uint64_t{pa.group_count} * pa.chunks);
     EXPECT_LT(uint64_t{p.groups[0]} * (p.groups[1] - 1), uint64_t{pa.group_count} * pa.chunks);
-    EXPECT_EQ(p.uav[1].num_elements, uint64_t{groups} * pa.chunks * 4);  // global scratch
+    // Global scratch: every partial, then (combining) every group statistic.
+    EXPECT_EQ(p.uav[1].num_elements, (uint64_t{groups} * pa.chunks + (combine ? groups : 0)) * 4);
     next += pa.group_count;
   }
   EXPECT_EQ(next, groups);
@@ -484,6 +565,7 @@ bool AllVec4(const DispatchPlan& plan) {
       all = false;
       continue;
     }
+    if (d.key.stage == KernelStage::kMvnCombine) continue;  // scratch alone
     EXPECT_EQ(d.srv[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
     if (d.uav[0].buffer != BufferSlot::kNone) {
       EXPECT_EQ(d.uav[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);

@@ -61,17 +61,29 @@ class MvnScheduleTest : public ::testing::Test {
     ASSERT_TRUE(plan.ok()) << plan.status();
     ASSERT_FALSE(plan->dispatches.empty());
     const KernelStage first = plan->dispatches[0].key.stage;
+    // kMvnCombine between the statistics and the normalisation of a block.
+    const size_t per_block = plan->mvn_schedule.combine ? 3 : 2;
+    ASSERT_TRUE(!plan->mvn_schedule.combine || want == MvnSchedule::kTwoPass ||
+                want == MvnSchedule::kBlocked);
+    const bool passes = want == MvnSchedule::kTwoPass || want == MvnSchedule::kBlocked;
+    for (size_t i = 0; passes && i < plan->dispatches.size(); ++i) {
+      const KernelStage want_stage = i % per_block == 0 ? KernelStage::kMvnPartial
+                                     : per_block == 2   ? KernelStage::kMvnApply
+                                     : i % per_block == 1 ? KernelStage::kMvnCombine
+                                                          : KernelStage::kMvnNormalise;
+      ASSERT_EQ(plan->dispatches[i].key.stage, want_stage) << "dispatch " << i;
+    }
     switch (want) {
       case MvnSchedule::kRow:
         ASSERT_EQ(plan->dispatches.size(), 1u);
         ASSERT_EQ(first, KernelStage::kMvnRow);
         break;
       case MvnSchedule::kBlocked:
-        ASSERT_GT(plan->dispatches.size(), 2u);
+        ASSERT_GT(plan->dispatches.size(), per_block);
         ASSERT_EQ(first, KernelStage::kMvnPartial);
         break;
       case MvnSchedule::kTwoPass:
-        ASSERT_EQ(plan->dispatches.size(), 2u);
+        ASSERT_EQ(plan->dispatches.size(), per_block);
         ASSERT_EQ(first, KernelStage::kMvnPartial);
         break;
       case MvnSchedule::kCoop:
@@ -322,6 +334,71 @@ TEST_F(MvnScheduleTest, MoreChunksThanThreads) {
   Run(Mvn1(DataType::kFloat32, {1, n}, {1}), {}, MvnSchedule::kTwoPass, 27, 2.0, 3.0);
   Run(Mvn1(DataType::kFloat32, {2, 257 * gpu::kMvnChunk}, {1}), BlockBudget(257 * gpu::kMvnChunk * 4),
       MvnSchedule::kBlocked, 28);
+}
+
+// kMvnCombine: each group's partials combined once, in a dispatch of their
+// own, then read by every normalisation workgroup (kMvnNormalise), give the
+// same bits as each normalisation workgroup combining them itself
+// (kMvnApply; the same order of combination), and both match the CPU:
+// two-pass and blocked, FLOAT16 odd N with Scale/Bias and a fused
+// activation, texels, NormalizeVariance FALSE, strided groups on a 2-D
+// grid, more chunks than threads.
+TEST_F(MvnScheduleTest, CombinedOnceMatchesCombinedPerWorkgroup) {
+  gpu::PlannerOptions per_workgroup = BlockBudget(1000);  // two-pass
+  per_workgroup.mvn_row = false;  // not the wide row kernel for 5 chunks of texels
+  per_workgroup.mvn_combine_min_chunks = 0;
+  gpu::PlannerOptions once = per_workgroup;
+  once.mvn_combine_min_chunks = 2;
+  once.mvn_combine_float32 = true;
+  auto same = [&](const OperatorDesc& op, const gpu::PlannerOptions& a,
+                  const gpu::PlannerOptions& b, MvnSchedule::Kind want, uint32_t seed) {
+    absl::StatusOr<gpu::DispatchPlan> pa = gpu::PlanExecution(op, false, a);
+    absl::StatusOr<gpu::DispatchPlan> pb = gpu::PlanExecution(op, false, b);
+    ASSERT_TRUE(pa.ok() && pb.ok());
+    ASSERT_FALSE(pa->mvn_schedule.combine);
+    ASSERT_TRUE(pb->mvn_schedule.combine);
+    Run(op, b, want, seed);
+    ExecuteRequest r;
+    r.op = op;
+    r.input = Payload(*op.input, RandomValues(ElementCount(op.input->sizes), seed, 3.0, 0.5));
+    if (op.scale) r.scale = Payload(*op.scale, RandomValues(ElementCount(op.scale->sizes), 7, 2.0));
+    if (op.bias) r.bias = Payload(*op.bias, RandomValues(ElementCount(op.bias->sizes), 8, 1.0));
+    std::vector<std::vector<double>> out;
+    for (const gpu::PlannerOptions* o : {&a, &b}) {
+      absl::StatusOr<std::unique_ptr<d3d12::GpuEngine>> engine = MakeEngine(*o);
+      ASSERT_TRUE(engine.ok()) << engine.status();
+      absl::StatusOr<std::vector<double>> got = RunGpu(**engine, r);
+      ASSERT_TRUE(got.ok()) << got.status();
+      out.push_back(*std::move(got));
+    }
+    ASSERT_EQ(out[0].size(), out[1].size());
+    for (size_t i = 0; i < out[0].size(); ++i) {
+      ASSERT_TRUE(out[0][i] == out[1][i] || (out[0][i] != out[0][i] && out[1][i] != out[1][i]))
+          << "element " << i << ": " << out[0][i] << " per workgroup, " << out[1][i] << " once";
+    }
+  };
+  OperatorDesc op = Mvn1(DataType::kFloat16, {5, 3 * gpu::kMvnChunk + 1}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 3 * gpu::kMvnChunk + 1});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {5, 1});
+  op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
+  same(op, per_workgroup, once, MvnSchedule::kTwoPass, 71);
+  same(Mvn1(DataType::kFloat32, {4, 5 * gpu::kMvnChunk}, {1}), per_workgroup, once,
+       MvnSchedule::kTwoPass, 72);  // texels
+  same(Mvn1(DataType::kFloat16, {3, 2 * gpu::kMvnChunk - 3}, {1}, false), per_workgroup, once,
+       MvnSchedule::kTwoPass, 73);
+  // Blocked: blocks of 2, 2, 1 groups on a 2-D grid, strided groups.
+  OperatorDesc strided = Mvn1(DataType::kFloat32, {3, 5, 12000}, {0, 2});
+  strided.input =
+      MakeTensorDesc(DataType::kFloat32, {3, 5, 12000}, std::vector<uint64_t>{60100, 12020, 1});
+  gpu::PlannerOptions a = BlockBudget(2 * 36000 * 4), b = a;
+  a.mvn_combine_min_chunks = 0;
+  b.mvn_combine_min_chunks = 2;
+  b.mvn_combine_float32 = true;
+  a.max_groups = b.max_groups = 6;
+  same(strided, a, b, MvnSchedule::kBlocked, 74);
+  // 293 chunks: each combining thread takes two partials.
+  same(Mvn1(DataType::kFloat32, {1, 293 * gpu::kMvnChunk - 7}, {1}), per_workgroup, once,
+       MvnSchedule::kTwoPass, 75);
 }
 
 // FLOAT16 without texels: the chunks of a group that starts in the high
