@@ -85,6 +85,11 @@ ABSL_FLAG(uint32_t, mvn_combine_min_chunks, kDefaults.planner.mvn_combine_min_ch
           "PlannerOptions::mvn_combine_min_chunks).");
 ABSL_FLAG(bool, mvn_combine_float32, kDefaults.planner.mvn_combine_float32,
           "FLOAT32 MVN combines as FLOAT16 does (--mvn_combine_min_chunks).");
+ABSL_FLAG(int, mvn_texel_span, kDefaults.planner.mvn_texel_span ? 1 : 0,
+          "1: FLOAT16 MVN statistics of packed groups that are not whole texels load "
+          "texels of the whole input, masked (PlannerOptions::mvn_texel_span); 0: words.");
+ABSL_FLAG(int, mvn_texel_span_float32, kDefaults.planner.mvn_texel_span_float32 ? 1 : 0,
+          "The same for FLOAT32 (PlannerOptions::mvn_texel_span_float32).");
 ABSL_FLAG(uint32_t, mvn_coop_spin_limit, kDefaults.planner.mvn_coop_spin_limit,
           "Cooperative MVN: polls before a normalisation task stops waiting.");
 ABSL_FLAG(int, mvn_vec4, kDefaults.planner.mvn_vec4 ? 1 : 0,
@@ -138,6 +143,8 @@ absl::Status CheckRanges() {
            AtLeast(FLAGS_mvn_coop_max_chunks, uint32_t{1}),
            ZeroOrOne(FLAGS_mvn_vec4),
            ZeroOrOne(FLAGS_mvn_vec4_scale_bias),
+           ZeroOrOne(FLAGS_mvn_texel_span),
+           ZeroOrOne(FLAGS_mvn_texel_span_float32),
        }) {
     if (!s.ok()) return s;
   }
@@ -197,6 +204,8 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
   p.mvn_coop_spin_limit = absl::GetFlag(FLAGS_mvn_coop_spin_limit);
   p.mvn_combine_min_chunks = absl::GetFlag(FLAGS_mvn_combine_min_chunks);
   p.mvn_combine_float32 = absl::GetFlag(FLAGS_mvn_combine_float32);
+  p.mvn_texel_span = absl::GetFlag(FLAGS_mvn_texel_span) == 1;
+  p.mvn_texel_span_float32 = absl::GetFlag(FLAGS_mvn_texel_span_float32) == 1;
   p.mvn_vec4 = absl::GetFlag(FLAGS_mvn_vec4) == 1;
   p.mvn_vec4_scale_bias = absl::GetFlag(FLAGS_mvn_vec4_scale_bias) == 1;
   return o;

@@ -17,7 +17,8 @@
 //              [--mvn_wide_row] [--mvn_blocked] [--plan_only] [--only_dispatch=K]
 //              [--mvn_coop_max_chunks=N] [--mvn_coop_spin_limit=N]
 //              [--mvn_vec4=0|1] [--mvn_vec4_scale_bias=0|1] [--mvn_combine_min_chunks=N]
-//              [--mvn_combine_float32]
+//              [--mvn_combine_float32] [--mvn_texel_span=0|1]
+//              [--mvn_texel_span_float32=0|1]
 //
 // (--help lists them with their defaults: bench_flags.cc.) In this order:
 // --list_adapters prints the adapters; --plan_only prints the plans without

@@ -247,6 +247,15 @@ inline constexpr uint8_t kMvnVariantVec4 = 0x40;
 // (mvn_plan.cc). t1/t2 are then R32G32B32A32_UINT views too, view bases in
 // texels, and a thread loads the Scale/Bias texel of each input texel:
 // one load per 4 (FLOAT32) or 8 (FLOAT16) elements instead of one each.
+// kMvnPartial over groups packed in the input (inner dimensions packed,
+// any N, any group start): the input as R32G32B32A32_UINT texels of the
+// whole tensor, whose bytes are a multiple of 16; chunk c of a group is
+// texels [T0 + c * kMvnChunk / lanes, ...) with T0 the texel of its first
+// element, lanes outside the group masked, so the group takes
+// ceil((N + lanes - 1) / kMvnChunk) chunks (MvnArgs::chunks; the others
+// read 0 to lanes - 1 elements of the texel before the group's first).
+// Shares its bit with kMvnVariantSmallRow, which is kMvnRow's only.
+inline constexpr uint8_t kMvnVariantTexelSpan = 0x10;
 // The last free bit of KernelKey::variant for MVN.
 inline constexpr uint8_t kMvnVariantVec4ScaleBias = 0x80;
 inline constexpr uint8_t kMvnVariantRankMask = 0x0f;

@@ -165,6 +165,12 @@ Operand MvnEmitter::Reference(Operand base_in) {
   Operand ref = T();
   if (vec4_) {
     texel_.Unpack(ref, texel_.Load(0, texel_.Address(base_in, U(0), SrvBase(0))), 0);
+  } else if (span_) {
+    Operand addr = T(), lane = T();
+    b_.UShr(addr, base_in, U(texel_.shift()));
+    b_.IAdd(addr, addr, SrvBase(0));
+    b_.And(lane, base_in, U(texel_.lanes() - 1));
+    texel_.UnpackLane(ref, texel_.Load(0, addr), lane);
   } else {
     Load(ref, 0, base_in);
   }
@@ -172,9 +178,41 @@ Operand MvnEmitter::Reference(Operand base_in) {
   return ref;
 }
 
+void MvnEmitter::SpanElements(Operand base_in, std::vector<Operand>& x,
+                              std::vector<Operand>& ok) {
+  const uint32_t lanes = texel_.lanes(), shift = texel_.shift();
+  Operand first = T(), end = T(), t_end = T(), c0 = T();
+  b_.UShr(first, base_in, U(shift));  // the texel of the group's first element
+  b_.IAdd(end, base_in, CB0(0).z());  // past its last element
+  b_.IAdd(t_end, end, U(lanes - 1));
+  b_.UShr(t_end, t_end, U(shift));
+  b_.IMad(c0, c_, U(chunk_ / lanes), first);
+  std::vector<Operand> t(elems_ / lanes), v;
+  for (uint32_t k = 0; k < t.size(); ++k) {
+    Operand in = T(), addr = T();
+    t[k] = T();
+    b_.IAdd(t[k], c0, tid_);
+    b_.IAdd(t[k], t[k], U(k * threads_));
+    b_.ULt(in, t[k], t_end);
+    b_.Movc(addr, in, t[k], first);  // past the group: a texel of it, all masked
+    b_.IAdd(addr, addr, SrvBase(0));
+    v.push_back(texel_.Load(0, addr));
+  }
+  for (uint32_t j = 0; j < elems_; ++j) {
+    Operand e = T(), below = T();
+    x[j] = T();
+    ok[j] = T();
+    b_.IMad(e, t[j / lanes], U(lanes), U(j % lanes));
+    b_.UGe(ok[j], e, base_in);
+    b_.ULt(below, e, end);
+    b_.And(ok[j], ok[j], below);
+    texel_.Unpack(x[j], v[j / lanes], j % lanes);
+  }
+}
+
 void MvnEmitter::SetPairShift(Operand base) {
   pair_shift_ = T();
-  if (key_.data_type != DataType::kFloat16 || vec4_) {
+  if (key_.data_type != DataType::kFloat16 || vec4_ || span_) {
     b_.Mov(pair_shift_, U(0));
     return;
   }

@@ -51,19 +51,22 @@ class MvnEmitter {
         elems_(ElementsOf(key)),
         chunk_(threads_ * elems_),
         vec4_((key.variant & kMvnVariantVec4) != 0),
+        span_(key.stage == KernelStage::kMvnPartial && (key.variant & kMvnVariantTexelSpan) != 0),
         stats_(b, CB0(2).y(), !key.normalize_variance),  // MvnArgs::pad[0] = 0
         texel_(b, key.data_type),
         lanes_(vec4_ ? texel_.lanes() : 1) {}
 
   static uint32_t ThreadsOf(const KernelKey& key) {
     if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
+    if (key.stage != KernelStage::kMvnRow) return kMvnThreads;  // 0x10: kMvnVariantTexelSpan
     if ((key.variant & kMvnVariantWideRow) != 0) return kMvnWideRowThreads;
     return (key.variant & kMvnVariantSmallRow) != 0 ? kMvnSmallRowThreads : kMvnThreads;
   }
 
   static uint32_t ElementsOf(const KernelKey& key) {
-    return (key.variant & kMvnVariantWideRow) != 0 ? kMvnWideRowElementsPerThread
-                                                   : kMvnElementsPerThread;
+    return key.stage == KernelStage::kMvnRow && (key.variant & kMvnVariantWideRow) != 0
+               ? kMvnWideRowElementsPerThread
+               : kMvnElementsPerThread;
   }
 
   // kMvnPartial: the statistics of each (group, chunk) into scratch.
@@ -198,6 +201,11 @@ class MvnEmitter {
   // atomics per element.
   void ElementIndex(uint32_t j, Operand n_clamped, Operand ok);
 
+  // kMvnVariantTexelSpan: x[j], ok[j] for this thread's texels of chunk
+  // c_ of the group whose first element is at element offset `base_in`
+  // (all loads first; lanes outside the group not ok).
+  void SpanElements(Operand base_in, std::vector<Operand>& x, std::vector<Operand>& ok);
+
   // The statistic of chunk c_ of the group whose input starts at `base_in`
   // (loaded, reduced over the workgroup: every thread holds it).
   MvnStat ChunkStat(Operand base_in, Operand ref);
@@ -313,6 +321,7 @@ class MvnEmitter {
   uint32_t elems_;  // elements per thread
   uint32_t chunk_;
   bool vec4_;  // kMvnVariantVec4
+  bool span_;  // kMvnVariantTexelSpan (kMvnPartial)
   MvnStatsEmitter stats_;
   MvnTexelEmitter texel_;
   uint32_t lanes_;  // elements per texel (1 without kMvnVariantVec4)

@@ -37,6 +37,8 @@ MvnStat MvnEmitter::ChunkStat(Operand base_in, Operand ref) {
       x[j] = el[j].y;
       ok[j] = el[j].ok;
     }
+  } else if (span_) {
+    SpanElements(base_in, x, ok);
   } else {
     std::vector<Operand> off(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {

@@ -30,7 +30,9 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
     return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
   }
   const uint8_t row_bits = key.variant & (kMvnVariantSmallRow | kMvnVariantWideRow);
-  if (row_bits != 0 && (key.stage != KernelStage::kMvnRow ||
+  const bool span = key.stage == KernelStage::kMvnPartial && row_bits == kMvnVariantTexelSpan &&
+                    (key.variant & kMvnVariantVec4) == 0;
+  if (row_bits != 0 && !span && (key.stage != KernelStage::kMvnRow ||
                         row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
                                                    key.DebugString()));
@@ -106,8 +108,8 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.layout = LayoutClass::kStrided;
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
-      for (bool vec4 : {false, true}) {
-        k.variant = vec4 ? static_cast<uint8_t>(r | kMvnVariantVec4) : r;
+      for (uint8_t bits : {uint8_t{0}, kMvnVariantVec4, kMvnVariantTexelSpan}) {
+        k.variant = static_cast<uint8_t>(r | bits);
         for (bool nv : {false, true}) {
           k.normalize_variance = nv;  // false: exact-mean statistics
           keys.push_back(k);

@@ -13,6 +13,8 @@
 // kMvnVariantVec4ScaleBias kMvnApply and kMvnRow load Scale/Bias so too
 // (kMvnRow after the reduction, a texel at a time, four in the FLOAT16
 // wide row; kernel_abi.h).
+// With kMvnVariantTexelSpan kMvnPartial loads texels of the whole input,
+// masked to the group (groups packed, any N).
 // Statistics: mvn_stats_emit.h. Contract: MvnArgs in kernel_abi.h. Pure
 // functions; thread-safe.
 #ifndef DMLSERVE_ENGINE_KERNELS_MVN_KERNEL_H_

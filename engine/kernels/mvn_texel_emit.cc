@@ -45,6 +45,29 @@ void MvnTexelEmitter::Unpack(Operand dst, Operand texel, uint32_t lane) {
   b_.F16ToF32(dst, dst);
 }
 
+void MvnTexelEmitter::UnpackLane(Operand dst, Operand texel, Operand lane) {
+  // The word: w = lane (FLOAT32) or lane / 2 (FLOAT16).
+  Operand w = T(), pick = T(), word = T();
+  if (type_ == DataType::kFloat16) {
+    b_.UShr(w, lane, U(1));
+  } else {
+    b_.Mov(w, lane);
+  }
+  b_.Mov(word, texel.Comps("w"));
+  for (uint32_t k = 3; k-- > 0;) {
+    b_.IEq(pick, w, U(k));
+    b_.Movc(word, pick, texel.Comps(kComps[k]), word);
+  }
+  if (type_ == DataType::kFloat32) {
+    b_.Mov(dst, word);
+    return;
+  }
+  b_.And(pick, lane, U(1));
+  b_.IShl(pick, pick, U(4));  // 0 or 16
+  b_.UShr(word, word, pick);
+  b_.F16ToF32(dst, word);  // the low half
+}
+
 Operand MvnTexelEmitter::Pack(const std::vector<Operand>& values) {
   Operand v = b_.NewTemp();
   for (uint32_t w = 0; w < 4; ++w) {

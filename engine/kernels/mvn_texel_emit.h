@@ -36,6 +36,10 @@ class MvnTexelEmitter {
   Operand Load(uint32_t res, Operand address);
   // dst (.x) = element `lane` of `texel` as float32.
   void Unpack(Operand dst, Operand texel, uint32_t lane);
+  // The same for a lane computed at run time (< lanes()).
+  void UnpackLane(Operand dst, Operand texel, Operand lane);
+  // log2(lanes()).
+  uint32_t shift() const { return shift_; }
   // The texel holding lanes() float32 values (.x temps), converted to the
   // type (FLOAT16: even elements in the low halves).
   Operand Pack(const std::vector<Operand>& values);

@@ -64,6 +64,18 @@ bool GroupsAreTexelRuns(const std::vector<Dim>& outer, const std::vector<Dim>& i
   return true;
 }
 
+// Whether each group is packed in the input: its inner dimensions' strides
+// (index 0) are those of a packed tensor, so element n of a group is at
+// the group's first element + n.
+bool GroupsArePacked(const std::vector<Dim>& inner) {
+  uint64_t packed = 1;
+  for (size_t k = inner.size(); k-- > 0;) {
+    if (inner[k].strides[0] != packed) return false;
+    packed *= inner[k].size;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& o) {
@@ -125,7 +137,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   uint64_t n = 1, groups = 1;
   for (const Dim& d : inner) n *= d.size;
   for (const Dim& d : outer) groups *= d.size;
-  const uint64_t chunks = (n + kMvnChunk - 1) / kMvnChunk;
+  uint64_t chunks = (n + kMvnChunk - 1) / kMvnChunk;
   a.group_count = static_cast<uint32_t>(groups);
   a.n = static_cast<uint32_t>(n);
   a.chunks = static_cast<uint32_t>(chunks);
@@ -155,7 +167,6 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     a.fused_d1 = -p1;
   }
 
-  const uint64_t work_groups = groups * chunks;
   const uint32_t element_bytes = ElementBits(t) / 8;
   // Input and output (strides 0 and 1), then Scale/Bias (2 and up).
   const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, element_bytes, 0, 2);
@@ -172,10 +183,32 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     apply.variant |= kMvnVariantVec4;
   }
   if (sb_vec4) apply.variant |= kMvnVariantVec4ScaleBias;
+  // Statistics by texels of the whole input, masked to each group, where
+  // groups are packed but not whole texels (kMvnVariantTexelSpan): up to
+  // lanes - 1 elements of the texel before a group's first make room for
+  // one more chunk.
+  const bool passes =
+      schedule.kind == MvnSchedule::kTwoPass || schedule.kind == MvnSchedule::kBlocked;
+  const bool span = passes && !vec4 &&
+                    (t == DataType::kFloat16 ? o.mvn_texel_span : o.mvn_texel_span_float32) &&
+                    GroupsArePacked(inner) &&
+                    (IndexOfLastElement(in) + 1) * element_bytes % 16 == 0;
+  if (span) {
+    key.variant |= kMvnVariantTexelSpan;
+    chunks = (n + 16 / element_bytes - 1 + kMvnChunk - 1) / kMvnChunk;
+    a.chunks = static_cast<uint32_t>(chunks);
+  }
+  const uint64_t work_groups = groups * chunks;
   auto io_view = vec4 ? WholeTexelView : WholeView;
   auto sb_view = sb_vec4 ? WholeTexelView : WholeView;
   absl::StatusOr<View> vin = io_view(BufferSlot::kInput, in, o.max_view_texels);
   if (!vin.ok()) return vin.status();
+  View vin_partial = *vin;
+  if (span) {
+    absl::StatusOr<View> v = WholeTexelView(BufferSlot::kInput, in, o.max_view_texels);
+    if (!v.ok()) return v.status();
+    vin_partial = *v;
+  }
   absl::StatusOr<View> vout = io_view(BufferSlot::kOutput, *op.output, o.max_view_texels);
   if (!vout.ok()) return vout.status();
   View vscale, vbias;
@@ -233,7 +266,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
       d.barrier_before = true;  // after the partials
       return d;
     }
-    d.srv[0] = *vin;
+    d.srv[0] = stage == KernelStage::kMvnPartial ? vin_partial : *vin;
     if (stage == KernelStage::kMvnPartial) {
       d.uav[1] = scratch;
       return d;

@@ -65,6 +65,13 @@ struct PlannerOptions {
   // against 308), so it combines only with mvn_combine_float32.
   uint32_t mvn_combine_min_chunks = 16;
   bool mvn_combine_float32 = false;
+  // The two-pass and blocked schedules' statistics of groups packed in the
+  // input but not runs of whole texels (odd N, e.g. 512 x 262,143) load
+  // 16-byte texels of the whole input, masked to each group
+  // (kMvnVariantTexelSpan), instead of a word per element or pair:
+  // FLOAT16 (mvn_texel_span) and FLOAT32 (mvn_texel_span_float32).
+  bool mvn_texel_span = true;
+  bool mvn_texel_span_float32 = false;
   // The cooperative schedule (kMvnCoop: one dispatch; statistics tasks,
   // then a cache's worth of groups later the normalisation tasks, so that
   // DRAM sees the input once) for groups of 2 to this many kMvnChunk chunks

@@ -365,7 +365,14 @@ TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
   EXPECT_FALSE(p.barrier_before);
   EXPECT_TRUE(c.barrier_before);
   EXPECT_TRUE(a.barrier_before);
-  const uint32_t chunks = (262143u + kMvnChunk - 1) / kMvnChunk;
+  // Texel-span statistics (kMvnVariantTexelSpan): up to 7 elements of the
+  // texel before a group's first take one more chunk.
+  EXPECT_EQ(p.key.variant, 1 | kMvnVariantTexelSpan);
+  EXPECT_EQ(p.srv[0].format, ViewFormat::kR32G32B32A32Uint);
+  EXPECT_EQ(p.srv[0].num_elements, 512u * 262143u * 2 / 16);
+  EXPECT_EQ(a.srv[0].format, ViewFormat::kR32Uint);
+  const uint32_t chunks = (262143u + 7 + kMvnChunk - 1) / kMvnChunk;
+  EXPECT_EQ(chunks, 65u);
   const MvnArgs ca = DecodeMvnArgs(c), aa = DecodeMvnArgs(a);
   EXPECT_EQ(ca.group_count, 512u);
   EXPECT_EQ(ca.chunks, chunks);
@@ -397,6 +404,13 @@ TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
   EXPECT_EQ(last.first_group, 510u);
   EXPECT_EQ(last.group_count, 2u);
   EXPECT_EQ(last.partials_word, 512u * chunks * 4);
+  // Without texel spans: 64 chunks, a word per pair.
+  o.mvn_texel_span = false;
+  plan = PlanExecution(op, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->dispatches[0].key.variant, 1);
+  EXPECT_EQ(DecodeMvnArgs(plan->dispatches[0]).chunks, 64u);
+  EXPECT_EQ(plan->dispatches[0].srv[0].format, ViewFormat::kR32Uint);
   // FLOAT32 combines only when asked (it lost on the H200).
   const OperatorDesc op32 = Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1});
   o = PlannerOptions();
@@ -566,7 +580,11 @@ bool AllVec4(const DispatchPlan& plan) {
       continue;
     }
     if (d.key.stage == KernelStage::kMvnCombine) continue;  // scratch alone
-    EXPECT_EQ(d.srv[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
+    // kMvnVariantTexelSpan: statistics from texels of the whole input.
+    const bool span = d.key.stage == KernelStage::kMvnPartial &&
+                      (d.key.variant & kMvnVariantTexelSpan) != 0;
+    EXPECT_EQ(d.srv[0].format,
+              v || span ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
     if (d.uav[0].buffer != BufferSlot::kNone) {
       EXPECT_EQ(d.uav[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
     }

@@ -401,6 +401,53 @@ TEST_F(MvnScheduleTest, CombinedOnceMatchesCombinedPerWorkgroup) {
        MvnSchedule::kTwoPass, 75);
 }
 
+// Statistics from texels of the whole input, masked to each group
+// (kMvnVariantTexelSpan), where groups are packed but not whole texels:
+// group starts at every lane of a texel (odd N, padded rows), FLOAT32 too,
+// NormalizeVariance FALSE, blocked, combined once.
+TEST_F(MvnScheduleTest, TexelSpanStatistics) {
+  auto spans = [](const OperatorDesc& op, const gpu::PlannerOptions& o) {
+    absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+    if (!plan.ok()) return false;
+    bool any = false;
+    for (const gpu::Dispatch& d : plan->dispatches) {
+      if (d.key.stage == KernelStage::kMvnPartial) {
+        any = (d.key.variant & gpu::kMvnVariantTexelSpan) != 0;
+        if (!any) return false;
+      }
+    }
+    return any;
+  };
+  gpu::PlannerOptions o = BlockBudget(1000);  // two-pass
+  o.mvn_row = false;
+  OperatorDesc op = Mvn1(DataType::kFloat16, {8, 3 * gpu::kMvnChunk + 1}, {1});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {8, 1});
+  ASSERT_TRUE(spans(op, o));
+  Run(op, o, MvnSchedule::kTwoPass, 91);
+  gpu::PlannerOptions off = o;
+  off.mvn_texel_span = false;
+  ASSERT_FALSE(spans(op, off));
+  // Padded rows: starts 8,203 elements apart.
+  op = Mvn1(DataType::kFloat16, {8, 8195}, {1});
+  op.input = MakeTensorDesc(DataType::kFloat16, {8, 8195}, std::vector<uint64_t>{8203, 1});
+  ASSERT_TRUE(spans(op, o));
+  Run(op, o, MvnSchedule::kTwoPass, 92, 2.0, 1e3);
+  // FLOAT32 (when asked), NormalizeVariance FALSE, blocked, combined once.
+  o.mvn_texel_span_float32 = true;
+  op = Mvn1(DataType::kFloat32, {4, 2 * gpu::kMvnChunk + 3}, {1});
+  ASSERT_TRUE(spans(op, o));
+  Run(op, o, MvnSchedule::kTwoPass, 93);
+  op = Mvn1(DataType::kFloat16, {8, gpu::kMvnChunk + 5}, {1}, /*normalize_variance=*/false);
+  op.bias = MakeTensorDesc(DataType::kFloat16, {8, 1});
+  gpu::PlannerOptions blocked = BlockBudget(3 * (gpu::kMvnChunk + 5) * 2);
+  blocked.mvn_row = false;
+  blocked.mvn_combine_min_chunks = 2;
+  ASSERT_TRUE(spans(op, blocked));
+  Run(op, blocked, MvnSchedule::kBlocked, 94);
+  // Tensor bytes not a multiple of 16: words.
+  ASSERT_FALSE(spans(Mvn1(DataType::kFloat16, {5, 3 * gpu::kMvnChunk + 1}, {1}), o));
+}
+
 // FLOAT16 without texels: the chunks of a group that starts in the high
 // half of a word start one element early, so that a thread's pairs are
 // whole words (SetPairShift in mvn_emitter.cc): N one short of whole chunks
