@@ -1,7 +1,5 @@
 #include "server/options/server_options.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <climits>
 #include <initializer_list>
@@ -12,16 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc.h"
 #include "server/options/byte_size.h"
+#include "server/options/physical_memory.h"
 
 namespace dmls::server {
 
 uint64_t EffectiveMemoryBudget(const ServerOptions& o) {
   if (o.memory_budget_bytes != 0) return o.memory_budget_bytes;
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  const uint64_t physical =
-      pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  return std::max<uint64_t>(physical / 4, 4 * o.max_message_bytes);
+  return std::max<uint64_t>(PhysicalMemoryBytes() / 4, 4 * o.max_message_bytes);
 }
 
 sched::SchedulerOptions EngineSchedulerOptions(const ServerOptions& o) {

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/options/physical_memory.h"
 #include "server/telemetry/logging.h"
 
 namespace dmls::server {
@@ -18,6 +19,20 @@ TEST(ServerOptions, DefaultsAreValid) {
   EXPECT_TRUE(ValidateOptions(o).ok());
   EXPECT_EQ(o.max_message_bytes, 256u * 1024 * 1024);
   EXPECT_EQ(ListenAddress(o), "127.0.0.1:50051");
+}
+
+// The unset memory budget is a quarter of the machine's memory (Windows:
+// GlobalMemoryStatusEx), never less than four of the largest messages.
+TEST(ServerOptions, MemoryBudgetFollowsPhysicalMemory) {
+  const uint64_t physical = PhysicalMemoryBytes();
+  ASSERT_GT(physical, 64u * 1024 * 1024);
+  ServerOptions o;
+  o.max_message_bytes = 1024;
+  EXPECT_EQ(EffectiveMemoryBudget(o), physical / 4);
+  o.max_message_bytes = physical;
+  EXPECT_EQ(EffectiveMemoryBudget(o), 4 * physical);
+  o.memory_budget_bytes = 12345;
+  EXPECT_EQ(EffectiveMemoryBudget(o), 12345u);
 }
 
 TEST(ServerOptions, Ipv6GetsBrackets) {
