@@ -9,10 +9,12 @@ class is done, that the server still answers health checks and exits 0.
 Environment (set by tests/e2e/CMakeLists.txt): DMLSERVE_BIN, DMLCTL_BIN,
 DMLS_SOURCE_DIR and PYTHONPATH holding the generated modules of proto/ and
 tests/e2e/proto, and client/python. Optional: DMLS_E2E_DEVICE (default cpu);
-DMLSERVE_PREFIX, a command the server is started through (split as a shell
-would: "/usr/lib/wine/wine64" runs dmlserve.exe under Wine), and
-DMLSERVE_STOP_SIGNAL, the signal Server.stop() sends (TERM by default; INT
-under Wine, which turns it into the console's CTRL_C_EVENT).
+DMLSERVE_PREFIX, a command dmlserve and dmlctl are started through (split
+as a shell would: "/usr/lib/wine/wine64" runs dmlserve.exe and dmlctl.exe
+under Wine; the tests start them as DMLSERVE_CMD and DMLCTL_CMD), and
+DMLSERVE_STOP_SIGNAL, the signal that stops a server (STOP_SIGNAL: TERM by
+default; INT under Wine, which turns it into the console's CTRL_C_EVENT,
+while SIGTERM ends a Wine process at once).
 """
 
 import os
@@ -34,6 +36,8 @@ from dmls_e2e import health_pb2, health_pb2_grpc
 DMLSERVE_BIN = os.environ.get("DMLSERVE_BIN", "dmlserve")
 DMLCTL_BIN = os.environ.get("DMLCTL_BIN", "dmlctl")
 SERVER_PREFIX = shlex.split(os.environ.get("DMLSERVE_PREFIX", ""))
+DMLSERVE_CMD = SERVER_PREFIX + [DMLSERVE_BIN]
+DMLCTL_CMD = SERVER_PREFIX + [DMLCTL_BIN]
 STOP_SIGNAL = getattr(signal, "SIG" + os.environ.get("DMLSERVE_STOP_SIGNAL", "TERM"))
 SOURCE_DIR = os.environ.get(
     "DMLS_SOURCE_DIR",
@@ -107,7 +111,7 @@ class Server:
         self.port = free_port()
         self.target = "127.0.0.1:%d" % self.port
         self.log = tempfile.TemporaryFile(mode="w+")
-        args = SERVER_PREFIX + [DMLSERVE_BIN, "--device=" + DEVICE, "--address=127.0.0.1",
+        args = DMLSERVE_CMD + ["--device=" + DEVICE, "--address=127.0.0.1",
                 "--port=%d" % self.port, "--log_level=warn"]
         # No drain period unless a test asks for one: each class stops its
         # server with SIGTERM, and the default 5 s drain would add up.

@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 
 import dmlserve_client as dc
-from e2e_server import DMLCTL_BIN, SOURCE_DIR, ServerTestCase
+from e2e_server import DMLCTL_CMD, SOURCE_DIR, ServerTestCase
 from resident_helpers import random_array
 
 EXAMPLES = os.path.join(SOURCE_DIR, "client", "examples")
@@ -41,7 +41,7 @@ class DmlctlTest(ServerTestCase):
     def dmlctl(self, *args, expect=0):
         env = dict(os.environ, DMLS_TENANT=TENANT)
         result = subprocess.run(
-            [DMLCTL_BIN, "--server=" + self.target] + list(args),
+            DMLCTL_CMD + ["--server=" + self.target] + list(args),
             capture_output=True, text=True, timeout=120, env=env)
         self.assertEqual(result.returncode, expect,
                          "dmlctl %s:\n%s%s" % (args, result.stdout,

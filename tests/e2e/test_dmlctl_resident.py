@@ -13,7 +13,7 @@ import numpy as np
 
 import dmlserve_client as dc
 import reference as ref
-from e2e_server import DMLCTL_BIN, SOURCE_DIR, ServerTestCase
+from e2e_server import DMLCTL_CMD, SOURCE_DIR, ServerTestCase
 from resident_helpers import random_array
 
 EXAMPLES = os.path.join(SOURCE_DIR, "client", "examples")
@@ -51,7 +51,7 @@ class DmlctlResidentTest(ServerTestCase):
         return os.path.join(self.tmp.name, name)
 
     def dmlctl(self, *args, tenant=TENANT, check=True):
-        cmd = [DMLCTL_BIN, "--server=" + self.target]
+        cmd = DMLCTL_CMD + ["--server=" + self.target]
         if tenant:
             cmd.append("--tenant=" + tenant)
         env = dict(os.environ)
@@ -230,7 +230,7 @@ class DmlctlManyChunksTest(ServerTestCase):
         with tempfile.TemporaryDirectory() as tmp:
             x = random_array((1536, 1024), seed=8)
             np.save(os.path.join(tmp, "x.npy"), x)
-            base = [DMLCTL_BIN, "--server=" + self.target, "--tenant=big"]
+            base = DMLCTL_CMD + ["--server=" + self.target, "--tenant=big"]
 
             def run(*args):
                 result = subprocess.run(base + list(args), capture_output=True,

@@ -6,7 +6,6 @@ the same operator and tensors; errors keep their rule id and name the
 KServe field."""
 
 import queue
-import signal
 import threading
 import time
 import unittest
@@ -16,7 +15,7 @@ import numpy as np
 
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
-from e2e_server import DEVICE, Server, ServerTestCase
+from e2e_server import DEVICE, Server, ServerTestCase, STOP_SIGNAL
 from google.rpc import error_details_pb2, status_pb2
 from inference import grpc_predict_v2_pb2 as kpb
 from inference import grpc_predict_v2_pb2_grpc as kpb_grpc
@@ -406,7 +405,7 @@ class KServeStopTest(unittest.TestCase):
             channel = grpc.insecure_channel(server.target)
             stub = kpb_grpc.GRPCInferenceServiceStub(channel)
             self.assertTrue(stub.ServerReady(kpb.ServerReadyRequest()).ready)
-            server.process.send_signal(signal.SIGTERM)
+            server.process.send_signal(STOP_SIGNAL)
             deadline = time.monotonic() + 2.5
             ready = True
             while ready and time.monotonic() < deadline:
@@ -440,7 +439,7 @@ class KServeStopTest(unittest.TestCase):
                                            request_id=str(i)))
                 self.assertEqual(next(call).infer_response.id, str(i))
             signalled = time.monotonic()
-            server.process.send_signal(signal.SIGTERM)
+            server.process.send_signal(STOP_SIGNAL)
             with self.assertRaises(grpc.RpcError) as caught:
                 for _ in call:
                     pass

@@ -5,7 +5,6 @@ that loses no call, and half-open connections closed after the handshake
 timeout."""
 
 import os
-import signal
 import socket
 import threading
 import time
@@ -19,7 +18,7 @@ import reference as ref
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from e2e_server import (Server, ServerTestCase, free_port, health_status,
-                        metric_samples, scrape_metrics)
+                        metric_samples, scrape_metrics, STOP_SIGNAL)
 
 MAX_MESSAGE = 64 * 1024
 MAX_TENSOR = 32 * 1024
@@ -206,7 +205,7 @@ class GracefulShutdownTest(unittest.TestCase):
             call = client.stub.ExecuteStream(feed(), timeout=60)
             responses = [next(call)]
             self.assertTrue(sent.wait(10), "requests were not all sent")
-            server.process.send_signal(15)  # SIGTERM
+            server.process.send_signal(STOP_SIGNAL)  # SIGTERM (Wine: SIGINT)
             responses.extend(call)  # every in-flight response still arrives
             self.assertEqual(sorted(r.request_id for r in responses),
                              list(range(n)))
@@ -253,7 +252,7 @@ class ExitDeadlineTest(unittest.TestCase):
                 metadata=[("dmls-max-output-ratio", "4096")])
             time.sleep(0.5)  # the call is running on the engine thread
             signalled = time.monotonic()
-            server.process.send_signal(signal.SIGTERM)
+            server.process.send_signal(STOP_SIGNAL)
             code = server.process.wait(timeout=60)
             exited = time.monotonic() - signalled
             with self.assertRaises(grpc.RpcError) as cm:
@@ -345,7 +344,7 @@ class DrainTest(unittest.TestCase):
             t.start()
         time.sleep(0.5)
         signalled["at"] = time.monotonic()
-        server.process.send_signal(signal.SIGTERM)
+        server.process.send_signal(STOP_SIGNAL)
         # Health turns NOT_SERVING at once (the load balancer's cue).
         noticed = None
         while noticed is None:

@@ -26,7 +26,7 @@ import grpc
 import numpy as np
 
 import dmlserve_client as dc
-from e2e_server import SOURCE_DIR, Server, free_port
+from e2e_server import SOURCE_DIR, Server, free_port, STOP_SIGNAL
 from resident_helpers import CELU, random_array
 from test_security import Pki
 
@@ -224,7 +224,7 @@ class LoadBalancerTest(BalancerCase):
             self.nginx.send_signal(signal.SIGHUP)
             time.sleep(0.5)
             event = time.monotonic()
-            victim.process.send_signal(signal.SIGTERM)
+            victim.process.send_signal(STOP_SIGNAL)
             code = victim.process.wait(timeout=30)
             time.sleep(1.0)  # the other two carry on
             after = load.count(time.monotonic() - 1.0)
@@ -238,7 +238,7 @@ class LoadBalancerTest(BalancerCase):
         with Load(self.target) as load:
             time.sleep(1.0)
             event = time.monotonic()
-            victim.process.send_signal(signal.SIGTERM)
+            victim.process.send_signal(STOP_SIGNAL)
             code = victim.process.wait(timeout=30)
             time.sleep(1.0)
             after = load.count(time.monotonic() - 1.0)

@@ -117,7 +117,7 @@ class MultiEngineTest(unittest.TestCase):
 
     def test_adapter_and_adapters_exclude_each_other(self):
         result = subprocess.run(
-            [e2e_server.DMLSERVE_BIN, "--device=software",
+            e2e_server.DMLSERVE_CMD + ["--device=software",
              "--adapter=llvmpipe", "--adapters=0", "--port=0"],
             capture_output=True, timeout=60)
         self.assertEqual(result.returncode, 1)
@@ -125,7 +125,7 @@ class MultiEngineTest(unittest.TestCase):
 
     def test_an_adapter_list_that_selects_nothing_fails_startup(self):
         result = subprocess.run(
-            [e2e_server.DMLSERVE_BIN, "--device=software",
+            e2e_server.DMLSERVE_CMD + ["--device=software",
              "--adapters=no such adapter", "--port=0"],
             capture_output=True, timeout=60)
         self.assertEqual(result.returncode, 1)

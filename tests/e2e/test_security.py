@@ -20,7 +20,7 @@ import numpy as np
 
 import dmlserve_client as dc
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
-from e2e_server import DMLCTL_BIN, DMLSERVE_BIN, SOURCE_DIR, Server, health_status
+from e2e_server import DMLCTL_CMD, DMLSERVE_CMD, SOURCE_DIR, Server, health_status
 
 CELU_JSON = os.path.join(SOURCE_DIR, "client", "examples", "celu.json")
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
@@ -152,7 +152,7 @@ class SecureServerCase(unittest.TestCase):
 
     def dmlctl(self, *args, check=True):
         result = subprocess.run(
-            [DMLCTL_BIN, "--server=" + self.target, "--timeout=10"] + list(args),
+            DMLCTL_CMD + ["--server=" + self.target, "--timeout=10"] + list(args),
             capture_output=True, text=True, timeout=60,
             env={k: v for k, v in os.environ.items()
                  if k not in ("DMLS_TOKEN", "DMLS_TENANT")})
@@ -450,7 +450,7 @@ class TokenTest(SecureServerCase):
 class StartupTest(unittest.TestCase):
 
     def start(self, *flags):
-        return subprocess.run([DMLSERVE_BIN, "--device=cpu", "--port=0"] +
+        return subprocess.run(DMLSERVE_CMD + ["--device=cpu", "--port=0"] +
                               list(flags), capture_output=True, text=True,
                               timeout=30)
 

@@ -13,7 +13,7 @@ import numpy as np
 import reference as ref
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmls_e2e import reflection_pb2, reflection_pb2_grpc
-from e2e_server import (DEVICE_KINDS, DMLCTL_BIN, DMLSERVE_BIN, SOURCE_DIR,
+from e2e_server import (DEVICE_KINDS, DMLCTL_CMD, DMLSERVE_CMD, SOURCE_DIR,
                         ServerTestCase,
                         health_status)
 from google.protobuf import descriptor_pb2
@@ -90,7 +90,7 @@ class MemoryCapTest(ServerTestCase):
             self.assertEqual(device.memory_cap_bytes, want)
 
     def test_a_bad_cap_stops_the_server_with_the_flag_named(self):
-        result = subprocess.run([DMLSERVE_BIN, "--gpu_memory_cap_bytes=lots"],
+        result = subprocess.run(DMLSERVE_CMD + ["--gpu_memory_cap_bytes=lots"],
                                 capture_output=True, text=True, timeout=30)
         self.assertEqual(result.returncode, 1)
         self.assertIn("--gpu_memory_cap_bytes must be auto, 0", result.stderr)
@@ -118,7 +118,7 @@ class ExampleClientTest(ServerTestCase):
 class DmlctlTest(ServerTestCase):
 
     def dmlctl(self, *args):
-        return subprocess.run([DMLCTL_BIN, "--server=" + self.target] +
+        return subprocess.run(DMLCTL_CMD + ["--server=" + self.target] +
                               list(args), capture_output=True, text=True,
                               timeout=60)
 
@@ -241,7 +241,7 @@ class DmlctlTest(ServerTestCase):
                       result.stderr)
 
     def test_unreachable_server(self):
-        result = subprocess.run([DMLCTL_BIN, "--server=127.0.0.1:1",
+        result = subprocess.run(DMLCTL_CMD + ["--server=127.0.0.1:1",
                                  "--timeout=5", "caps"],
                                 capture_output=True, text=True, timeout=30)
         self.assertEqual(result.returncode, 1)

@@ -6,7 +6,6 @@ client keeps open is told to finish instead of being waited on for the
 whole grace."""
 
 import queue
-import signal
 import time
 import unittest
 
@@ -15,7 +14,7 @@ import grpc
 import dmlserve_client as dc
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
-from e2e_server import Server, health_status
+from e2e_server import Server, health_status, STOP_SIGNAL
 from test_limits import broadcast_mvn1_request, broadcast_request, celu_request
 
 SHUTTING_DOWN = "the server is shutting down"
@@ -43,7 +42,7 @@ class ShutdownTest(unittest.TestCase):
                 futures = [pb_grpc.DmlServiceStub(c).Execute.future(
                     request, timeout=60, metadata=RATIO) for c in channels]
                 time.sleep(0.2)
-                server.process.send_signal(signal.SIGTERM)
+                server.process.send_signal(STOP_SIGNAL)
                 for f in futures:
                     try:
                         if len(f.result().output) != rows * 65536 * 4:
@@ -78,7 +77,7 @@ class ShutdownTest(unittest.TestCase):
                 metadata=RATIO)
             time.sleep(0.3)  # the long call is on the engine thread
             signalled = time.monotonic()
-            server.process.send_signal(signal.SIGTERM)
+            server.process.send_signal(STOP_SIGNAL)
             refused = None
             while refused is None and time.monotonic() < signalled + 5:
                 try:
@@ -136,7 +135,7 @@ class ShutdownTest(unittest.TestCase):
                 outgoing.put(request)
                 self.assertEqual(next(call).request_id, i)
             signalled = time.monotonic()
-            server.process.send_signal(signal.SIGTERM)
+            server.process.send_signal(STOP_SIGNAL)
             with self.assertRaises(grpc.RpcError) as cm:
                 for _ in call:
                     pass

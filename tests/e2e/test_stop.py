@@ -13,7 +13,6 @@ adapter in the e2e_d3d12_ variant). Run as a script for the probe's counts:
 
 import collections
 import queue
-import signal
 import sys
 import threading
 import time
@@ -22,7 +21,7 @@ import unittest
 import grpc
 
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
-from e2e_server import Server
+from e2e_server import Server, STOP_SIGNAL
 from test_limits import celu_request
 
 SHUTTING_DOWN = "the server is shutting down"
@@ -135,7 +134,7 @@ def probe(*server_args):
         time.sleep(WARMUP_SECONDS)
         with lock:
             before = counts["OK"]
-        server.process.send_signal(signal.SIGTERM)
+        server.process.send_signal(STOP_SIGNAL)
         for t in threads:
             t.join(timeout=40)
         alive = sum(t.is_alive() for t in threads)

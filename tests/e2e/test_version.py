@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 
-from e2e_server import DMLCTL_BIN, DMLSERVE_BIN, SOURCE_DIR, ServerTestCase
+from e2e_server import DMLCTL_CMD, DMLSERVE_CMD, SOURCE_DIR, ServerTestCase
 
 
 def run(*args):
@@ -30,16 +30,16 @@ class VersionTest(ServerTestCase):
         self.assertRegex(self.version, r"^\d+\.\d+\.\d+$")
 
     def test_binaries_print_it(self):
-        self.assertEqual(run(DMLSERVE_BIN, "--version"),
+        self.assertEqual(run(*DMLSERVE_CMD, "--version"),
                          (0, "dmlserve %s\n" % self.version))
-        self.assertEqual(run(DMLCTL_BIN, "--version"),
+        self.assertEqual(run(*DMLCTL_CMD, "--version"),
                          (0, "dmlctl %s\n" % self.version))
 
     def test_server_reports_it(self):
-        code, out = run(DMLCTL_BIN, "--server=" + self.target, "caps")
+        code, out = run(*DMLCTL_CMD, "--server=" + self.target, "caps")
         self.assertEqual(code, 0, out)
         self.assertEqual(json.loads(out)["serverVersion"], self.version)
-        code, out = run(DMLCTL_BIN, "--server=" + self.target, "caps",
+        code, out = run(*DMLCTL_CMD, "--server=" + self.target, "caps",
                         "--summary")
         self.assertTrue(out.startswith("dmlserve %s on " % self.version), out)
 
@@ -59,7 +59,7 @@ class VersionTest(ServerTestCase):
                              % re.escape(self.version))
 
     def test_help_and_readme_agree_on_device_auto(self):
-        code, help_text = run(DMLSERVE_BIN, "--help")
+        code, help_text = run(*DMLSERVE_CMD, "--help")
         flat = " ".join(help_text.split())
         self.assertIn("auto (Direct3D 12 on every discrete GPU, else one GPU, "
                       "else the software adapter", flat)
