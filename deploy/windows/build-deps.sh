@@ -4,7 +4,8 @@
 # build uses (the installed -dev packages name them), with the MinGW-w64
 # toolchain of cmake/mingw-w64-posix.cmake. Static libraries only.
 #
-#   deploy/windows/build-deps.sh            # everything
+#   deploy/windows/build-deps.sh            # everything: the above, c-ares,
+#                    # re2, OpenSSL, gRPC, civetweb, prometheus-cpp (server)
 #   deploy/windows/build-deps.sh engine     # only what the engine needs
 #                        # (DirectX-Headers, abseil, googletest, fmt, spdlog)
 #   deploy/windows/build-deps.sh protobuf   # that, zlib and protobuf: what the
@@ -41,6 +42,8 @@ need=()
 command -v "$TRIPLE-g++-posix" >/dev/null || need+=(g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev)
 command -v dpkg-source >/dev/null || need+=(dpkg-dev)
 command -v cmake >/dev/null || need+=(cmake)
+# re2's Unicode tables are generated from it (Debian's source drops them).
+[[ -f /usr/share/unicode/UnicodeData.txt ]] || need+=(unicode-data)
 if [[ ${#need[@]} -gt 0 ]]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
 fi
@@ -82,8 +85,15 @@ fetch() {
   dir="$CACHE/src/$pkg-$upstream"
   if [[ ! -d "$dir" ]]; then
     apt_ready
-    (cd "$CACHE/src" && apt-get "${APT_OPTS[@]}" source "$pkg=$ver" >/dev/null 2>&1) || {
-      echo "apt-get source $pkg=$ver failed" >&2; exit 1; }
+    if ! (cd "$CACHE/src" && apt-get "${APT_OPTS[@]}" source "$pkg=$ver" >/dev/null 2>&1); then
+      # A security update whose .dsc and Debian diff the mirror no longer
+      # serves (OpenSSL 3.0.22-1~deb12u2 here: 404) may still have given its
+      # upstream tarball: that, of the same version, without Debian's patches.
+      local orig; orig=$(ls "$CACHE/src/${pkg}_$upstream".orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -1)
+      [[ -n "$orig" ]] || { echo "apt-get source $pkg=$ver failed" >&2; exit 1; }
+      echo "== $pkg $ver: no Debian source package, using $(basename "$orig")" >&2
+      mkdir -p "$dir" && tar -xf "$orig" -C "$dir" --strip-components=1
+    fi
   fi
   [[ -d "$dir" ]] || { echo "no $dir after apt-get source" >&2; exit 1; }
   echo "$dir"
@@ -141,16 +151,23 @@ build_zlib() {  # zlib's own configure (Debian's source has no win32/ makefile)
    install -D -m644 zconf.h "$PREFIX/include/zconf.h")
 }
 build_c-ares() {
-  cmake_build c-ares "$1" -DCARES_STATIC=ON -DCARES_SHARED=OFF -DCARES_BUILD_TOOLS=OFF \
+  # Debian's CVE-2023-31130 patch uses INADDRSZ, which only glibc's
+  # <arpa/nameser.h> defines (c-ares' own name is NS_INADDRSZ): defined here,
+  # the unpacked source stays as Debian ships it.
+  CFLAGS="-DINADDRSZ=4" cmake_build c-ares "$1" -DCARES_STATIC=ON -DCARES_SHARED=OFF -DCARES_BUILD_TOOLS=OFF \
     -DCARES_BUILD_TESTS=OFF -DCARES_INSTALL=ON
 }
 build_re2() {
+  # Debian's +dfsg source drops the generated tables; its build makes them
+  # (REBUILD_TABLES=1) from unicode-data, as here, inside the unpacked source.
+  (cd "$1" && make -s REBUILD_TABLES=1 re2/perl_groups.cc re2/unicode_casefold.cc \
+     re2/unicode_groups.cc) || return 1
   cmake_build re2 "$1" -DRE2_BUILD_TESTING=OFF
 }
 build_openssl() {  # OpenSSL's own Configure; libraries and headers only
   rm -rf "$CACHE/build/openssl" && cp -a "$1" "$CACHE/build/openssl"
   (cd "$CACHE/build/openssl" &&
-   ./Configure mingw64 no-shared no-tests no-docs no-apps --cross-compile-prefix="$TRIPLE-" \
+   ./Configure mingw64 no-shared no-tests --cross-compile-prefix="$TRIPLE-" \
      --prefix="$PREFIX" --libdir=lib >"$CACHE/build/openssl.configure.log" 2>&1 &&
    make -j "$JOBS" build_libs >"$CACHE/build/openssl.build.log" 2>&1 &&
    make install_dev >>"$CACHE/build/openssl.build.log" 2>&1)
@@ -159,8 +176,11 @@ build_protobuf() {  # the runtime libraries; protoc is the host's
   cmake_build protobuf "$1" -Dprotobuf_BUILD_TESTS=OFF -Dprotobuf_BUILD_PROTOC_BINARIES=OFF \
     -Dprotobuf_BUILD_SHARED_LIBS=OFF -Dprotobuf_WITH_ZLIB=OFF -Dprotobuf_INSTALL=ON
 }
-build_grpc() {  # no code generators: grpc_cpp_plugin is the host's
-  cmake_build grpc "$1" -DgRPC_INSTALL=ON -DgRPC_BUILD_TESTS=OFF -DgRPC_BUILD_CODEGEN=OFF \
+# gRPC_BUILD_CODEGEN=ON is what builds grpc++_reflection (its .proto stubs
+# are generated at build time, by the host's protoc and grpc_cpp_plugin: a
+# cross build finds them with find_program); the plugins themselves are off.
+build_grpc() {
+  cmake_build grpc "$1" -DgRPC_INSTALL=ON -DgRPC_BUILD_TESTS=OFF -DgRPC_BUILD_CODEGEN=ON \
     -DgRPC_BUILD_GRPC_CPP_PLUGIN=OFF -DgRPC_BUILD_GRPC_CSHARP_PLUGIN=OFF \
     -DgRPC_BUILD_GRPC_NODE_PLUGIN=OFF -DgRPC_BUILD_GRPC_OBJECTIVE_C_PLUGIN=OFF \
     -DgRPC_BUILD_GRPC_PHP_PLUGIN=OFF -DgRPC_BUILD_GRPC_PYTHON_PLUGIN=OFF \
@@ -169,7 +189,17 @@ build_grpc() {  # no code generators: grpc_cpp_plugin is the host's
     -DgRPC_PROTOBUF_PROVIDER=package -DgRPC_PROTOBUF_PACKAGE_TYPE=CONFIG \
     -DgRPC_RE2_PROVIDER=package -DgRPC_SSL_PROVIDER=package -DgRPC_ZLIB_PROVIDER=package \
     -DgRPC_BENCHMARK_PROVIDER=none -DOPENSSL_ROOT_DIR="$PREFIX" \
-    -DProtobuf_PROTOC_EXECUTABLE=/usr/bin/protoc -D_gRPC_PROTOBUF_PROTOC_EXECUTABLE=/usr/bin/protoc
+    -DProtobuf_PROTOC_EXECUTABLE=/usr/bin/protoc -D_gRPC_PROTOBUF_PROTOC_EXECUTABLE=/usr/bin/protoc \
+    -D_gRPC_CPP_PLUGIN=/usr/bin/grpc_cpp_plugin
+}
+build_civetweb() {  # what prometheus-cpp's pull (the /metrics endpoint) serves with
+  cmake_build civetweb "$1" -DCIVETWEB_BUILD_TESTING=OFF -DCIVETWEB_ENABLE_CXX=ON \
+    -DCIVETWEB_ENABLE_WEBSOCKETS=ON -DCIVETWEB_ENABLE_SSL=OFF \
+    -DCIVETWEB_ENABLE_SERVER_EXECUTABLE=OFF -DCIVETWEB_INSTALL_EXECUTABLE=OFF
+}
+build_prometheus-cpp() {  # as Debian builds it: against the civetweb above
+  cmake_build prometheus-cpp "$1" -DUSE_THIRDPARTY_LIBRARIES=OFF -DENABLE_TESTING=OFF \
+    -DENABLE_PUSH=OFF -DENABLE_COMPRESSION=ON -DGENERATE_PKGCONFIG=OFF
 }
 
 # build SOURCE_PACKAGE BINARY_PACKAGE_NAMING_ITS_VERSION
@@ -204,4 +234,6 @@ build c-ares libc-ares-dev
 build re2 libre2-dev
 build openssl libssl-dev
 build grpc libgrpc++-dev
+build civetweb libcivetweb-dev
+build prometheus-cpp prometheus-cpp-dev
 echo "== prefix: $PREFIX"
