@@ -6,6 +6,8 @@
 #   deploy/windows/cross-build.sh engine   # engine libraries + engine tests
 #                                          # (needs `build-deps.sh engine`)
 #   deploy/windows/cross-build.sh all      # everything (needs the full prefix)
+#   DMLS_WIN_TARGETS="dmlserve dmlctl" deploy/windows/cross-build.sh all
+#                                          # only those targets
 #
 # Output: ${DMLS_WIN_BUILD_DIR:-build-win}/**/*.exe, linked -static (no MinGW
 # DLL to carry). deploy/windows/run-tests.sh runs the tests under Wine.
@@ -40,5 +42,7 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DDMLS_GRPC_CPP_PLUGIN=/usr/bin/grpc_cpp_plugin \
   "${launcher[@]}" "$@"
 t0=$(date +%s)
-cmake --build "$BUILD" -j "${JOBS:-$(nproc)}"
+targets=()
+for t in ${DMLS_WIN_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}"
 echo "== built in $(( $(date +%s) - t0 )) s: $(find "$BUILD" -name '*.exe' | wc -l) executables in $BUILD"
