@@ -179,6 +179,9 @@ build_protobuf() {  # the runtime libraries; protoc is the host's
 # gRPC_BUILD_CODEGEN=ON is what builds grpc++_reflection (its .proto stubs
 # are generated at build time, by the host's protoc and grpc_cpp_plugin: a
 # cross build finds them with find_program); the plugins themselves are off.
+# Without protobuf's libprotoc target gRPC takes the well-known protos'
+# include directory from PROTOBUF_INCLUDE_DIRS, which protobuf's CONFIG
+# package does not set (protoc then got "-I <file>": "Missing input file").
 build_grpc() {
   cmake_build grpc "$1" -DgRPC_INSTALL=ON -DgRPC_BUILD_TESTS=OFF -DgRPC_BUILD_CODEGEN=ON \
     -DgRPC_BUILD_GRPC_CPP_PLUGIN=OFF -DgRPC_BUILD_GRPC_CSHARP_PLUGIN=OFF \
@@ -190,7 +193,7 @@ build_grpc() {
     -DgRPC_RE2_PROVIDER=package -DgRPC_SSL_PROVIDER=package -DgRPC_ZLIB_PROVIDER=package \
     -DgRPC_BENCHMARK_PROVIDER=none -DOPENSSL_ROOT_DIR="$PREFIX" \
     -DProtobuf_PROTOC_EXECUTABLE=/usr/bin/protoc -D_gRPC_PROTOBUF_PROTOC_EXECUTABLE=/usr/bin/protoc \
-    -D_gRPC_CPP_PLUGIN=/usr/bin/grpc_cpp_plugin
+    -D_gRPC_CPP_PLUGIN=/usr/bin/grpc_cpp_plugin -DPROTOBUF_INCLUDE_DIRS="$PREFIX/include"
 }
 build_civetweb() {  # what prometheus-cpp's pull (the /metrics endpoint) serves with
   cmake_build civetweb "$1" -DCIVETWEB_BUILD_TESTING=OFF -DCIVETWEB_ENABLE_CXX=ON \
