@@ -32,3 +32,14 @@ set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
 # sections in some translation units.
 set(CMAKE_C_FLAGS_INIT "-Wa,-mbig-obj")
 set(CMAKE_CXX_FLAGS_INIT "-Wa,-mbig-obj")
+
+# Windows system libraries at the end of every link line: the static
+# OpenSSL (libcrypto's BIO sockets, crypt32 certificate store) and civetweb
+# of the server's prefix come after the -lws2_32 that gRPC's targets put
+# earlier, and a static archive's references resolve only against what
+# follows it. The rest is CMake's default list for MinGW.
+foreach(_dmls_lang C CXX)
+  set(CMAKE_${_dmls_lang}_STANDARD_LIBRARIES
+      "-lws2_32 -lcrypt32 -liphlpapi -lbcrypt -lkernel32 -luser32 -lgdi32 -lwinspool -lshell32 -lole32 -loleaut32 -luuid -lcomdlg32 -ladvapi32"
+      CACHE STRING "" FORCE)
+endforeach()

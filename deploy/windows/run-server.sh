@@ -5,7 +5,8 @@
 # numpy's float64 CELU) and stops the server with SIGINT (Wine's
 # CTRL_C_EVENT: the same drain as SIGTERM on Linux), which must exit 0.
 #
-#   deploy/windows/run-server.sh                 # --device=cpu and gpu
+#   deploy/windows/run-server.sh                 # --device=cpu and software
+#                        # (lavapipe is a software adapter: gpu refuses it)
 #   deploy/windows/run-server.sh cpu software    # those devices
 #
 # Needs `deploy/windows/cross-build.sh all`. Writes
@@ -16,7 +17,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${DMLS_WIN_BUILD_DIR:-$ROOT/build-win}"
 DEVICES=("${@:-cpu}")
-[[ $# -eq 0 ]] && DEVICES=(cpu gpu)
+[[ $# -eq 0 ]] && DEVICES=(cpu software)
 OUT="$BUILD/wine-server"
 SERVER="${DMLSERVE_EXE:-$BUILD/server/dmlserve.exe}"
 CTL="${DMLCTL_EXE:-$BUILD/client/dmlctl.exe}"
