@@ -193,7 +193,7 @@ absl::Status GpuRunner::lost_status() const {
 
 void GpuRunner::FailLost(ExecuteRequest& request,
                          std::unique_ptr<sched::JobState>& state,
-                         ExecuteCallback& done) {
+                         sched::JobCallback& done) {
   if (request.on_device_lost && state) {
     // Prepare moved the payloads into upload memory; copy them back (the
     // mapping stays valid: nothing is released while the runner lives).

@@ -227,7 +227,7 @@ class GpuRunner : public sched::Runner {
   // Fails one request of a lost device: restores its payloads from `state`
   // and hands it back when it has an on_device_lost hook, then calls `done`.
   void FailLost(ExecuteRequest& request, std::unique_ptr<sched::JobState>& state,
-                ExecuteCallback& done);
+                sched::JobCallback& done);
 
   GpuRunnerOptions options_;
   std::shared_ptr<spdlog::logger> log_;

@@ -105,7 +105,7 @@ struct Readback {
 };
 
 struct GpuRunner::Completion {
-  ExecuteCallback done;
+  sched::JobCallback done;  // the job's, with its timing (job.h)
   // Kept until the result is out (payloads emptied by Prepare): when the
   // device is lost first, the request is made whole again from `state`'s
   // upload copy and handed back (engine.h, on_device_lost).

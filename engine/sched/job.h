@@ -23,8 +23,63 @@
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
 #include "engine/core/resident.h"
+#include "engine/sched/clock.h"
+#include "engine/sched/scheduler_observer.h"
 
 namespace dmls::sched {
+
+// A plain request's completion callback with the request's timing carried
+// beside it: once the scheduler has handed the job to the runner (Stamp),
+// calling it reads the clock once, tells the observer the run time and
+// fills the result's ExecuteTiming (input, queued, run) before the caller's
+// callback runs. Before Stamp it just forwards. One object, no allocation
+// or reference count of its own per request (the wrapping lambda it
+// replaces cost both on the dispatch thread).
+// The clock and observer are borrowed: the scheduler that stamps owns
+// them and outlives every answer (its Shutdown waits for Runner::Drain).
+// Move-only; thread-compatible.
+class JobCallback {
+ public:
+  JobCallback() = default;
+  JobCallback(ExecuteCallback done) : done_(std::move(done)) {}  // NOLINT: implicit on purpose
+  JobCallback(JobCallback&&) = default;
+  JobCallback& operator=(JobCallback&&) = default;
+
+  // The job was handed to the runner at `start` after `input` preparing
+  // and `queued` in the queue; `observer` may be null.
+  void Stamp(const Clock* clock, SchedulerObserver* observer,
+             absl::Duration input, absl::Duration queued, absl::Time start) {
+    clock_ = clock;
+    observer_ = observer;
+    input_ = input;
+    queued_ = queued;
+    start_ = start;
+  }
+
+  void operator()(absl::StatusOr<ExecuteResult> result) {
+    if (clock_ != nullptr) {
+      const absl::Duration run = clock_->Now() - start_;
+      if (observer_ != nullptr) observer_->OnExecuted(run);
+      if (result.ok()) {
+        result->timing.input = input_;
+        result->timing.queued = queued_;
+        result->timing.run = run;
+      }
+    }
+    done_(std::move(result));
+  }
+  explicit operator bool() const { return static_cast<bool>(done_); }
+  // The caller's callback (for wrapping it before Stamp).
+  ExecuteCallback& inner() { return done_; }
+
+ private:
+  ExecuteCallback done_;
+  const Clock* clock_ = nullptr;  // null: not stamped
+  SchedulerObserver* observer_ = nullptr;
+  absl::Duration input_;
+  absl::Duration queued_;
+  absl::Time start_;
+};
 
 // What a runner keeps for one job between Prepare and Run (see runner.h).
 class JobState {
@@ -34,7 +89,7 @@ class JobState {
 
 struct Job {
   ExecuteRequest request;
-  ExecuteCallback done;
+  JobCallback done;
   // A resident chain instead of `request` (then `done` is unused).
   bool is_chain = false;
   ChainRequest chain;

@@ -80,7 +80,7 @@ void Scheduler::Start(Job job) {
       if (job.is_chain) {
         job.chain_done = Holding(std::move(*admitted), std::move(job.chain_done));
       } else {
-        job.done = Holding(std::move(*admitted), std::move(job.done));
+        job.done.inner() = Holding(std::move(*admitted), std::move(job.done.inner()));
       }
     }
   }
@@ -134,18 +134,7 @@ void Scheduler::Stamp(Batch& batch, absl::Time now) {
         }
         continue;
       }
-      job.done = [inner = std::move(job.done), clock = clock_, observer = options_.observer,
-                  input = job.staged - job.enqueued, queued = now - job.staged,
-                  now](absl::StatusOr<ExecuteResult> result) mutable {
-        const absl::Duration run = clock->Now() - now;
-        if (observer != nullptr) observer->OnExecuted(run);
-        if (result.ok()) {
-          result->timing.input = input;
-          result->timing.queued = queued;
-          result->timing.run = run;
-        }
-        inner(std::move(result));
-      };
+      job.done.Stamp(clock_.get(), observer, job.staged - job.enqueued, now - job.staged, now);
     }
   }
   if (observer != nullptr) observer->OnBatch(batch.size(), bytes);

@@ -105,10 +105,11 @@ class Scheduler {
   // Submit and SubmitChain from admission on.
   void Start(Job job);
   void DispatchLoop();
-  // Wraps each job's callback of `batch`, handed to the runner at `now`,
-  // to fill its result's ExecuteTiming (input, queued, run) and, with an
-  // observer, to report the batch, the queue times and the run times (a
-  // chain's only to the observer).
+  // Stamps each plain job of `batch`, handed to the runner at `now`, with
+  // its times (JobCallback, job.h: its answer fills the result's
+  // ExecuteTiming and tells the observer the run time; no allocation) and,
+  // with an observer, reports the batch and the queue times; a chain's
+  // callback is wrapped to report its run time to the observer only.
   void Stamp(Batch& batch, absl::Time now);
   // Answers `job` with `status` (counted as rejected), its state released
   // first.
