@@ -1,9 +1,12 @@
 #include "server/rpc/message_codec.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/common.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
@@ -203,7 +206,170 @@ class WireScanner {
   size_t pos_ = 0;
 };
 
+// Reads the top level of a message spread over slices: tags, varints and
+// values that may cross slice boundaries. Stops (returns false) at anything
+// it does not expect; the caller then lets protobuf report.
+class SliceReader {
+ public:
+  explicit SliceReader(const std::vector<grpc::Slice>& slices) : slices_(slices) {
+    Skip();
+  }
+
+  bool done() const { return slice_ == slices_.size(); }
+
+  bool Varint(uint64_t* value, int max_bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < max_bytes; ++i) {
+      uint8_t byte = 0;
+      if (!Byte(&byte)) return false;
+      v |= static_cast<uint64_t>(byte & 0x7F) << (7 * i);
+      if ((byte & 0x80) == 0) {
+        *value = v;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The next `n` bytes as ranges of the slices (appended to `ranges`) and,
+  // when `copy` is set, appended to it too.
+  bool Take(uint64_t n, absl::InlinedVector<absl::string_view, 2>* ranges,
+            std::string* copy) {
+    while (n > 0) {
+      if (done()) return false;
+      const grpc::Slice& s = slices_[slice_];
+      const size_t take = std::min<uint64_t>(n, s.size() - at_);
+      const absl::string_view range(reinterpret_cast<const char*>(s.begin()) + at_, take);
+      if (ranges != nullptr) ranges->push_back(range);
+      if (copy != nullptr) copy->append(range.data(), range.size());
+      at_ += take;
+      n -= take;
+      Skip();
+    }
+    return true;
+  }
+
+ private:
+  bool Byte(uint8_t* byte) {
+    if (done()) return false;
+    *byte = slices_[slice_].begin()[at_++];
+    Skip();
+    return true;
+  }
+  // Moves past exhausted (and empty) slices.
+  void Skip() {
+    while (slice_ < slices_.size() && at_ == slices_[slice_].size()) {
+      ++slice_;
+      at_ = 0;
+    }
+  }
+
+  const std::vector<grpc::Slice>& slices_;
+  size_t slice_ = 0;
+  size_t at_ = 0;
+};
+
+// Appends the varint `v` to `out` (a tag or a length being re-emitted).
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// Splits the top-level fields of `slices`: the length-delimited fields
+// numbered in `payload_fields` into `ranges` (the last occurrence wins),
+// every other field, re-emitted as read, into `rest`. False when the
+// bytes break a wire-format rule at the top level (protobuf will say which).
+bool SplitPayloads(const std::vector<grpc::Slice>& slices,
+                   const std::array<int, 3>& payload_fields,
+                   std::array<absl::InlinedVector<absl::string_view, 2>, 3>* ranges,
+                   std::string* rest) {
+  SliceReader in(slices);
+  while (!in.done()) {
+    uint64_t tag = 0;
+    if (!in.Varint(&tag, 5)) return false;
+    tag &= 0xFFFFFFFFu;
+    const int number = static_cast<int>(tag >> 3);
+    const int wire_type = static_cast<int>(tag & 7);
+    if (number == 0) return false;
+    if (wire_type == 2) {
+      uint64_t length = 0;
+      if (!in.Varint(&length, 10) || length > 0x7FFFFFFFu) return false;
+      int slot = -1;
+      for (int i = 0; i < 3; ++i) {
+        if (payload_fields[i] != 0 && payload_fields[i] == number) slot = i;
+      }
+      if (slot >= 0) {
+        (*ranges)[slot].clear();
+        if (!in.Take(length, &(*ranges)[slot], nullptr)) return false;
+        continue;
+      }
+      PutVarint(tag, rest);
+      PutVarint(length, rest);
+      if (!in.Take(length, nullptr, rest)) return false;
+      continue;
+    }
+    PutVarint(tag, rest);
+    uint64_t value = 0;
+    switch (wire_type) {
+      case 0:
+        if (!in.Varint(&value, 10)) return false;
+        PutVarint(value, rest);
+        break;
+      case 1:
+        if (!in.Take(8, nullptr, rest)) return false;
+        break;
+      case 5:
+        if (!in.Take(4, nullptr, rest)) return false;
+        break;
+      default:
+        return false;  // groups, invalid wire types: protobuf's business
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+absl::Status ParseRequestWithPayloads(const grpc::ByteBuffer& bytes,
+                                      google::protobuf::Message* message,
+                                      const std::array<int, 3>& payload_fields,
+                                      std::array<Payload, 3>* payloads) {
+  for (Payload& p : *payloads) p.clear();
+  message->Clear();
+  auto slices = std::make_shared<std::vector<grpc::Slice>>();
+  std::array<absl::InlinedVector<absl::string_view, 2>, 3> ranges;
+  std::string rest;
+  if (bytes.Valid() && bytes.Dump(slices.get()).ok() &&
+      SplitPayloads(*slices, payload_fields, &ranges, &rest) &&
+      message->ParseFromString(rest)) {
+    for (int i = 0; i < 3; ++i) {
+      if (!ranges[i].empty()) (*payloads)[i] = Payload::Borrowed(ranges[i], slices);
+    }
+    return absl::OkStatus();
+  }
+  // Anything unusual: protobuf parses (or reports) the whole message, and
+  // the payload fields are moved out of it.
+  absl::Status status = ParseRequest(bytes, message);
+  if (!status.ok()) return status;
+  const google::protobuf::Reflection* reflection = message->GetReflection();
+  for (int i = 0; i < 3; ++i) {
+    const FieldDescriptor* field =
+        payload_fields[i] != 0 ? message->GetDescriptor()->FindFieldByNumber(payload_fields[i])
+                               : nullptr;
+    if (field == nullptr || field->is_repeated() ||
+        field->type() != FieldDescriptor::TYPE_BYTES) {
+      continue;
+    }
+    std::string scratch;
+    const std::string& value = reflection->GetStringReference(*message, field, &scratch);
+    (*payloads)[i] = Payload(std::string(value));
+    reflection->ClearField(message, field);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
                           google::protobuf::Message* message) {

@@ -10,11 +10,13 @@
 #ifndef DMLSERVE_SERVER_RPC_MESSAGE_CODEC_H_
 #define DMLSERVE_SERVER_RPC_MESSAGE_CODEC_H_
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "engine/core/payload.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -27,6 +29,20 @@ namespace dmls::server {
 // when they are not a serialized message of its type.
 absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
                           google::protobuf::Message* message);
+
+// ParseRequest for messages with large top-level bytes fields: the fields
+// numbered `payload_fields` (0: none) are not parsed into `message` but
+// located in `bytes`' slices and returned, in that order, as Payloads that
+// borrow the received memory (kept alive by a share of the slices: no
+// payload byte is copied). Every other field is parsed by protobuf as
+// usual. Errors are ParseRequest's, byte offsets included (a message that
+// does not parse is handed to ParseRequest for the reason), and protobuf's
+// rules hold (the last occurrence of a field wins; a payload field sent
+// with another wire type is an unknown field).
+absl::Status ParseRequestWithPayloads(const grpc::ByteBuffer& bytes,
+                                      google::protobuf::Message* message,
+                                      const std::array<int, 3>& payload_fields,
+                                      std::array<Payload, 3>* payloads);
 
 // Serializes `message` into `out` (replacing its contents); INTERNAL in
 // the unexpected case that protobuf cannot.
