@@ -21,18 +21,22 @@ absl::StatusOr<sched::Prepared> EngineRunner::PrepareChain(ChainRequest& chain) 
 }
 
 void EngineRunner::Run(sched::Batch batch) {
-  sched::Batch plain;
+  // Chains are whole groups (the batcher's chain lane): handed over here,
+  // and their groups left empty for the GpuRunner to skip. The batch itself
+  // goes on unchanged (no copy of the plain groups).
+  bool plain = false;
   for (std::vector<sched::Job>& group : batch.groups) {
-    if (group.empty() || !group.front().is_chain) {
-      plain.groups.push_back(std::move(group));
+    if (group.empty() || !group.front().is_chain()) {
+      plain = plain || !group.empty();
       continue;
     }
     for (sched::Job& job : group) {
-      static_cast<ChainTicket&>(*job.state).Run(std::move(job.chain),
-                                                std::move(job.chain_done));
+      static_cast<ChainTicket&>(*job.state)
+          .Run(std::move(job.chain->request), std::move(job.chain->done));
     }
+    group.clear();
   }
-  if (!plain.empty()) gpu_->Run(std::move(plain));
+  if (plain) gpu_->Run(std::move(batch));
 }
 
 }  // namespace dmls::d3d12

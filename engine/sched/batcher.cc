@@ -7,24 +7,39 @@
 
 namespace dmls::sched {
 
-absl::Status Batcher::Enqueue(Job& job) {
+Batcher::Entry Batcher::MakeEntry(Job job) {
+  const Order order{job.is_chain() ? absl::InfinitePast() : job.request.deadline, job.seq};
+  Queue one;
+  one.emplace(order, std::move(job));
+  return one.extract(one.begin());
+}
+
+absl::Status Batcher::Enqueue(Entry& entry) {
   if (size_ >= policy_.max_queue_depth) {
     return ops::RuleStatus(
         absl::StatusCode::kResourceExhausted, "QUEUE_FULL", "",
         absl::StrCat("the server already has ", size_,
                      " requests queued (max_queue_depth); retry later"));
   }
+  const Job& job = entry.mapped();
   arrivals_.insert({job.enqueued, job.seq});
   bytes_ += job.bytes;
   ++size_;
-  if (job.is_chain) {
-    const Order order{absl::InfinitePast(), job.seq};
-    queues_[ChainLane()].emplace(order, std::move(job));
-    return absl::OkStatus();
-  }
-  const Order order{job.request.deadline, job.seq};
-  queues_[job.key].emplace(order, std::move(job));
+  queues_[job.is_chain() ? ChainLane() : job.key].insert(std::move(entry));
   return absl::OkStatus();
+}
+
+absl::Status Batcher::Enqueue(Job& job) {
+  Entry entry = MakeEntry(std::move(job));
+  absl::Status s = Enqueue(entry);
+  if (!s.ok()) job = std::move(entry.mapped());
+  return s;
+}
+
+size_t Batcher::Taken::size() const {
+  size_t n = 0;
+  for (const auto& g : groups) n += g.size();
+  return n;
 }
 
 const std::string& Batcher::ChainLane() {
@@ -40,23 +55,28 @@ bool Batcher::Due(absl::Time now) const {
   return arrivals_.begin()->first + policy_.max_queue_delay <= now;
 }
 
-void Batcher::Remove(std::map<std::string, std::map<Order, Job>>::iterator q,
-                     std::map<Order, Job>::iterator it) {
+Batcher::Entry Batcher::Extract(std::map<std::string, Queue>::iterator q,
+                                Queue::iterator it) {
   arrivals_.erase({it->second.enqueued, it->second.seq});
   bytes_ -= it->second.bytes;
   --size_;
-  q->second.erase(it);
+  Entry entry = q->second.extract(it);
   if (q->second.empty()) queues_.erase(q);
+  return entry;
 }
 
 Batch Batcher::TakeBatch(absl::Time now, std::vector<Job>* dropped) {
-  Batch batch;
+  return Unpack(TakeEntries(now, dropped));
+}
+
+Batcher::Taken Batcher::TakeEntries(absl::Time now, std::vector<Job>* dropped) {
+  Taken taken;
   const uint64_t max_requests = std::max<uint32_t>(1, policy_.max_batch_requests);
   uint64_t requests = 0;
   uint64_t bytes = 0;
   while (requests < max_requests && !queues_.empty()) {
     // The queue whose head has the earliest deadline (then the oldest seq).
-    auto head = [](const std::map<Order, Job>& jobs) {
+    auto head = [](const Queue& jobs) {
       const Job& job = jobs.begin()->second;
       return Order{job.deadline(), job.seq};
     };
@@ -64,31 +84,42 @@ Batch Batcher::TakeBatch(absl::Time now, std::vector<Job>* dropped) {
     for (auto q = queues_.begin(); q != queues_.end(); ++q) {
       if (head(q->second) < head(best->second)) best = q;
     }
-    std::vector<Job> group;
+    std::vector<Entry> group;
+    group.reserve(std::min<uint64_t>(best->second.size(), max_requests - requests));
     bool full = false;
-    while (!best->second.empty() && requests < max_requests) {
+    while (requests < max_requests) {
       auto it = best->second.begin();
-      Job& job = it->second;
+      const Job& job = it->second;
       const bool expired = job.deadline() <= now || job.Cancelled();
       if (!expired && requests > 0 &&
           bytes + job.bytes > policy_.max_batch_bytes) {
         full = true;
         break;
       }
-      Job taken = std::move(job);
       const bool last_in_queue = best->second.size() == 1;
-      Remove(best, it);
+      Entry entry = Extract(best, it);
       if (expired) {
-        dropped->push_back(std::move(taken));
+        dropped->push_back(std::move(entry.mapped()));
       } else {
-        bytes += taken.bytes;
+        bytes += entry.mapped().bytes;
         ++requests;
-        group.push_back(std::move(taken));
+        group.push_back(std::move(entry));
       }
       if (last_in_queue) break;  // `best` was erased with its last job
     }
-    if (!group.empty()) batch.groups.push_back(std::move(group));
+    if (!group.empty()) taken.groups.push_back(std::move(group));
     if (full) break;
+  }
+  return taken;
+}
+
+Batch Batcher::Unpack(Taken taken) {
+  Batch batch;
+  batch.groups.reserve(taken.groups.size());
+  for (std::vector<Entry>& entries : taken.groups) {
+    std::vector<Job>& group = batch.groups.emplace_back();
+    group.reserve(entries.size());
+    for (Entry& entry : entries) group.push_back(std::move(entry.mapped()));
   }
   return batch;
 }
@@ -97,7 +128,7 @@ std::vector<Job> Batcher::TakeExpired(absl::Time now, bool scan_cancelled) {
   std::vector<Job> out;
   for (auto q = queues_.begin(); q != queues_.end();) {
     auto next = std::next(q);
-    std::map<Order, Job>& jobs = q->second;
+    Queue& jobs = q->second;
     const bool fifo = q->first == ChainLane();
     for (auto it = jobs.begin(); it != jobs.end();) {
       const bool late = it->second.deadline() <= now;
@@ -105,9 +136,8 @@ std::vector<Job> Batcher::TakeExpired(absl::Time now, bool scan_cancelled) {
       if (!late && !scan_cancelled && !fifo) break;
       if (late || it->second.Cancelled()) {
         auto victim = it++;
-        out.push_back(std::move(victim->second));
         const bool last = jobs.size() == 1;
-        Remove(q, victim);
+        out.push_back(std::move(Extract(q, victim).mapped()));
         if (last) break;
       } else {
         ++it;

@@ -1,7 +1,7 @@
 // Batcher: the queue side of dynamic batching. Holds admitted jobs in one
 // queue per batch key, each ordered earliest deadline first (then by
 // admission order), and decides when a batch is due under a BatchPolicy.
-// Resident chains (Job::is_chain) share one more queue, the chain lane, in
+// Resident chains (Job::is_chain()) share one more queue, the chain lane, in
 // admission order whatever their deadlines: chains that touch the same
 // resident buffer reach the runner in the order they were submitted
 // (serializing all chains is what the resident executor did before they
@@ -29,12 +29,33 @@ namespace dmls::sched {
 
 class Batcher {
  public:
+  // (deadline, seq); in the chain lane (InfinitePast, seq): FIFO.
+  using Order = std::pair<absl::Time, uint64_t>;
+  using Queue = std::map<Order, Job>;
+  // A job in its own queue node. MakeEntry allocates and fills it and
+  // Unpack frees it, both without the caller's lock; Enqueue and TakeEntries
+  // only link and unlink nodes, so the lock the scheduler holds around them
+  // never covers an allocation or a move of a job (a Job carries a whole
+  // request: moving and freeing them under the lock held up submitters).
+  using Entry = Queue::node_type;
+  // Groups of entries as TakeEntries removed them (see TakeBatch).
+  struct Taken {
+    std::vector<std::vector<Entry>> groups;
+    size_t size() const;
+    bool empty() const { return groups.empty(); }
+  };
+
   explicit Batcher(BatchPolicy policy) : policy_(policy) {}
 
-  // Queues `job` (its `enqueued` and `seq` must be set; a chain goes to the
-  // chain lane whatever its key). When the queue is at max_queue_depth it
-  // returns RESOURCE_EXHAUSTED (rule QUEUE_FULL) and `job` is left with the
-  // caller, untouched.
+  // `job` (its `enqueued` and `seq` set) in a new entry, ordered in its
+  // queue by deadline then seq (a chain: by seq alone).
+  static Entry MakeEntry(Job job);
+
+  // Queues `entry` (a chain goes to the chain lane whatever its key). When
+  // the queue is at max_queue_depth it returns RESOURCE_EXHAUSTED (rule
+  // QUEUE_FULL) and `entry` is left with the caller, untouched.
+  absl::Status Enqueue(Entry& entry);
+  // MakeEntry and Enqueue in one (tests); on failure `job` is untouched.
   absl::Status Enqueue(Job& job);
 
   // Whether a batch is due at `now` (see BatchPolicy).
@@ -46,6 +67,11 @@ class Batcher {
   // are cancelled or past their deadline at `now` are not batched: they are
   // moved to `*dropped` for the caller to fail. Empty when nothing is queued.
   Batch TakeBatch(absl::Time now, std::vector<Job>* dropped);
+  // TakeBatch in two steps: TakeEntries unlinks the batch's entries (under
+  // the caller's lock), Unpack moves the jobs out of them and frees them
+  // (without it). TakeBatch(now, d) is Unpack(TakeEntries(now, d)).
+  Taken TakeEntries(absl::Time now, std::vector<Job>* dropped);
+  static Batch Unpack(Taken taken);
 
   // Removes jobs past their deadline at `now` (cheap: deadlines are queue
   // order, except in the chain lane, which is scanned whole) and, when
@@ -64,16 +90,15 @@ class Batcher {
   const BatchPolicy& policy() const { return policy_; }
 
  private:
-  // (deadline, seq); in the chain lane (InfinitePast, seq): FIFO.
-  using Order = std::pair<absl::Time, uint64_t>;
   // The chain lane's key (no runner makes a key with a NUL byte).
   static const std::string& ChainLane();
 
-  void Remove(std::map<std::string, std::map<Order, Job>>::iterator q,
-              std::map<Order, Job>::iterator it);
+  // Unlinks `it` from its queue `q` (erasing `q` when it empties) and
+  // returns its entry.
+  Entry Extract(std::map<std::string, Queue>::iterator q, Queue::iterator it);
 
   const BatchPolicy policy_;
-  std::map<std::string, std::map<Order, Job>> queues_;
+  std::map<std::string, Queue> queues_;
   // (enqueued, seq) of every queued job: the oldest decides max_queue_delay.
   std::set<std::pair<absl::Time, uint64_t>> arrivals_;
   size_t size_ = 0;

@@ -25,10 +25,10 @@ Job MakeJob(std::string key, uint64_t seq, absl::Time enqueued,
 }
 
 // A chain job (its deadline on the chain).
-Job ChainJob(uint64_t seq, absl::Time deadline) {
+Job MakeChainJob(uint64_t seq, absl::Time deadline) {
   Job j = MakeJob("ignored", seq, kT0, 64);
-  j.is_chain = true;
-  j.chain.deadline = deadline;
+  j.chain = std::make_unique<dmls::sched::ChainJob>();
+  j.chain->request.deadline = deadline;
   return j;
 }
 
@@ -122,6 +122,35 @@ TEST(BatcherTest, QueueDepthRejectsAndLeavesTheJob) {
   EXPECT_EQ(b.size(), 2u);
 }
 
+// The scheduler's path: entries made before its lock, unlinked under it
+// and unpacked after it, with a full queue leaving the entry's job intact.
+TEST(BatcherTest, EntriesAreLinkedAndUnpackedApartFromTheQueue) {
+  Batcher b(Policy(64, 1 << 20, absl::ZeroDuration(), /*depth=*/2));
+  Batcher::Entry e1 = Batcher::MakeEntry(MakeJob("a", 1, kT0, 1024, kT0 + absl::Seconds(9)));
+  Batcher::Entry e2 = Batcher::MakeEntry(MakeJob("a", 2, kT0, 1024, kT0 + absl::Seconds(5)));
+  Batcher::Entry e3 = Batcher::MakeEntry(MakeJob("b", 3, kT0));
+  ASSERT_TRUE(b.Enqueue(e1).ok());
+  ASSERT_TRUE(b.Enqueue(e2).ok());
+  EXPECT_TRUE(e1.empty());
+  EXPECT_EQ(b.Enqueue(e3).code(), absl::StatusCode::kResourceExhausted);
+  ASSERT_FALSE(e3.empty());
+  EXPECT_EQ(e3.mapped().seq, 3u);
+  EXPECT_EQ(e3.mapped().key, "b");
+
+  std::vector<Job> dropped;
+  Batcher::Taken taken = b.TakeEntries(kT0, &dropped);
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.bytes(), 0u);
+  ASSERT_EQ(taken.size(), 2u);
+  Batch batch = Batcher::Unpack(std::move(taken));
+  ASSERT_EQ(batch.groups.size(), 1u);
+  ASSERT_EQ(batch.groups[0].size(), 2u);
+  EXPECT_EQ(batch.groups[0][0].seq, 2u);  // the earlier deadline first
+  EXPECT_EQ(batch.groups[0][1].seq, 1u);
+  EXPECT_EQ(batch.groups[0][0].key, "a");
+  EXPECT_TRUE(dropped.empty());
+}
+
 TEST(BatcherTest, GroupsByKeyEarliestDeadlineFirst) {
   Batcher b(Policy(64, 1 << 20, absl::ZeroDuration()));
   const absl::Time late = kT0 + absl::Seconds(10);
@@ -194,7 +223,7 @@ TEST(BatcherTest, ChainsKeepSubmissionOrderAndExpireAtTheirOwnDeadlines) {
   const absl::Time deadlines[] = {kT0 + absl::Seconds(40), kT0 + absl::Seconds(10),
                                   kT0 + absl::Seconds(30), kT0 + absl::Seconds(20)};
   for (uint64_t i = 0; i < 4; ++i) {
-    Job j = ChainJob(i + 1, deadlines[i]);
+    Job j = MakeChainJob(i + 1, deadlines[i]);
     ASSERT_TRUE(b.Enqueue(j).ok());
   }
   Job plain = MakeJob("a", 5, kT0, 64, kT0 + absl::Seconds(25));
@@ -217,7 +246,7 @@ TEST(BatcherTest, ChainsKeepSubmissionOrderAndExpireAtTheirOwnDeadlines) {
   EXPECT_EQ(batch.groups[1][0].seq, 1u);
   EXPECT_EQ(batch.groups[1][1].seq, 3u);
   EXPECT_EQ(batch.groups[1][2].seq, 4u);
-  EXPECT_TRUE(batch.groups[1][0].is_chain);
+  EXPECT_TRUE(batch.groups[1][0].is_chain());
   EXPECT_EQ(b.size(), 0u);
 }
 

@@ -1,7 +1,7 @@
 // Job and Batch: an admitted request on its way through the scheduler.
 //
 // A Job is one unit of work: a plain request (`request`, answered through
-// `done`) or a resident chain (`chain`, answered through `chain_done`;
+// `done`) or a resident chain (`chain`, with its own callback;
 // engine/core/resident.h). It owns the request, its completion callback
 // and the runner's per-request state (for the GPU: the dispatch plan and
 // the staged upload; for a chain, its place among the resident work).
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,22 +29,26 @@
 
 namespace dmls::sched {
 
-// A plain request's completion callback with the request's timing carried
-// beside it: once the scheduler has handed the job to the runner (Stamp),
-// calling it reads the clock once, tells the observer the run time and
-// fills the result's ExecuteTiming (input, queued, run) before the caller's
-// callback runs. Before Stamp it just forwards. One object, no allocation
-// or reference count of its own per request (the wrapping lambda it
-// replaces cost both on the dispatch thread).
+// A job's completion callback with the job's timing carried beside it:
+// once the scheduler has handed the job to the runner (Stamp), calling it
+// reads the clock once and tells the observer the run time; for a plain
+// request (Result = ExecuteResult) it also fills the result's
+// ExecuteTiming (input, queued, run) before the caller's callback runs.
+// Before Stamp it just forwards. One object, no allocation or reference
+// count of its own per request (a wrapping lambda per request cost both on
+// the dispatch thread).
 // The clock and observer are borrowed: the scheduler that stamps owns
 // them and outlives every answer (its Shutdown waits for Runner::Drain).
 // Move-only; thread-compatible.
-class JobCallback {
+template <typename Result>
+class StampedCallback {
  public:
-  JobCallback() = default;
-  JobCallback(ExecuteCallback done) : done_(std::move(done)) {}  // NOLINT: implicit on purpose
-  JobCallback(JobCallback&&) = default;
-  JobCallback& operator=(JobCallback&&) = default;
+  using Callback = absl::AnyInvocable<void(absl::StatusOr<Result>)>;
+
+  StampedCallback() = default;
+  StampedCallback(Callback done) : done_(std::move(done)) {}  // NOLINT: implicit on purpose
+  StampedCallback(StampedCallback&&) = default;
+  StampedCallback& operator=(StampedCallback&&) = default;
 
   // The job was handed to the runner at `start` after `input` preparing
   // and `queued` in the queue; `observer` may be null.
@@ -56,29 +61,40 @@ class JobCallback {
     start_ = start;
   }
 
-  void operator()(absl::StatusOr<ExecuteResult> result) {
+  void operator()(absl::StatusOr<Result> result) {
     if (clock_ != nullptr) {
       const absl::Duration run = clock_->Now() - start_;
       if (observer_ != nullptr) observer_->OnExecuted(run);
-      if (result.ok()) {
-        result->timing.input = input_;
-        result->timing.queued = queued_;
-        result->timing.run = run;
+      if constexpr (std::is_same_v<Result, ExecuteResult>) {
+        if (result.ok()) {
+          result->timing.input = input_;
+          result->timing.queued = queued_;
+          result->timing.run = run;
+        }
       }
     }
     done_(std::move(result));
   }
   explicit operator bool() const { return static_cast<bool>(done_); }
   // The caller's callback (for wrapping it before Stamp).
-  ExecuteCallback& inner() { return done_; }
+  Callback& inner() { return done_; }
 
  private:
-  ExecuteCallback done_;
+  Callback done_;
   const Clock* clock_ = nullptr;  // null: not stamped
   SchedulerObserver* observer_ = nullptr;
   absl::Duration input_;
   absl::Duration queued_;
   absl::Time start_;
+};
+
+using JobCallback = StampedCallback<ExecuteResult>;
+
+// A resident chain and its callback: held by pointer in a Job, so that the
+// plain requests, which are most jobs, do not carry (and move) its fields.
+struct ChainJob {
+  ChainRequest request;
+  StampedCallback<ChainResult> done;
 };
 
 // What a runner keeps for one job between Prepare and Run (see runner.h).
@@ -90,10 +106,9 @@ class JobState {
 struct Job {
   ExecuteRequest request;
   JobCallback done;
-  // A resident chain instead of `request` (then `done` is unused).
-  bool is_chain = false;
-  ChainRequest chain;
-  ChainCallback chain_done;
+  // A resident chain instead of `request` (then `request` and `done` are
+  // unused); null for a plain request.
+  std::unique_ptr<ChainJob> chain;
   // Jobs with equal non-empty keys may run as one coalesced dispatch.
   std::string key;
   // Payload and output bytes (for max_batch_bytes).
@@ -103,15 +118,16 @@ struct Job {
   uint64_t seq = 0;  // admission order, ties broken by it
   std::unique_ptr<JobState> state;
 
-  absl::Time deadline() const { return is_chain ? chain.deadline : request.deadline; }
+  bool is_chain() const { return chain != nullptr; }
+  absl::Time deadline() const { return chain ? chain->request.deadline : request.deadline; }
   bool Cancelled() const {
-    const auto& flag = is_chain ? chain.cancelled : request.cancelled;
+    const auto& flag = chain ? chain->request.cancelled : request.cancelled;
     return flag && flag->load();
   }
   // Answers the job with `status` (not OK), whichever kind it is.
   void Fail(absl::Status status) {
-    if (is_chain) {
-      chain_done(std::move(status));
+    if (chain) {
+      chain->done(std::move(status));
     } else {
       done(std::move(status));
     }

@@ -18,7 +18,7 @@
 //    blocking (a free command list, an idle worker). The scheduler calls it
 //    with its own lock held: it must be cheap and must not call back.
 //  - Run() owns the batch from the call on and answers every job (`done`,
-//    or `chain_done` for a chain) exactly once, possibly on other threads, possibly before returning.
+//    or the chain's own callback) exactly once, possibly on other threads, possibly before returning.
 //    It is only ever called from the scheduler's one dispatch thread.
 //  - Whenever capacity frees up, the runner calls the function given to
 //    SetCapacityListener (from any thread, with none of its locks held).

@@ -31,17 +31,6 @@ Callback Holding(Admitted admitted, Callback done) {
   };
 }
 
-// `done`, telling `observer` the run time (from `start`) first.
-template <typename Callback>
-Callback Timed(Callback done, std::shared_ptr<Clock> clock, absl::Time start,
-               std::shared_ptr<SchedulerObserver> observer) {
-  return [inner = std::move(done), clock = std::move(clock), start,
-          observer = std::move(observer)](auto result) mutable {
-    observer->OnExecuted(clock->Now() - start);
-    inner(std::move(result));
-  };
-}
-
 }  // namespace
 
 void Scheduler::Reject(Job& job, absl::Status status) {
@@ -57,28 +46,29 @@ void Scheduler::Submit(ExecuteRequest request, ExecuteCallback done) {
   Job job;
   job.request = std::move(request);
   job.done = std::move(done);
-  Start(std::move(job));
+  Start(job);
 }
 
 void Scheduler::SubmitChain(ChainRequest chain, ChainCallback done) {
   Job job;
-  job.is_chain = true;
-  job.chain = std::move(chain);
-  job.chain_done = std::move(done);
-  Start(std::move(job));
+  job.chain = std::make_unique<ChainJob>();
+  job.chain->request = std::move(chain);
+  job.chain->done = std::move(done);
+  Start(job);
 }
 
-void Scheduler::Start(Job job) {
+void Scheduler::Start(Job& job) {
   if (admission_ != nullptr) {
-    absl::StatusOr<Admitted> admitted =
-        admission_->Admit(job.is_chain ? ChainWork(job.chain) : ExecuteWork(job.request));
+    absl::StatusOr<Admitted> admitted = admission_->Admit(
+        job.chain ? ChainWork(job.chain->request) : ExecuteWork(job.request));
     if (!admitted.ok()) return Reject(job, admitted.status());
     // Held while the request lives, when it holds a slot or bytes (the
     // checks alone hold nothing and need no wrapping callback).
     const AdmissionOptions& o = admission_->options();
     if (o.max_in_flight != 0 || o.memory_budget_bytes != 0) {
-      if (job.is_chain) {
-        job.chain_done = Holding(std::move(*admitted), std::move(job.chain_done));
+      if (job.chain) {
+        job.chain->done.inner() =
+            Holding(std::move(*admitted), std::move(job.chain->done.inner()));
       } else {
         job.done.inner() = Holding(std::move(*admitted), std::move(job.done.inner()));
       }
@@ -92,7 +82,7 @@ void Scheduler::Start(Job job) {
     return Reject(job, absl::DeadlineExceededError("the deadline passed before execution"));
   }
   absl::StatusOr<Prepared> prepared =
-      job.is_chain ? runner_->PrepareChain(job.chain) : runner_->Prepare(job.request);
+      job.chain ? runner_->PrepareChain(job.chain->request) : runner_->Prepare(job.request);
   if (!prepared.ok()) return Reject(job, prepared.status());
 
   job.key = std::move(prepared->key);
@@ -101,13 +91,15 @@ void Scheduler::Start(Job job) {
   job.enqueued = now;
   job.staged = clock_->Now();
   job.seq = next_seq_.fetch_add(1);
+  // The queue node is made here, outside the lock (batcher.h).
+  Batcher::Entry entry = Batcher::MakeEntry(std::move(job));
   absl::Status queued;
   {
     MutexLock lock(&mu_);
     if (stopping_) {
       queued = absl::UnavailableError("the engine is shutting down");
     } else {
-      queued = batcher_.Enqueue(job);
+      queued = batcher_.Enqueue(entry);
       if (queued.ok()) {
         ++stats_.admitted;
         if (options_.observer) options_.observer->OnQueued();
@@ -116,7 +108,7 @@ void Scheduler::Start(Job job) {
       }
     }
   }
-  Reject(job, std::move(queued));
+  Reject(entry.mapped(), std::move(queued));
 }
 
 void Scheduler::Stamp(Batch& batch, absl::Time now) {
@@ -126,15 +118,14 @@ void Scheduler::Stamp(Batch& batch, absl::Time now) {
     for (Job& job : group) {
       bytes += job.bytes;
       if (observer != nullptr) observer->OnWaited(now - job.enqueued);
-      // The run time ends where the runner answers.
-      if (job.is_chain) {
-        // A chain's result has no ExecuteTiming: only the observer hears.
-        if (observer != nullptr) {
-          job.chain_done = Timed(std::move(job.chain_done), clock_, now, options_.observer);
-        }
-        continue;
+      // The run time ends where the runner answers (a chain's result has
+      // no ExecuteTiming: only the observer hears).
+      const absl::Duration input = job.staged - job.enqueued;
+      if (job.chain) {
+        job.chain->done.Stamp(clock_.get(), observer, input, now - job.staged, now);
+      } else {
+        job.done.Stamp(clock_.get(), observer, input, now - job.staged, now);
       }
-      job.done.Stamp(clock_.get(), observer, job.staged - job.enqueued, now - job.staged, now);
     }
   }
   if (observer != nullptr) observer->OnBatch(batch.size(), bytes);
@@ -149,7 +140,7 @@ void Scheduler::Poke() {
 void Scheduler::DispatchLoop() {
   absl::Time next_cancel_scan = clock_->Now();
   for (;;) {
-    Batch batch;
+    Batcher::Taken taken;
     std::vector<Job> dropped;
     bool done = false;
     {
@@ -161,17 +152,17 @@ void Scheduler::DispatchLoop() {
           if (batcher_.size() == 0) {
             done = true;
           } else if (runner_->CanAccept()) {
-            batch = batcher_.TakeBatch(now, &dropped);
+            taken = batcher_.TakeEntries(now, &dropped);
           }
         } else {
           const bool scan = now >= next_cancel_scan;
           if (scan) next_cancel_scan = now + options_.cancel_scan_interval;
           dropped = batcher_.TakeExpired(now, scan);
           if (batcher_.Due(now) && runner_->CanAccept()) {
-            batch = batcher_.TakeBatch(now, &dropped);
+            taken = batcher_.TakeEntries(now, &dropped);
           }
         }
-        if (done || !batch.empty() || !dropped.empty()) break;
+        if (done || !taken.empty() || !dropped.empty()) break;
         poked_ = false;
         // Sleep until something changes: a Submit, runner capacity (both
         // signal), a queued deadline, the next cancellation scan, or the
@@ -189,13 +180,15 @@ void Scheduler::DispatchLoop() {
         }
       }
       stats_.expired += dropped.size();
-      if (!batch.empty()) {
+      if (!taken.empty()) {
+        const size_t n = taken.size();
         ++stats_.batches;
-        stats_.batched_requests += batch.size();
-        stats_.largest_batch =
-            std::max<uint64_t>(stats_.largest_batch, batch.size());
+        stats_.batched_requests += n;
+        stats_.largest_batch = std::max<uint64_t>(stats_.largest_batch, n);
       }
     }
+    // Jobs leave their queue nodes without the lock (batcher.h).
+    Batch batch = Batcher::Unpack(std::move(taken));
     const absl::Time now = clock_->Now();
     if (SchedulerObserver* observer = options_.observer.get()) {
       if (!dropped.empty()) observer->OnDropped(dropped.size());

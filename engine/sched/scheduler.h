@@ -103,13 +103,13 @@ class Scheduler {
 
  private:
   // Submit and SubmitChain from admission on.
-  void Start(Job job);
+  void Start(Job& job);
   void DispatchLoop();
-  // Stamps each plain job of `batch`, handed to the runner at `now`, with
-  // its times (JobCallback, job.h: its answer fills the result's
-  // ExecuteTiming and tells the observer the run time; no allocation) and,
-  // with an observer, reports the batch and the queue times; a chain's
-  // callback is wrapped to report its run time to the observer only.
+  // Stamps each job of `batch`, handed to the runner at `now`, with its
+  // times (StampedCallback, job.h: its answer tells the observer the run
+  // time and, for a plain request, fills the result's ExecuteTiming; no
+  // allocation) and, with an observer, reports the batch and the queue
+  // times.
   void Stamp(Batch& batch, absl::Time now);
   // Answers `job` with `status` (counted as rejected), its state released
   // first.

@@ -54,7 +54,7 @@ class FakeRunner : public Runner {
     groups.push_back(batch.groups.size());
     for (const auto& g : batch.groups) {
       for (const Job& j : g) {
-        if (j.is_chain) chain_seqs.push_back(j.seq);
+        if (j.is_chain()) chain_seqs.push_back(j.seq);
       }
     }
     if (complete_inline) {
@@ -79,8 +79,8 @@ class FakeRunner : public Runner {
     for (auto& g : b.groups) {
       for (Job& j : g) {
         j.state.reset();
-        if (j.is_chain) {
-          j.chain_done(ChainResult{});
+        if (j.is_chain()) {
+          j.chain->done(ChainResult{});
         } else {
           j.done(ExecuteResult{});
         }
