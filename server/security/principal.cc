@@ -35,6 +35,22 @@ absl::Status CheckTenantNames(
                    "routes on it) or no '", kTenantMetadataKey, "'"));
 }
 
+// The call names no principal. Built once: every Execute without a tenant
+// asks for its principal (only resident tensors need it, and the caller
+// reports this status only then), so building the message and the rule
+// payload per call cost the serving path ~2% of its CPU (an H200 profile,
+// docs/perf/h200-engine-2026-11-28-stop25). A copy only takes a reference.
+absl::Status TenantRequired() {
+  static const absl::Status* const status = new absl::Status(ops::RuleStatus(
+      absl::StatusCode::kInvalidArgument, kTenantRequired, kTenantMetadataKey,
+      absl::StrCat("metadata '", kTenantMetadataKey,
+                   "': resident tensors belong to a bearer token's user, a client "
+                   "certificate's name or a tenant, and this call names none (set the '",
+                   kTenantMetadataKey, "' metadata; --tenant_from_peer keys them by the "
+                   "connection's address, for one trusted client)")));
+  return *status;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
@@ -83,13 +99,7 @@ absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
                         std::string(it->second.data(), it->second.size()));
   }
   if (tenant_from_peer) return absl::StrCat("peer:", context.peer());
-  return ops::RuleStatus(
-      absl::StatusCode::kInvalidArgument, kTenantRequired, kTenantMetadataKey,
-      absl::StrCat("metadata '", kTenantMetadataKey,
-                   "': resident tensors belong to a bearer token's user, a client "
-                   "certificate's name or a tenant, and this call names none (set the '",
-                   kTenantMetadataKey, "' metadata; --tenant_from_peer keys them by the "
-                   "connection's address, for one trusted client)"));
+  return TenantRequired();
 }
 
 }  // namespace dmls::server
