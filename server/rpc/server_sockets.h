@@ -1,5 +1,7 @@
 // The TCP sockets of this process, which gRPC does not hand out: read
-// through /proc/self/fd. Linux only; elsewhere UNIMPLEMENTED.
+// through /proc/self/fd on Linux (server_sockets.cc), through the process's
+// handle values on Windows (server_sockets_win.cc, where listeners cannot be
+// shut down: see there); elsewhere UNIMPLEMENTED.
 //
 // ShutdownServerSockets ends a server's listeners and connections under
 // gRPC (shutdown(2); gRPC still owns and closes the descriptors): new
