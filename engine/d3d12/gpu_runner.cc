@@ -199,9 +199,9 @@ void GpuRunner::FailLost(ExecuteRequest& request,
     // mapping stays valid: nothing is released while the runner lives).
     const Job& j = static_cast<const Job&>(*state);
     const char* up = reinterpret_cast<const char*>(j.upload_mapped());
-    request.input.assign(up + j.in_at, j.in_bytes);
-    request.scale.assign(up + j.scale_at, j.scale_bytes);
-    request.bias.assign(up + j.bias_at, j.bias_bytes);
+    request.input = std::string(up + j.in_at, j.in_bytes);
+    request.scale = std::string(up + j.scale_at, j.scale_bytes);
+    request.bias = std::string(up + j.bias_at, j.bias_bytes);
   }
   state.reset();
   if (request.on_device_lost) {
@@ -366,20 +366,26 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
 
   const absl::Time stage_start = absl::Now();
   uint8_t* up = job->upload_mapped();
-  Copy(up + job->in_at, r.input.data(), in_bytes);
+  // Straight from the received bytes (payload.h) into upload memory: the
+  // request's one host copy on the way in.
+  uint64_t in_copied = 0;
+  for (std::string_view piece : r.input.ranges()) {
+    Copy(up + job->in_at + in_copied, piece.data(), piece.size());
+    in_copied += piece.size();
+  }
   if (job->in_upload > in_bytes) {
     std::memset(up + job->in_at + in_bytes, kPoison, job->in_upload - in_bytes);
   }
-  if (job->scale_bytes) std::memcpy(up + job->scale_at, r.scale.data(), job->scale_bytes);
-  if (job->bias_bytes) std::memcpy(up + job->bias_at, r.bias.data(), job->bias_bytes);
+  if (job->scale_bytes) r.scale.CopyTo(up + job->scale_at);
+  if (job->bias_bytes) r.bias.CopyTo(up + job->bias_at);
   if (job->poison_output) std::memset(up + job->poison_at, kPoison, job->out_alloc);
   stage_us_.fetch_add(static_cast<uint64_t>(
       absl::ToInt64Microseconds(absl::Now() - stage_start)));
   const uint64_t request_bytes = sched::RequestBytes(r);
   // The payloads live in upload memory now; the request need not keep them.
-  std::string().swap(r.input);
-  std::string().swap(r.scale);
-  std::string().swap(r.bias);
+  r.input.clear();
+  r.scale.clear();
+  r.bias.clear();
 
   sched::Prepared p;
   const bool coalescable = options_.coalesce && options_.coalescer.key &&
