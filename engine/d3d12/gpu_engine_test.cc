@@ -11,6 +11,7 @@
 #include <memory>
 #include <future>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -50,6 +51,30 @@ TEST(GpuEngineTest, InPlaceRoundTripsThroughTheGpu) {
     absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected) << n;
+  }
+}
+
+// A payload that borrows received memory in uneven pieces (payload.h) is
+// staged straight from them, also when the copy is split over threads: the
+// parts cross piece boundaries.
+TEST(GpuEngineTest, PayloadInPiecesIsStagedWhole) {
+  for (uint64_t split : {uint64_t{8} << 20, uint64_t{1} << 20}) {
+    GpuEngineOptions o = Options();
+    o.split_copy_bytes = split;
+    auto engine = MakeEngine(std::move(o));
+    ASSERT_TRUE(engine);
+    for (uint64_t n : {uint64_t{1000}, uint64_t{3} << 20}) {
+      ExecuteRequest r = Request(n, /*in_place=*/true, static_cast<uint32_t>(n));
+      auto received = std::make_shared<std::string>(r.input.ToString());
+      const std::string_view all(*received);
+      const size_t a = 3, b = all.size() / 3 + 5, c = all.size() / 2 + 1;
+      r.input = Payload::Borrowed(
+          {all.substr(0, a), all.substr(a, b - a), all.substr(b, c - b), all.substr(c)},
+          received);
+      absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
+      ASSERT_TRUE(res.ok()) << res.status();
+      EXPECT_TRUE(res->output == *received) << "split " << split << ", " << n << " elements";
+    }
   }
 }
 
