@@ -113,13 +113,18 @@ Outcome Answer(RequestError error, uint64_t request_id,
 }  // namespace
 
 void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
-                               OutcomeCallback done) {
+                               OutcomeCallback done, std::array<Payload, 3> payloads) {
   const absl::Time start = absl::Now();
+  // The message's own payload fields where the transport left them there.
+  std::string* const fields[3] = {request.mutable_input(), request.mutable_scale(),
+                                  request.mutable_bias()};
+  for (int i = 0; i < 3; ++i) {
+    if (payloads[i].empty()) payloads[i] = std::move(*fields[i]);
+  }
   if (options_.metrics != nullptr && context.record) {
     done = Recorded(std::move(done), options_.metrics, context.method,
                     request.operator_().operator_case(), /*chain=*/false,
-                    request.input().size() + request.scale().size() +
-                        request.bias().size(),
+                    payloads[0].size() + payloads[1].size() + payloads[2].size(),
                     start);
   }
   const uint64_t request_id = request.request_id();
@@ -134,6 +139,8 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   };
 
   if (UsesResidentTensors(request)) {
+    // A one-step chain reads its inline bytes from the message.
+    for (int i = 0; i < 3; ++i) *fields[i] = payloads[i].TakeString();
     absl::StatusOr<v1::ChainRequest> chain = ChainOfExecute(request);
     if (!chain.ok()) {
       done(finish(RequestError::FromStatus(chain.status()), {}));
@@ -168,9 +175,9 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   engine_request.feature_level = static_cast<FeatureLevel>(FeatureLevelFromProto(
       request.feature_level(), options_.highest_feature_level));
   engine_request.in_place = request.in_place();
-  engine_request.input = std::move(*request.mutable_input());
-  engine_request.scale = std::move(*request.mutable_scale());
-  engine_request.bias = std::move(*request.mutable_bias());
+  engine_request.input = std::move(payloads[0]);
+  engine_request.scale = std::move(payloads[1]);
+  engine_request.bias = std::move(payloads[2]);
   engine_request.deadline = context.deadline;
   engine_request.cancelled = std::move(context.cancelled);
   sched::Work work = sched::ExecuteWork(engine_request);

@@ -15,6 +15,7 @@
 #ifndef DMLSERVE_SERVER_REQUEST_PROCESSOR_H_
 #define DMLSERVE_SERVER_REQUEST_PROCESSOR_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -25,6 +26,7 @@
 #include "dmlserve/v1/dmlserve.pb.h"
 #include "engine/core/engine.h"
 #include "engine/core/operator_desc.h"
+#include "engine/core/payload.h"
 #include "engine/sched/admission.h"
 #include "server/telemetry/metrics.h"
 #include "server/mapping/status_mapping.h"
@@ -114,15 +116,21 @@ class RequestProcessor {
   dmlserve::v1::ValidateResponse Validate(
       const dmlserve::v1::ValidateRequest& request) const;
 
-  // Checks `request` and starts it on the engine. The payload strings are
-  // moved out of `request` (no copies). `done` is called exactly once: on
-  // this thread before Execute returns when a check fails, otherwise from the
-  // engine's completion, possibly on another thread.
+  // Checks `request` and starts it on the engine. `payloads` (input, scale,
+  // bias) are the payload fields as the transport located them in the
+  // received bytes (message_codec.h's ParseRequestWithPayloads; those fields
+  // of `request` are then empty); they reach the engine as they are, still
+  // borrowing the received memory (no copy). An empty one stands for the
+  // message's own field (callers that build the message: KServe, tests),
+  // whose string is moved out of `request` (no copy). `done` is called
+  // exactly once: on this thread before Execute returns when a check fails,
+  // otherwise from the engine's completion, possibly on another thread.
   // A request that names resident tensors or keeps its output runs as a
   // one-step chain (chain_builder.h), with its error paths in
-  // ExecuteRequest's terms.
+  // ExecuteRequest's terms; its inline bytes are then copied into the
+  // message (a chain's inline sources are strings).
   void Execute(dmlserve::v1::ExecuteRequest& request, CallContext context,
-               OutcomeCallback done);
+               OutcomeCallback done, std::array<Payload, 3> payloads = {});
 
   // Builds the chain (chain_builder.h), admits it, creates the tensors it
   // keeps, then runs it on the engine. Inline bytes are moved out of

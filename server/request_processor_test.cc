@@ -1,8 +1,10 @@
 #include "server/request_processor.h"
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -70,6 +72,52 @@ TEST_F(RequestProcessorTest, ExecutesAndEchoesTheRequestId) {
   EXPECT_EQ(outcome.response.output(), input);
   EXPECT_EQ(outcome.response.engine(), "fake");
   EXPECT_EQ(processor_.in_flight(), 0u);
+}
+
+// Payloads the transport located in the received message (service.cc) reach
+// the engine as they are: the same memory, no copy.
+TEST(RequestProcessorPayloads, GivenPayloadsReachTheEngineUncopied) {
+  auto received = std::make_shared<std::string>();
+  v1::ExecuteRequest request = Mvn1Request(3);
+  for (const std::string* field :
+       {&request.input(), &request.scale(), &request.bias()}) {
+    *received += *field;
+  }
+  const std::string_view all(*received);
+  const size_t in = request.input().size(), scale = request.scale().size();
+  // The input in two pieces, as gRPC may deliver it.
+  std::array<dmls::Payload, 3> payloads = {
+      dmls::Payload::Borrowed({all.substr(0, 100), all.substr(100, in - 100)}, received),
+      dmls::Payload::Borrowed({all.substr(in, scale)}, received),
+      dmls::Payload::Borrowed({all.substr(in + scale)}, received)};
+  const std::string input = request.input();
+  request.clear_input();
+  request.clear_scale();
+  request.clear_bias();
+
+  std::vector<const char*> seen;  // each range's first byte, in order
+  FakeEngineOptions engine_options;
+  engine_options.on_execute = [&](const ExecuteRequest& r) {
+    for (const dmls::Payload* p : {&r.input, &r.scale, &r.bias}) {
+      for (std::string_view range : p->ranges()) seen.push_back(range.data());
+    }
+  };
+  FakeEngine engine(engine_options);
+  RequestProcessor processor(&engine, {}, NullLogger());
+  absl::Notification done;
+  ExecuteOutcome outcome;
+  processor.Execute(
+      request, {},
+      [&](ExecuteOutcome o) {
+        outcome = std::move(o);
+        done.Notify();
+      },
+      std::move(payloads));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(outcome.error.ok()) << outcome.error.message;
+  EXPECT_EQ(outcome.response.output(), input);
+  const char* base = received->data();
+  EXPECT_THAT(seen, ElementsAre(base, base + 100, base + in, base + in + scale));
 }
 
 TEST_F(RequestProcessorTest, Mvn1WithScaleAndBiasRuns) {

@@ -136,8 +136,9 @@ int Main(int argc, char** argv) {
     }
     ExecuteRequest r;
     r.op = op;
-    r.input = bytes;
-    r.input.resize(op.input->total_tensor_size_in_bytes, '\0');
+    std::string input = bytes;
+    input.resize(op.input->total_tensor_size_in_bytes, '\0');
+    r.input = std::move(input);
     absl::StatusOr<ExecuteResult> res = ExecuteSync(**engine, std::move(r));
     if (!res.ok() || res->output.size() < n * elem) {
       std::printf("| %s | error: %s |\n", c.name.c_str(),

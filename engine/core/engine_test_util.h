@@ -32,7 +32,7 @@ inline ExecuteRequest Float32Request(OperatorType type, uint64_t elements,
                                      char fill = '\0') {
   TensorDesc t = MakeTensorDesc(DataType::kFloat32, {elements});
   ExecuteRequest r = OpRequest(type, t, t);
-  r.input.assign(t.total_tensor_size_in_bytes, fill);
+  r.input = std::string(t.total_tensor_size_in_bytes, fill);
   return r;
 }
 

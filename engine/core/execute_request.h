@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "engine/core/operator_desc.h"
+#include "engine/core/payload.h"
 #include "engine/core/types.h"
 
 namespace dmls {
@@ -29,10 +30,12 @@ struct ExecuteRequest {
   // The output is bound over the input buffer (OPERATORS.md §10).
   bool in_place = false;
   // Raw little-endian buffer bytes; each is exactly the tensor's
-  // TotalTensorSizeInBytes long. scale/bias are empty when absent.
-  std::string input;
-  std::string scale;
-  std::string bias;
+  // TotalTensorSizeInBytes long. scale/bias are empty when absent. They may
+  // borrow the received message's memory (payload.h): engines read them
+  // once, with CopyTo or Flatten, into where they need the bytes.
+  Payload input;
+  Payload scale;
+  Payload bias;
   // Work not started by then fails with DEADLINE_EXCEEDED.
   absl::Time deadline = absl::InfiniteFuture();
   // Set by the caller to abandon the request; checked before work starts.

@@ -4,10 +4,10 @@
 
 namespace dmls {
 
-Payload Payload::Borrowed(absl::InlinedVector<absl::string_view, 2> ranges,
+Payload Payload::Borrowed(absl::InlinedVector<std::string_view, 2> ranges,
                           std::shared_ptr<const void> owner) {
   Payload p;
-  for (absl::string_view r : ranges) {
+  for (std::string_view r : ranges) {
     if (r.empty()) continue;
     p.borrowed_size_ += r.size();
     p.ranges_.push_back(r);
@@ -18,13 +18,13 @@ Payload Payload::Borrowed(absl::InlinedVector<absl::string_view, 2> ranges,
 
 size_t Payload::size() const { return owner_ ? borrowed_size_ : owned_.size(); }
 
-absl::string_view Payload::contiguous() const {
+std::string_view Payload::contiguous() const {
   if (!owner_) return owned_;
-  return ranges_.empty() ? absl::string_view() : ranges_.front();
+  return ranges_.empty() ? std::string_view() : ranges_.front();
 }
 
-absl::InlinedVector<absl::string_view, 2> Payload::ranges() const {
-  if (!owner_) return {absl::string_view(owned_)};
+absl::InlinedVector<std::string_view, 2> Payload::ranges() const {
+  if (!owner_) return {std::string_view(owned_)};
   return ranges_;
 }
 
@@ -34,10 +34,22 @@ void Payload::CopyTo(void* dst) const {
     if (!owned_.empty()) std::memcpy(out, owned_.data(), owned_.size());
     return;
   }
-  for (absl::string_view r : ranges_) {
+  for (std::string_view r : ranges_) {
     std::memcpy(out, r.data(), r.size());
     out += r.size();
   }
+}
+
+std::string_view Payload::Flatten(std::string* scratch) const {
+  if (is_contiguous()) return contiguous();
+  scratch->resize(borrowed_size_);
+  CopyTo(scratch->data());
+  return *scratch;
+}
+
+std::string Payload::ToString() const {
+  std::string s;
+  return std::string(Flatten(&s));
 }
 
 std::string Payload::TakeString() {
@@ -52,6 +64,11 @@ std::string Payload::TakeString() {
   return s;
 }
 
+std::string& Payload::mutable_string() {
+  if (owner_) owned_ = TakeString();
+  return owned_;
+}
+
 void Payload::clear() {
   owned_.clear();
   ranges_.clear();
@@ -59,10 +76,10 @@ void Payload::clear() {
   borrowed_size_ = 0;
 }
 
-bool operator==(const Payload& a, absl::string_view b) {
+bool operator==(const Payload& a, std::string_view b) {
   if (a.size() != b.size()) return false;
   size_t at = 0;
-  for (absl::string_view r : a.ranges()) {
+  for (std::string_view r : a.ranges()) {
     if (b.substr(at, r.size()) != r) return false;
     at += r.size();
   }

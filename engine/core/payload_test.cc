@@ -21,7 +21,7 @@ TEST(PayloadTest, OwnsAStringWithoutCopyingIt) {
 
 TEST(PayloadTest, BorrowedRangesReadInOrder) {
   auto owner = std::make_shared<std::string>("abcdefghij");
-  absl::string_view all(*owner);
+  std::string_view all(*owner);
   Payload p = Payload::Borrowed({all.substr(0, 3), all.substr(3, 0), all.substr(3, 7)}, owner);
   EXPECT_EQ(p.size(), 10u);
   EXPECT_FALSE(p.is_contiguous());
@@ -38,7 +38,7 @@ TEST(PayloadTest, BorrowedRangesReadInOrder) {
 
 TEST(PayloadTest, OneBorrowedRangeIsContiguousAndNotCopied) {
   auto owner = std::make_shared<std::string>("0123456789");
-  Payload p = Payload::Borrowed({absl::string_view(*owner).substr(2, 5)}, owner);
+  Payload p = Payload::Borrowed({std::string_view(*owner).substr(2, 5)}, owner);
   ASSERT_TRUE(p.is_contiguous());
   EXPECT_EQ(p.contiguous().data(), owner->data() + 2);
   EXPECT_EQ(p.contiguous(), "23456");
@@ -47,7 +47,7 @@ TEST(PayloadTest, OneBorrowedRangeIsContiguousAndNotCopied) {
 TEST(PayloadTest, KeepsItsOwnerAliveUntilTheLastCopyGoes) {
   auto owner = std::make_shared<std::string>("payload bytes");
   std::weak_ptr<std::string> watch = owner;
-  Payload p = Payload::Borrowed({absl::string_view(*owner)}, owner);
+  Payload p = Payload::Borrowed({std::string_view(*owner)}, owner);
   owner.reset();
   Payload copy = p;
   EXPECT_FALSE(watch.expired());
@@ -68,6 +68,34 @@ TEST(PayloadTest, EmptyPayloads) {
   EXPECT_TRUE(b.empty());
   EXPECT_TRUE(b.is_contiguous());
   EXPECT_EQ(b.contiguous().size(), 0u);
+}
+
+TEST(PayloadTest, MutableStringOwnsACopyOfBorrowedBytes) {
+  auto owner = std::make_shared<std::string>("abcdef");
+  std::weak_ptr<std::string> watch = owner;
+  std::string_view all(*owner);
+  Payload p = Payload::Borrowed({all.substr(0, 2), all.substr(2)}, owner);
+  owner.reset();
+  p.mutable_string()[0] = 'X';
+  EXPECT_TRUE(watch.expired());  // the borrowed bytes are let go
+  EXPECT_TRUE(p == "Xbcdef");
+  std::string scratch;
+  EXPECT_EQ(p.Flatten(&scratch), "Xbcdef");
+  EXPECT_TRUE(scratch.empty());  // contiguous: no gathering
+}
+
+TEST(PayloadTest, FlattenGathersOnlyWhatArrivedInPieces) {
+  auto owner = std::make_shared<std::string>("0123456789");
+  std::string_view all(*owner);
+  Payload p = Payload::Borrowed({all.substr(0, 4), all.substr(4)}, owner);
+  std::string scratch;
+  EXPECT_EQ(p.Flatten(&scratch), "0123456789");
+  EXPECT_EQ(scratch, "0123456789");
+  EXPECT_EQ(p.ToString(), "0123456789");
+  Payload one = Payload::Borrowed({all.substr(3, 4)}, owner);
+  std::string unused;
+  EXPECT_EQ(one.Flatten(&unused).data(), owner->data() + 3);
+  EXPECT_TRUE(unused.empty());
 }
 
 }  // namespace

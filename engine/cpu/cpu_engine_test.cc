@@ -100,7 +100,7 @@ TEST(CpuEngine, InPlaceWritesIntoTheInputBufferAndKeepsPadding) {
   r.in_place = true;
   r.input = MakePayload<float>(t, {-1, 1, -2, 2});
   // The gap element (offset 2) keeps the input's bytes: 7.
-  cpu::Store<float>(r.input.data(), 2, 7.0f);
+  cpu::Store<float>(r.input.mutable_string().data(), 2, 7.0f);
   std::string raw;
   EXPECT_EQ(RunLogical<float>(r, &raw), (std::vector<float>{0, 1, 0, 2}));
   ASSERT_EQ(raw.size(), t.total_tensor_size_in_bytes);
@@ -343,7 +343,7 @@ TEST(CpuEngine, ExecuteRunsOnThePoolAndHonoursDeadlineAndCancel) {
             absl::StatusCode::kCancelled);
 
   ExecuteRequest bad = r;
-  bad.input.resize(3);
+  bad.input.mutable_string().resize(3);
   EXPECT_EQ(ExecuteAndWait(engine, bad).status().code(),
             absl::StatusCode::kInvalidArgument);
 
@@ -427,7 +427,7 @@ TEST(CpuEngineMvn, ZeroStrideScaleIsPerChannel) {
   // stored element).
   r.scale = MakePayload<float>(s, {2, 2, 3, 3});
   r.bias = MakePayload<float>(s, {0.5f, 0.5f, -0.5f, -0.5f});
-  EXPECT_EQ(cpu::Load<float>(r.scale.data(), 1), 3.0f);
+  EXPECT_EQ(cpu::Load<float>(r.scale.contiguous().data(), 1), 3.0f);
   EXPECT_EQ(RunLogical<float>(r),
             (std::vector<float>{-1.5f, 2.5f, -3.5f, 2.5f}));
 }

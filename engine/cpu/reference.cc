@@ -77,9 +77,13 @@ absl::StatusOr<ExecuteResult> RunReference(const ExecuteRequest& request,
     return absl::InvalidArgumentError(
         "in-place needs one data type for input and output");
   }
+  // The kernels read each payload as one range: the received bytes
+  // themselves when they arrived in one piece, else gathered once here.
+  std::string input_scratch, scale_scratch, bias_scratch;
+  const std::string_view input = request.input.Flatten(&input_scratch);
   ExecuteResult result;
   if (request.in_place) {
-    result.output = request.input;
+    result.output.assign(input.data(), input.size());
     result.output.resize(range, '\0');
   } else {
     result.output.assign(out_total, '\0');
@@ -88,16 +92,16 @@ absl::StatusOr<ExecuteResult> RunReference(const ExecuteRequest& request,
   absl::Status status;
   switch (schema->kind) {
     case ops::OpKind::kUnaryScaleBias:
-      status = cpu::RunUnaryScaleBias(op, request.input, result.output.data());
+      status = cpu::RunUnaryScaleBias(op, input, result.output.data());
       break;
     case ops::OpKind::kActivation:
       status =
-          cpu::RunActivation(op, *schema, request.input, result.output.data());
+          cpu::RunActivation(op, *schema, input, result.output.data());
       break;
     case ops::OpKind::kMvn:
     case ops::OpKind::kMvn1:
-      status = cpu::RunMvn(op, *schema, request.input, request.scale,
-                           request.bias, result.output.data());
+      status = cpu::RunMvn(op, *schema, input, request.scale.Flatten(&scale_scratch),
+                           request.bias.Flatten(&bias_scratch), result.output.data());
       break;
   }
   if (!status.ok()) return status;

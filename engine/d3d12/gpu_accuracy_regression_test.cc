@@ -85,12 +85,12 @@ class GpuAccuracyRegressionTest : public ::testing::Test {
     for (float x : xs) {
       if (half) {
         const uint16_t h = cpu::FloatToHalfBits(x);
-        r.input.append(reinterpret_cast<const char*>(&h), 2);
+        r.input.mutable_string().append(reinterpret_cast<const char*>(&h), 2);
       } else {
-        r.input.append(reinterpret_cast<const char*>(&x), 4);
+        r.input.mutable_string().append(reinterpret_cast<const char*>(&x), 4);
       }
     }
-    r.input.resize(op.input->total_tensor_size_in_bytes, '\0');
+    r.input.mutable_string().resize(op.input->total_tensor_size_in_bytes, '\0');
     GpuEngine* engine = SharedEngine();
     if (engine == nullptr) return {};
     absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <future>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -46,10 +47,34 @@ TEST(GpuEngineTest, InPlaceRoundTripsThroughTheGpu) {
   ASSERT_TRUE(engine);
   for (uint64_t n : {1ull, 1000ull, 300000ull}) {
     ExecuteRequest r = Request(n, /*in_place=*/true, 7);
-    const std::string expected = r.input;
+    const std::string expected = r.input.ToString();
     absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected) << n;
+  }
+}
+
+// A payload that borrows received memory in uneven pieces (payload.h) is
+// staged straight from them, also when the copy is split over threads: the
+// parts cross piece boundaries.
+TEST(GpuEngineTest, PayloadInPiecesIsStagedWhole) {
+  for (uint64_t split : {uint64_t{8} << 20, uint64_t{1} << 20}) {
+    GpuEngineOptions o = Options();
+    o.split_copy_bytes = split;
+    auto engine = MakeEngine(std::move(o));
+    ASSERT_TRUE(engine);
+    for (uint64_t n : {uint64_t{1000}, uint64_t{3} << 20}) {
+      ExecuteRequest r = Request(n, /*in_place=*/true, static_cast<uint32_t>(n));
+      auto received = std::make_shared<std::string>(r.input.ToString());
+      const std::string_view all(*received);
+      const size_t a = 3, b = all.size() / 3 + 5, c = all.size() / 2 + 1;
+      r.input = Payload::Borrowed(
+          {all.substr(0, a), all.substr(a, b - a), all.substr(b, c - b), all.substr(c)},
+          received);
+      absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
+      ASSERT_TRUE(res.ok()) << res.status();
+      EXPECT_TRUE(res->output == *received) << "split " << split << ", " << n << " elements";
+    }
   }
 }
 
@@ -66,7 +91,7 @@ TEST(GpuEngineTest, PoisonedOutputShowsUnwrittenElements) {
   EXPECT_EQ(res->output, std::string(5000 * 4, '\xff'));
   // In place with poisoning the payload still arrives intact.
   ExecuteRequest r = Request(777, true, 3);
-  const std::string expected = r.input;
+  const std::string expected = r.input.ToString();
   res = ExecuteSync(*engine, std::move(r));
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->output, expected);
@@ -79,7 +104,7 @@ TEST(GpuEngineTest, SteadyStateCreatesNoResourcesAndNoViews) {
   // (and the device arena's 13 views); every later request sub-allocates.
   for (int i = 0; i < 20; ++i) {
     ExecuteRequest r = Request(i % 2 ? 20000 : 70000, true, i);
-    const std::string expected = r.input;
+    const std::string expected = r.input.ToString();
     absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected);
@@ -92,7 +117,7 @@ TEST(GpuEngineTest, SteadyStateCreatesNoResourcesAndNoViews) {
     std::vector<std::string> expected;
     for (int i = 0; i < 8; ++i) {
       ExecuteRequest r = Request(i % 2 ? 20000 : 70000, true, round * 8 + i);
-      expected.push_back(r.input);
+      expected.push_back(r.input.ToString());
       futures.push_back(ExecuteAsync(*engine, std::move(r)));
     }
     for (size_t i = 0; i < futures.size(); ++i) {
@@ -120,7 +145,7 @@ TEST(GpuEngineTest, RequestsAboveHalfAnArenaGetDedicatedBuffers) {
   ASSERT_TRUE(engine);
   for (uint64_t n : {1000ull, 200000ull, 1000ull, 200000ull}) {
     ExecuteRequest r = Request(n, true, static_cast<uint32_t>(n));
-    const std::string expected = r.input;
+    const std::string expected = r.input.ToString();
     absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     EXPECT_EQ(res->output, expected) << n;
@@ -156,7 +181,7 @@ TEST(GpuEngineTest, MemoryCapGivesResourceExhaustedAndTheEngineLives) {
   // the pool drops the idle buffers of the earlier, smaller requests.
   for (uint64_t n : {1000ull, 20000ull, 60000ull, 1000ull}) {
     ExecuteRequest r = Request(n, true, static_cast<uint32_t>(n));
-    const std::string expected = r.input;
+    const std::string expected = r.input.ToString();
     absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine, std::move(r));
     ASSERT_TRUE(res.ok()) << n << ": " << res.status();
     EXPECT_EQ(res->output, expected);
@@ -195,7 +220,7 @@ TEST(GpuEngineTest, RejectsBadPayloadsAndBadPlans) {
   auto engine = MakeEngine(std::move(o));
   ASSERT_TRUE(engine);
   ExecuteRequest r = Request(10, false, 1);
-  r.input.pop_back();
+  r.input.mutable_string().pop_back();
   EXPECT_EQ(ExecuteSync(*engine, std::move(r)).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ExecuteSync(*engine, Request(13, false, 1)).status().code(),

@@ -65,7 +65,7 @@ OperatorDesc Elementwise(OperatorType type, std::vector<uint64_t> sizes,
 ExecuteRequest SlowRequest() {
   ExecuteRequest r;
   r.op = Elementwise(OperatorType::kActivationTanh, {1, 1, 1, 1 << 21});
-  r.input.assign(r.op.input->total_tensor_size_in_bytes, '\0');
+  r.input = std::string(r.op.input->total_tensor_size_in_bytes, '\0');
   return r;
 }
 
@@ -96,7 +96,7 @@ class GpuOperatorsTest : public ::testing::Test {
     r.op = op;
     r.in_place = in_place;
     r.input = FloatBytes(input);
-    r.input.resize(op.input->total_tensor_size_in_bytes, '\0');
+    r.input.mutable_string().resize(op.input->total_tensor_size_in_bytes, '\0');
     absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine_, std::move(r));
     ASSERT_TRUE(res.ok()) << res.status();
     const std::vector<uint64_t>& sizes = op.output->sizes;
@@ -192,8 +192,8 @@ TEST_F(GpuOperatorsTest, Float16TailElements) {
   const uint16_t want[7] = {0x3C00, 0x0000, 0x0001, 0x0000, 0x7BFF, 0x0000, 0x4200};
   ExecuteRequest r;
   r.op = op;
-  r.input.assign(op.input->total_tensor_size_in_bytes, '\0');
-  std::memcpy(r.input.data(), in, sizeof(in));
+  r.input = std::string(op.input->total_tensor_size_in_bytes, '\0');
+  std::memcpy(r.input.mutable_string().data(), in, sizeof(in));
   absl::StatusOr<ExecuteResult> res = ExecuteSync(*engine_, std::move(r));
   ASSERT_TRUE(res.ok()) << res.status();
   ASSERT_GE(res->output.size(), sizeof(want));

@@ -123,30 +123,52 @@ void GpuRunner::Shutdown() {
   if (chunk_pool_) chunk_pool_->Shutdown();
 }
 
-void GpuRunner::Copy(void* dst, const void* src, uint64_t bytes) {
+namespace {
+
+// Copies bytes [at, at + n) of the concatenation of `pieces` to `dst`.
+void CopySpan(uint8_t* dst, absl::Span<const std::string_view> pieces, uint64_t at,
+              uint64_t n) {
+  for (std::string_view piece : pieces) {
+    if (n == 0) return;
+    if (at >= piece.size()) {
+      at -= piece.size();
+      continue;
+    }
+    const uint64_t take = std::min<uint64_t>(n, piece.size() - at);
+    std::memcpy(dst, piece.data() + at, take);
+    dst += take;
+    n -= take;
+    at = 0;
+  }
+}
+
+}  // namespace
+
+void GpuRunner::Copy(void* dst, absl::Span<const std::string_view> pieces) {
   constexpr uint64_t kMinChunk = 2 << 20;
-  if (!chunk_pool_ || bytes < options_.split_copy_bytes) {
-    std::memcpy(dst, src, bytes);
+  uint64_t bytes = 0;
+  for (std::string_view piece : pieces) bytes += piece.size();
+  auto* d = static_cast<uint8_t*>(dst);
+  if (!chunk_pool_ || bytes < options_.split_copy_bytes || bytes < 2 * kMinChunk) {
+    CopySpan(d, pieces, 0, bytes);
     return;
   }
   const uint64_t parts = std::min<uint64_t>(
       static_cast<uint64_t>(chunk_pool_->thread_count()) + 1, bytes / kMinChunk);
   const uint64_t chunk = (bytes / parts + 63) / 64 * 64;
   absl::BlockingCounter left(static_cast<int>(parts - 1));
-  auto* d = static_cast<uint8_t*>(dst);
-  const auto* s = static_cast<const uint8_t*>(src);
   for (uint64_t p = 1; p < parts; ++p) {
     const uint64_t at = p * chunk;
     const uint64_t n = std::min(chunk, bytes - std::min(bytes, at));
-    if (!chunk_pool_->Schedule([d, s, at, n, &left] {
-          if (n > 0) std::memcpy(d + at, s + at, n);
+    if (!chunk_pool_->Schedule([d, pieces, at, n, &left] {
+          CopySpan(d + at, pieces, at, n);
           left.DecrementCount();
         })) {
-      if (n > 0) std::memcpy(d + at, s + at, n);
+      CopySpan(d + at, pieces, at, n);
       left.DecrementCount();
     }
   }
-  std::memcpy(d, s, std::min(chunk, bytes));
+  CopySpan(d, pieces, 0, std::min(chunk, bytes));
   left.Wait();
 }
 
@@ -199,9 +221,9 @@ void GpuRunner::FailLost(ExecuteRequest& request,
     // mapping stays valid: nothing is released while the runner lives).
     const Job& j = static_cast<const Job&>(*state);
     const char* up = reinterpret_cast<const char*>(j.upload_mapped());
-    request.input.assign(up + j.in_at, j.in_bytes);
-    request.scale.assign(up + j.scale_at, j.scale_bytes);
-    request.bias.assign(up + j.bias_at, j.bias_bytes);
+    request.input = std::string(up + j.in_at, j.in_bytes);
+    request.scale = std::string(up + j.scale_at, j.scale_bytes);
+    request.bias = std::string(up + j.bias_at, j.bias_bytes);
   }
   state.reset();
   if (request.on_device_lost) {
@@ -316,6 +338,12 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
   job->in_bytes = in_bytes;
   job->scale_bytes = Bytes(op.scale);
   job->bias_bytes = Bytes(op.bias);
+  // Admission checked the payload sizes; the copies below write exactly
+  // the payloads' bytes into ranges of these sizes.
+  if (r.input.size() != in_bytes || r.scale.size() != job->scale_bytes ||
+      r.bias.size() != job->bias_bytes) {
+    return absl::InternalError("payload sizes do not match the operator's tensors");
+  }
   job->result_bytes = r.in_place ? std::max(in_bytes, out_bytes) : out_bytes;
   job->guard_begin = RoundUp(job->result_bytes, 4);
   job->readback_bytes = poison ? job->guard_begin + kGuardBytes : job->result_bytes;
@@ -366,20 +394,23 @@ absl::StatusOr<sched::Prepared> GpuRunner::Prepare(ExecuteRequest& r) {
 
   const absl::Time stage_start = absl::Now();
   uint8_t* up = job->upload_mapped();
-  Copy(up + job->in_at, r.input.data(), in_bytes);
+  // Straight from the received bytes (payload.h) into upload memory: the
+  // request's one host copy on the way in (split over the chunk pool when
+  // large, whatever the pieces).
+  Copy(up + job->in_at, r.input.ranges());
   if (job->in_upload > in_bytes) {
     std::memset(up + job->in_at + in_bytes, kPoison, job->in_upload - in_bytes);
   }
-  if (job->scale_bytes) std::memcpy(up + job->scale_at, r.scale.data(), job->scale_bytes);
-  if (job->bias_bytes) std::memcpy(up + job->bias_at, r.bias.data(), job->bias_bytes);
+  if (job->scale_bytes) r.scale.CopyTo(up + job->scale_at);
+  if (job->bias_bytes) r.bias.CopyTo(up + job->bias_at);
   if (job->poison_output) std::memset(up + job->poison_at, kPoison, job->out_alloc);
   stage_us_.fetch_add(static_cast<uint64_t>(
       absl::ToInt64Microseconds(absl::Now() - stage_start)));
   const uint64_t request_bytes = sched::RequestBytes(r);
   // The payloads live in upload memory now; the request need not keep them.
-  std::string().swap(r.input);
-  std::string().swap(r.scale);
-  std::string().swap(r.bias);
+  r.input.clear();
+  r.scale.clear();
+  r.bias.clear();
 
   sched::Prepared p;
   const bool coalescable = options_.coalesce && options_.coalescer.key &&

@@ -45,11 +45,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "engine/core/mutex.h"
 #include "engine/d3d12/arena.h"
 #include "engine/d3d12/buffer_pool.h"
@@ -221,8 +223,12 @@ class GpuRunner : public sched::Runner {
   void Reclaim();
   void CompletionLoop();
   void Complete(Completion& c);
-  // memcpy, split over the chunk pool when large.
-  void Copy(void* dst, const void* src, uint64_t bytes);
+  // memcpy of `pieces`, in order, to `dst` (a payload's received slices:
+  // payload.h), split over the chunk pool when their total is large.
+  void Copy(void* dst, absl::Span<const std::string_view> pieces);
+  void Copy(void* dst, const void* src, uint64_t bytes) {
+    Copy(dst, {std::string_view(static_cast<const char*>(src), bytes)});
+  }
   absl::Status lost_status() const;
   // Fails one request of a lost device: restores its payloads from `state`
   // and hands it back when it has an on_device_lost hook, then calls `done`.

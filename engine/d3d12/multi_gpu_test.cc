@@ -73,7 +73,7 @@ class Answers {
   }
   // Sends `r` to `engine`, expecting its input back (an in-place copy).
   void Send(Engine& engine, ExecuteRequest r) {
-    std::string expected = r.input;
+    std::string expected = r.input.ToString();
     engine.Execute(std::move(r), Expect(std::move(expected)));
   }
   void WaitAll() {
@@ -209,11 +209,11 @@ TEST(GpuDeviceLossTest, WorkInFlightIsHandedBackWhole) {
   std::vector<std::future<void>> done;
   for (int i = 0; i < 400; ++i) {
     ExecuteRequest r = Request(i % 3 == 0 ? 100000 : 500, i);
-    auto sent = std::make_shared<std::string>(r.input);
+    auto sent = std::make_shared<std::string>(r.input.ToString());
     auto handed = std::make_shared<std::string>();
     auto handed_called = std::make_shared<bool>(false);
     r.on_device_lost = [handed, handed_called](ExecuteRequest back) {
-      *handed = std::move(back.input);
+      *handed = back.input.TakeString();
       *handed_called = true;
     };
     auto p = std::make_shared<std::promise<void>>();

@@ -332,9 +332,9 @@ class ViewBaseGpuTest : public ::testing::Test {
     ASSERT_TRUE(want.ok()) << want.status();
 
     std::array<std::string, kSlotCount> data;
-    data[Index(BufferSlot::kInput)] = r.input;
-    data[Index(BufferSlot::kScale)] = r.scale;
-    data[Index(BufferSlot::kBias)] = r.bias;
+    data[Index(BufferSlot::kInput)] = r.input.ToString();
+    data[Index(BufferSlot::kScale)] = r.scale.ToString();
+    data[Index(BufferSlot::kBias)] = r.bias.ToString();
     if (!r.in_place) {
       data[Index(BufferSlot::kOutput)].assign(op.output->total_tensor_size_in_bytes, kPoison);
     }

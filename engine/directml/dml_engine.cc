@@ -307,10 +307,9 @@ absl::StatusOr<ExecuteResult> DmlEngine::Run(const ExecuteRequest& request) {
   void* mapped = nullptr;
   DMLS_RETURN_IF_FAILED(upload_.resource->Map(0, nullptr, &mapped), "Map (DmlEngine upload)");
   char* up = static_cast<char*>(mapped);
-  std::memcpy(up + in_at, request.input.data(), request.input.size());
-  if (!request.scale.empty())
-    std::memcpy(up + scale_at, request.scale.data(), request.scale.size());
-  if (!request.bias.empty()) std::memcpy(up + bias_at, request.bias.data(), request.bias.size());
+  request.input.CopyTo(up + in_at);
+  if (!request.scale.empty()) request.scale.CopyTo(up + scale_at);
+  if (!request.bias.empty()) request.bias.CopyTo(up + bias_at);
   upload_.resource->Unmap(0, nullptr);
 
   IDMLDevice* dml = device_->dml();

@@ -59,7 +59,7 @@ TEST(AdmissionTest, Limits) {
 
 TEST(AdmissionTest, PayloadSizes) {
   ExecuteRequest r = Celu(16);
-  r.input.pop_back();
+  r.input.mutable_string().pop_back();
   EXPECT_EQ(RuleOf(Check(r)), "PAYLOAD_SIZE_MISMATCH@input");
   r = Celu(16);
   r.scale = "abcd";
@@ -73,7 +73,7 @@ ExecuteRequest Broadcast(uint64_t rows, uint64_t row) {
   r.op.input = MakeTensorDesc(DataType::kFloat32, {rows, row}, std::vector<uint64_t>{0, 1});
   r.op.output = MakeTensorDesc(DataType::kFloat32, {rows, row});
   r.op.activation[0] = 1.0f;
-  r.input.assign(r.op.input->total_tensor_size_in_bytes, '\0');
+  r.input = std::string(r.op.input->total_tensor_size_in_bytes, '\0');
   return r;
 }
 

@@ -76,7 +76,7 @@ class FakeChild : public Engine {
   }
   void Answer(ExecuteRequest& request, ExecuteCallback& done) {
     ExecuteResult result;
-    result.output = name_ + ":" + request.input;
+    result.output = name_ + ":" + request.input.ToString();
     done(std::move(result));
   }
   static void FailLost(ExecuteRequest& request, ExecuteCallback& done) {

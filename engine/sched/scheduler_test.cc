@@ -112,7 +112,7 @@ ChainRequest ReluChain(uint64_t n) {
   ChainRequest c;
   ChainStep& step = c.steps.emplace_back();
   step.op = r.op;
-  step.input = ChainSource::Inline(std::move(r.input));
+  step.input = ChainSource::Inline(r.input.TakeString());
   step.return_output = true;
   return c;
 }
@@ -187,7 +187,7 @@ TEST(SchedulerTest, AdmissionErrorsCarryRules) {
   runner.complete_inline = true;
   Scheduler s(&runner, SchedulerOptions{});
   ExecuteRequest bad = Relu(8);
-  bad.input.resize(3);
+  bad.input.mutable_string().resize(3);
   absl::Status got;
   s.Submit(std::move(bad), [&](absl::StatusOr<ExecuteResult> r) { got = r.status(); });
   EXPECT_EQ(got.code(), absl::StatusCode::kInvalidArgument);

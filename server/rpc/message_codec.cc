@@ -233,13 +233,13 @@ class SliceReader {
 
   // The next `n` bytes as ranges of the slices (appended to `ranges`) and,
   // when `copy` is set, appended to it too.
-  bool Take(uint64_t n, absl::InlinedVector<absl::string_view, 2>* ranges,
+  bool Take(uint64_t n, absl::InlinedVector<std::string_view, 2>* ranges,
             std::string* copy) {
     while (n > 0) {
       if (done()) return false;
       const grpc::Slice& s = slices_[slice_];
       const size_t take = std::min<uint64_t>(n, s.size() - at_);
-      const absl::string_view range(reinterpret_cast<const char*>(s.begin()) + at_, take);
+      const std::string_view range(reinterpret_cast<const char*>(s.begin()) + at_, take);
       if (ranges != nullptr) ranges->push_back(range);
       if (copy != nullptr) copy->append(range.data(), range.size());
       at_ += take;
@@ -284,7 +284,7 @@ void PutVarint(uint64_t v, std::string* out) {
 // bytes break a wire-format rule at the top level (protobuf will say which).
 bool SplitPayloads(const std::vector<grpc::Slice>& slices,
                    const std::array<int, 3>& payload_fields,
-                   std::array<absl::InlinedVector<absl::string_view, 2>, 3>* ranges,
+                   std::array<absl::InlinedVector<std::string_view, 2>, 3>* ranges,
                    std::string* rest) {
   SliceReader in(slices);
   while (!in.done()) {
@@ -340,7 +340,7 @@ absl::Status ParseRequestWithPayloads(const grpc::ByteBuffer& bytes,
   for (Payload& p : *payloads) p.clear();
   message->Clear();
   auto slices = std::make_shared<std::vector<grpc::Slice>>();
-  std::array<absl::InlinedVector<absl::string_view, 2>, 3> ranges;
+  std::array<absl::InlinedVector<std::string_view, 2>, 3> ranges;
   std::string rest;
   if (bytes.Valid() && bytes.Dump(slices.get()).ok() &&
       SplitPayloads(*slices, payload_fields, &ranges, &rest) &&

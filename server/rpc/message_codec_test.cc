@@ -180,7 +180,7 @@ grpc::ByteBuffer Sliced(const std::string& bytes, std::mt19937& rng) {
 bool Borrows(const Payload& p, const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
   if (!buffer.Dump(&slices).ok()) return false;
-  for (absl::string_view r : p.ranges()) {
+  for (std::string_view r : p.ranges()) {
     if (r.size() <= 32) continue;
     bool inside = false;
     for (const grpc::Slice& s : slices) {

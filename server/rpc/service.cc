@@ -1,5 +1,6 @@
 #include "server/rpc/service.h"
 
+#include <array>
 #include <atomic>
 #include <type_traits>
 #include <utility>
@@ -19,6 +20,13 @@ namespace dmls::server {
 namespace {
 
 namespace v1 = dmlserve::v1;
+
+// ExecuteRequest's payload fields (input, scale, bias): the unary and
+// streamed Execute leave them in gRPC's receive slices
+// (ParseRequestWithPayloads) and hand them to the engine from there.
+constexpr std::array<int, 3> kPayloadFields = {v1::ExecuteRequest::kInputFieldNumber,
+                                               v1::ExecuteRequest::kScaleFieldNumber,
+                                               v1::ExecuteRequest::kBiasFieldNumber};
 
 // The output bytes an ExecuteRequest's response will carry (its output
 // range; nothing when the output stays resident).
@@ -40,9 +48,6 @@ uint64_t ExpectedResponseBytes(const v1::ExecuteRequest& request) {
 template <typename Request, typename Outcome>
 class UnaryExecuteReactor final : public RefCountedReactor<grpc::ServerUnaryReactor> {
  public:
-  using Run = void (RequestProcessor::*)(Request&, CallContext,
-                                         absl::AnyInvocable<void(Outcome)>);
-
   // `principal`: the call's (PrincipalOf).
   UnaryExecuteReactor(grpc::CallbackServerContext* context, grpc::ByteBuffer* response,
                       absl::StatusOr<std::string> principal, CallTracker::Ticket ticket,
@@ -54,23 +59,30 @@ class UnaryExecuteReactor final : public RefCountedReactor<grpc::ServerUnaryReac
         ticket_(std::move(ticket)),
         logger_(logger) {}
 
-  void Start(RequestProcessor& processor, Run run, const grpc::ByteBuffer& bytes) {
+  void Start(RequestProcessor& processor, const grpc::ByteBuffer& bytes) {
     Request request;
-    if (absl::Status parsed = ParseRequest(bytes, &request); !parsed.ok()) {
+    // An ExecuteRequest's payloads stay in the received slices (no copy).
+    std::array<Payload, 3> payloads;
+    absl::Status parsed = std::is_same_v<Request, v1::ExecuteRequest>
+                              ? ParseRequestWithPayloads(bytes, &request, kPayloadFields, &payloads)
+                              : ParseRequest(bytes, &request);
+    if (!parsed.ok()) {
       logger_->debug("{}: {}", Request::descriptor()->name(), std::string(parsed.message()));
       Outcome outcome;
       outcome.error = RequestError::FromStatus(parsed);
       OnOutcome(std::move(outcome));  // answers, drops the engine's reference
       return;
     }
-    (processor.*run)(
-        request,
-        CallContext{DeadlineOf(*context_), cancelled_, std::move(principal_),
-                    RequestedOutputRatio(*context_),
-                    std::is_same_v<Request, v1::ChainRequest>
-                        ? MetricsMethod::kExecuteChain
-                        : MetricsMethod::kExecute},
-        [this](Outcome outcome) { OnOutcome(std::move(outcome)); });
+    CallContext call{DeadlineOf(*context_), cancelled_, std::move(principal_),
+                     RequestedOutputRatio(*context_),
+                     std::is_same_v<Request, v1::ChainRequest> ? MetricsMethod::kExecuteChain
+                                                               : MetricsMethod::kExecute};
+    auto answer = [this](Outcome outcome) { OnOutcome(std::move(outcome)); };
+    if constexpr (std::is_same_v<Request, v1::ExecuteRequest>) {
+      processor.Execute(request, std::move(call), std::move(answer), std::move(payloads));
+    } else {
+      processor.ExecuteChain(request, std::move(call), std::move(answer));
+    }
   }
 
   void OnCancel() override {
@@ -131,7 +143,10 @@ class ExecuteStreamReactor final : public OrderedStreamReactor {
 
   void OnReadDone(bool ok) override {
     v1::ExecuteRequest request;
-    absl::Status parsed = ok ? ParseRequest(read_buffer(), &request) : absl::OkStatus();
+    std::array<Payload, 3> payloads;  // left in the received slices (no copy)
+    absl::Status parsed =
+        ok ? ParseRequestWithPayloads(read_buffer(), &request, kPayloadFields, &payloads)
+           : absl::OkStatus();
     // The response this request will make, counted against the stream's
     // byte bound from now until it is written.
     const uint64_t expected = ok && parsed.ok() ? ExpectedResponseBytes(request) : 0;
@@ -145,7 +160,8 @@ class ExecuteStreamReactor final : public OrderedStreamReactor {
                          grpc::Status status = SerializeResponse(outcome.response, &serialized);
                          Respond(status, std::move(serialized), std::move(outcome.admitted),
                                  expected);
-                       });
+                       },
+                       std::move(payloads));
   }
 
  private:
@@ -199,7 +215,7 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
   auto* reactor = new UnaryExecuteReactor<v1::ExecuteRequest, ExecuteOutcome>(
       context, response, PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
       std::move(ticket), logger_.get());
-  reactor->Start(processor_, &RequestProcessor::Execute, *request);
+  reactor->Start(processor_, *request);
   return reactor;
 }
 
@@ -211,7 +227,7 @@ grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
   auto* reactor = new UnaryExecuteReactor<v1::ChainRequest, ChainOutcome>(
       context, response, PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
       std::move(ticket), logger_.get());
-  reactor->Start(processor_, &RequestProcessor::ExecuteChain, *request);
+  reactor->Start(processor_, *request);
   return reactor;
 }
 

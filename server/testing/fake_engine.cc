@@ -19,6 +19,7 @@ DeviceInfo FakeEngine::device_info() const {
 }
 
 void FakeEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
+  if (options_.on_execute) options_.on_execute(request);
   {
     MutexLock lock(&mu_);
     ++received_;
@@ -106,7 +107,7 @@ absl::StatusOr<ExecuteResult> FakeEngine::Run(const ExecuteRequest& request) {
   }
   if (!options_.fail_with.ok()) return options_.fail_with;
   ExecuteResult result;
-  result.output = request.input;
+  result.output = request.input.ToString();
   result.output.resize(request.op.output->total_tensor_size_in_bytes);
   return result;
 }

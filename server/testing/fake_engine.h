@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct FakeEngineOptions {
   bool hold = false;
   // Every request fails with this status when not OK.
   absl::Status fail_with = absl::OkStatus();
+  // When set, called with each request as Execute receives it, on the
+  // caller's thread, before it is queued (tests look at what the engine was
+  // handed: its payloads' memory). Must be thread-safe.
+  std::function<void(const ExecuteRequest&)> on_execute;
 };
 
 class FakeEngine final : public Engine {

@@ -154,15 +154,15 @@ class GpuVsCpuRegressionTest : public ::testing::Test {
     ASSERT_TRUE(ops::Validate(op, static_cast<uint32_t>(kHighestFeatureLevel), false).ok());
     ExecuteRequest r;
     r.op = op;
-    r.input.assign(op.input->total_tensor_size_in_bytes, '\0');
+    r.input = std::string(op.input->total_tensor_size_in_bytes, '\0');
     const std::vector<uint64_t> offsets = cpu::ElementOffsets(*op.input);
     for (size_t i = 0; i < offsets.size(); ++i) {
       const float v = values[i % values.size()];
-      std::memcpy(&r.input[offsets[i] * 4], &v, 4);
+      std::memcpy(&r.input.mutable_string()[offsets[i] * 4], &v, 4);
     }
     if (fill_padding) {
       for (size_t slot = 0; slot < r.input.size() / 4; ++slot) {
-        std::memcpy(&r.input[slot * 4], &values[slot % values.size()], 4);
+        std::memcpy(&r.input.mutable_string()[slot * 4], &values[slot % values.size()], 4);
       }
     }
     absl::StatusOr<ExecuteResult> want = CpuEngine::Run(r);
@@ -339,7 +339,7 @@ TEST(GpuIntScaleBiasRegressionTest, InfiniteBiasAndDoubleRounding) {
       ASSERT_TRUE(ops::Validate(op, static_cast<uint32_t>(kHighestFeatureLevel), false).ok());
       ExecuteRequest r;
       r.op = op;
-      r.input.assign(reinterpret_cast<const char*>(x.data()), x.size() * 4);
+      r.input.mutable_string().assign(reinterpret_cast<const char*>(x.data()), x.size() * 4);
       absl::StatusOr<ExecuteResult> want = CpuEngine::Run(r);
       ASSERT_TRUE(want.ok()) << want.status();
       absl::StatusOr<ExecuteResult> got = ExecuteSync(**engine, r);

@@ -154,7 +154,7 @@ DiffRow DiffCase(const Case& c, Engine& ours, Engine& theirs) {
   row.element = m->index;
   row.ours = Element(type, *ours_el, m->index);
   row.theirs = Element(type, *theirs_el, m->index);
-  const std::optional<std::string> in_el = GatherElements(*op.input, request.input);
+  const std::optional<std::string> in_el = GatherElements(*op.input, request.input.ToString());
   const DataType in_type = op.input->type();
   if (in_el && m->index < in_el->size() / ElementBytes(in_type)) {
     row.input = Element(in_type, *in_el, m->index);

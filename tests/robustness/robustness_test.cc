@@ -192,9 +192,9 @@ std::optional<std::string> FlushedExpectation(Engine& cpu, dmlserve::v1::Execute
   ExecuteRequest flushed = request;
   flushed.op = op;
   if (op.input && op.input->type() == DataType::kFloat32) {
-    flushed.input = FlushDenormalWords(request.input, &changed);
-    flushed.scale = FlushDenormalWords(request.scale, &changed);
-    flushed.bias = FlushDenormalWords(request.bias, &changed);
+    flushed.input = FlushDenormalWords(request.input.ToString(), &changed);
+    flushed.scale = FlushDenormalWords(request.scale.ToString(), &changed);
+    flushed.bias = FlushDenormalWords(request.bias.ToString(), &changed);
   }
   if (changed == 0) return std::nullopt;
   bool hung = false;
@@ -364,7 +364,8 @@ TEST_P(RobustnessTest, MutantsNeverCrashHangOrDisagree) {
         // Only payloads of tensors the operator has: the CPU engine ignores
         // a scale/bias payload sent for an absent tensor (the server
         // rejects it before any engine sees it).
-        std::string& p = op.scale && mutator.Uniform(2) ? request.scale : request.input;
+        std::string& p =
+            (op.scale && mutator.Uniform(2) ? request.scale : request.input).mutable_string();
         if (mutator.Uniform(2) == 0 || p.empty()) {
           p.push_back('\0');
         } else {
@@ -390,7 +391,7 @@ TEST_P(RobustnessTest, MutantsNeverCrashHangOrDisagree) {
       }
       if (!cpu_result.ok() || !gpu_result.ok()) continue;
       ++stats.both_ok;
-      if (MvnHasExtremeValues(op, request.input)) ++stats.mvn_extreme;
+      if (MvnHasExtremeValues(op, request.input.ToString())) ++stats.mvn_extreme;
 
       uint64_t want = op.output->total_tensor_size_in_bytes;
       if (in_place) want = std::max(want, in_bytes);
@@ -431,7 +432,7 @@ TEST_P(RobustnessTest, MutantsNeverCrashHangOrDisagree) {
         shown.clear_bias();
         ADD_FAILURE() << "GPU vs CPU: " << mismatch->message << " [" << tolerance_class
                       << "]\n  request: " << shown.ShortDebugString()
-                      << "\n  input: " << PayloadPrefix(op.input->type(), request.input);
+                      << "\n  input: " << PayloadPrefix(op.input->type(), request.input.ToString());
       }
       stats.compared_elements += elements;
     }
