@@ -2,26 +2,46 @@
 
 namespace dmls::d3d12 {
 
-std::optional<ChainTicket::Chain> ChainTicket::Place::Wait() {
-  MutexLock lock(&mu_);
-  while (state_ == State::kWaiting) cv_.Wait(&mu_);
-  return std::exchange(chain_, std::nullopt);
+uint64_t ChainTicket::Place::Reach() {
+  std::optional<Chain> chain;
+  {
+    MutexLock lock(&mu_);
+    if (state_ == State::kDone) return fence_;  // dropped before the worker came
+    if (!chain_) {
+      state_ = State::kReached;
+      while (state_ != State::kDone) cv_.Wait(&mu_);
+      return fence_;
+    }
+    chain = std::exchange(chain_, std::nullopt);
+    state_ = State::kDone;
+  }
+  return record_(std::move(chain->request), std::move(chain->done));
 }
 
 ChainTicket::~ChainTicket() {
+  if (run_) return;
   {
     MutexLock lock(&place_->mu_);
-    if (place_->state_ != Place::State::kWaiting) return;
-    place_->state_ = Place::State::kDropped;
+    place_->state_ = Place::State::kDone;
   }
   place_->cv_.SignalAll();
 }
 
 void ChainTicket::Run(ChainRequest request, ChainCallback done) {
+  run_ = true;
   {
     MutexLock lock(&place_->mu_);
-    place_->chain_ = Chain{std::move(request), std::move(done)};
-    place_->state_ = Place::State::kRun;
+    if (place_->state_ != Place::State::kReached) {
+      place_->chain_ = Place::Chain{std::move(request), std::move(done)};
+      return;
+    }
+  }
+  // The worker waits at the place: record on this thread, then let it go.
+  const uint64_t fence = place_->record_(std::move(request), std::move(done));
+  {
+    MutexLock lock(&place_->mu_);
+    place_->fence_ = fence;
+    place_->state_ = Place::State::kDone;
   }
   place_->cv_.SignalAll();
 }

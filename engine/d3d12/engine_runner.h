@@ -11,10 +11,12 @@
 //    in flight like a plain request).
 //  - Run, on the scheduler's dispatch thread: the plain groups of the batch
 //    go to GpuRunner::Run as one batch; each chain's ticket is Run, which
-//    hands it to the executor's worker at its place (no thread hop for
-//    plain requests; a chain is recorded on the worker, as before).
-//  - Drain: the GpuRunner's; chains handed over finish when the executor
-//    shuts down (GpuEngine::Shutdown, after the scheduler's).
+//    records it into the GpuRunner's frames (GpuRunner::PlaceChain) on this
+//    thread when the executor's worker is at its place, else hands it to
+//    the worker to record there (chain_ticket.h).
+//  - Drain: the GpuRunner's (chain lists are in flight on its queue);
+//    chains left with the worker are recorded before the executor shuts
+//    down (GpuEngine::Shutdown, after the scheduler's).
 //
 // Ownership: borrows both (they must outlive it). Thread-safety: as
 // sched::Runner.

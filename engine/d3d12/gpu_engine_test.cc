@@ -33,6 +33,33 @@ std::unique_ptr<GpuEngine> MakeEngine(GpuEngineOptions o) {
   return e.ok() ? std::move(*e) : nullptr;
 }
 
+// Two resident buffers of `bytes.size()`: `src` holding `bytes`, `dst`
+// zeroed. Empty on failure.
+struct ResidentPair {
+  std::shared_ptr<ResidentBuffer> src, dst;
+};
+ResidentPair MakePair(GpuEngine& engine, const std::string& bytes) {
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> src = engine.AllocateResident(bytes.size(), "t");
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> dst = engine.AllocateResident(bytes.size(), "t");
+  if (!src.ok() || !dst.ok()) return {};
+  std::promise<absl::Status> wrote;
+  engine.WriteResident(*src, 0, bytes, [&](absl::Status s) { wrote.set_value(s); });
+  if (!wrote.get_future().get().ok()) return {};
+  return {*src, *dst};
+}
+
+// A chain that copies `pair.src` into `pair.dst` (the no-kernel plan leaves
+// the in-place input as it is).
+ChainRequest CopyChain(const ResidentPair& pair, uint64_t elements) {
+  ChainRequest c;
+  ChainStep& step = c.steps.emplace_back();
+  step.op = testing::CopyOp(elements);
+  step.in_place = true;
+  step.input = ChainSource::Resident(pair.src);
+  step.output = pair.dst;
+  return c;
+}
+
 TEST(GpuEngineTest, ReportsTheSoftwareAdapter) {
   auto engine = MakeEngine(Options());
   ASSERT_TRUE(engine);
@@ -283,22 +310,10 @@ TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
   constexpr uint64_t kElements = 1000;
   const std::string a = testing::Pattern(kElements * 4, 1);
   const std::string b = testing::Pattern(kElements * 4, 2);
-  absl::StatusOr<std::shared_ptr<ResidentBuffer>> src = engine->AllocateResident(a.size(), "t");
-  absl::StatusOr<std::shared_ptr<ResidentBuffer>> dst = engine->AllocateResident(a.size(), "t");
-  ASSERT_TRUE(src.ok() && dst.ok());
-  std::promise<absl::Status> wrote_a;
-  engine->WriteResident(*src, 0, a, [&](absl::Status s) { wrote_a.set_value(s); });
-  ASSERT_TRUE(wrote_a.get_future().get().ok());
-
-  // The no-kernel plan leaves the in-place input as it is: the chain
-  // copies `src` into `dst`.
+  const ResidentPair pair = MakePair(*engine, a);
+  ASSERT_TRUE(pair.src && pair.dst);
   auto copy_chain = [&](absl::Time deadline) {
-    ChainRequest c;
-    ChainStep& step = c.steps.emplace_back();
-    step.op = testing::CopyOp(kElements);
-    step.in_place = true;
-    step.input = ChainSource::Resident(*src);
-    step.output = *dst;
+    ChainRequest c = CopyChain(pair, kElements);
     c.deadline = deadline;
     return c;
   };
@@ -309,7 +324,7 @@ TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
                        [&](absl::StatusOr<ChainResult> r) { copied.set_value(std::move(r)); });
   std::promise<absl::Status> wrote_b;
   std::future<absl::Status> wrote_b_done = wrote_b.get_future();
-  engine->WriteResident(*src, 0, b, [&](absl::Status s) { wrote_b.set_value(s); });
+  engine->WriteResident(pair.src, 0, b, [&](absl::Status s) { wrote_b.set_value(s); });
   EXPECT_EQ(engine->stats().scheduler.queued, 2u);
   // Both chains are queued; the write waits behind them.
   EXPECT_EQ(wrote_b_done.wait_for(std::chrono::milliseconds(200)),
@@ -334,13 +349,54 @@ TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
                          [&](absl::StatusOr<std::string> r) { p.set_value(std::move(r)); });
     return p.get_future().get();
   };
-  absl::StatusOr<std::string> got_dst = read(*dst);
-  absl::StatusOr<std::string> got_src = read(*src);
+  absl::StatusOr<std::string> got_dst = read(pair.dst);
+  absl::StatusOr<std::string> got_src = read(pair.src);
   ASSERT_TRUE(got_dst.ok() && got_src.ok());
   EXPECT_TRUE(*got_dst == a) << "the later write overtook the chain";
   EXPECT_TRUE(*got_src == b);
   engine->Shutdown();  // runs whatever is still queued
   EXPECT_TRUE(plain.get_future().get().ok());
+}
+
+// Issue 21: one recorder. A resident chain is recorded into the GpuRunner's
+// frames and submitted on its queue under its fence (the runner counts its
+// command list), and a read called right after the chain, before its
+// answer, sees what it wrote.
+TEST(GpuEngineTest, ChainsAreRecordedOnTheRunnersQueue) {
+  auto engine = MakeEngine(Options());
+  ASSERT_TRUE(engine);
+  constexpr uint64_t kElements = 4096;
+  const std::string a = testing::Pattern(kElements * 4, 5);
+  const ResidentPair pair = MakePair(*engine, a);
+  ASSERT_TRUE(pair.src && pair.dst);
+  const GpuEngineStats before = engine->stats();
+
+  constexpr int kChains = 3;
+  std::vector<std::promise<absl::StatusOr<ChainResult>>> answers(kChains);
+  for (int i = 0; i < kChains; ++i) {
+    ChainRequest c = CopyChain(pair, kElements);
+    c.steps[0].return_output = true;
+    engine->ExecuteChain(std::move(c), [&answers, i](absl::StatusOr<ChainResult> r) {
+      answers[i].set_value(std::move(r));
+    });
+  }
+  std::promise<absl::StatusOr<std::string>> read;
+  engine->ReadResident(pair.dst, 0, a.size(),
+                       [&](absl::StatusOr<std::string> r) { read.set_value(std::move(r)); });
+  absl::StatusOr<std::string> got = read.get_future().get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*got == a) << "the read overtook the chains";
+  for (auto& answer : answers) {
+    absl::StatusOr<ChainResult> r = answer.get_future().get();
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outputs.size(), 1u);
+    EXPECT_TRUE(r->outputs[0] == a);
+  }
+  const GpuEngineStats after = engine->stats();
+  EXPECT_EQ(after.chain_lists - before.chain_lists, uint64_t{kChains});
+  EXPECT_EQ(after.batches, before.batches);  // no plain request ran
+  EXPECT_EQ(after.resident.chains - before.resident.chains, uint64_t{kChains});
+  engine->Shutdown();
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ void GpuRunner::CompletionLoop() {
     // A device lost before this point may have left any of the batch's
     // outputs unwritten: none of them is trusted.
     const bool lost_now = lost();
+    if (b.chain_done) b.chain_done(lost_now ? lost_status() : absl::OkStatus());
     // Large outputs one by one on the copy pool; small ones in chunks, the
     // first chunk on this thread, so callbacks run in parallel.
     std::vector<Completion> small;

@@ -377,7 +377,7 @@ void GpuRunner::Submit(Frame* frame, Recording& rec) {
   }
   {
     MutexLock lock(&flight_mu_);
-    in_flight_.push_back({*value, absl::Now(), frame, std::move(rec.completions)});
+    in_flight_.push_back({*value, absl::Now(), frame, std::move(rec.completions), {}});
     ++batches_in_flight_;
   }
   flight_cv_.SignalAll();

@@ -99,7 +99,6 @@ absl::Status ResidentExecutor::Init() {
     max_free_temp_bytes_ = std::min(max_free_temp_bytes_, cap / 8);
   }
   worker_ = std::thread([this] { WorkerLoop(); });
-  completion_ = std::thread([this] { CompletionLoop(); });
   return absl::OkStatus();
 }
 
@@ -118,12 +117,8 @@ void ResidentExecutor::Shutdown() {
   }
   cv_.SignalAll();
   if (worker_.joinable()) worker_.join();
-  {
-    MutexLock lock(&flight_mu_);
-    completion_stopping_ = true;
-  }
-  flight_cv_.SignalAll();
-  if (completion_.joinable()) completion_.join();
+  // Chains in flight on the runner's queue call back into the executor.
+  runner_->Drain();
 }
 
 bool ResidentExecutor::Post(absl::AnyInvocable<void()> task) {
@@ -173,10 +168,7 @@ absl::StatusOr<uint64_t> ResidentExecutor::Submit() {
   ID3D12CommandList* lists[] = {list_};
   queue_->ExecuteCommandLists(1, lists);
   absl::StatusOr<uint64_t> value = fence_->Signal(queue_.get());
-  if (value.ok()) {
-    binder_->Retire(*value);
-    frame_fence_[frame_] = *value;
-  }
+  if (value.ok()) frame_fence_[frame_] = *value;
   return value;
 }
 
@@ -189,12 +181,20 @@ absl::Status ResidentExecutor::WaitFor(uint64_t value) {
     runner_->MarkLost(s);
     return DeviceLostError(s.message());
   }
-  binder_->Reclaim(value);
   return absl::OkStatus();
+}
+
+absl::Status ResidentExecutor::WaitForChains() {
+  if (after_chains_ == 0) return absl::OkStatus();
+  absl::Status s = runner_->WaitFence(after_chains_);
+  if (s.ok()) after_chains_ = 0;
+  return s;
 }
 
 absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
                                       const char* bytes, uint64_t size, bool zero) {
+  // A chain called before this transfer ran on the runner's queue.
+  if (absl::Status s = WaitForChains(); !s.ok()) return s;
   const uint64_t half = staging_bytes_;
   if (upload_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kUpload, 2 * half);
@@ -231,6 +231,7 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
 
 absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
                                         uint64_t length, std::string& out) {
+  if (absl::Status s = WaitForChains(); !s.ok()) return s;
   const uint64_t half = staging_bytes_;
   if (readback_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kReadback, 2 * half);
@@ -334,11 +335,8 @@ void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t off
 }
 
 absl::StatusOr<std::unique_ptr<ChainTicket>> ResidentExecutor::ReserveChain() {
-  auto ticket = std::make_unique<ChainTicket>();
-  if (!Post([this, place = ticket->place()] {
-        std::optional<ChainTicket::Chain> chain = place->Wait();
-        if (!chain) return;  // refused or expired in the scheduler's queue
-        ChainRequest& r = chain->request;
+  auto ticket = std::make_unique<ChainTicket>(
+      [this](ChainRequest r, ChainCallback done) -> uint64_t {
         absl::Status s;
         if (r.cancelled && r.cancelled->load()) {
           s = absl::CancelledError("the call was cancelled before execution");
@@ -346,11 +344,18 @@ absl::StatusOr<std::unique_ptr<ChainTicket>> ResidentExecutor::ReserveChain() {
           s = DeviceStatus();
         }
         if (s.ok()) {
-          // On success the chain is in flight and the completion thread
-          // answers it.
-          s = RecordChain(r, chain->done);
+          // On success the chain is in flight and the runner's completion
+          // thread answers it.
+          absl::StatusOr<uint64_t> fence = RecordChain(r, done);
+          if (fence.ok()) return *fence;
+          s = fence.status();
         }
-        if (!s.ok()) chain->done(s);
+        done(s);
+        return uint64_t{0};
+      });
+  if (!Post([this, place = ticket->place()] {
+        // Worker-only state: transfers after the place wait for the chain.
+        after_chains_ = std::max(after_chains_, place->Reach());
       })) {
     return absl::UnavailableError("the GPU engine is shutting down");
   }
@@ -363,7 +368,8 @@ void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
   (*ticket)->Run(std::move(request), std::move(done));
 }
 
-absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback& done) {
+absl::StatusOr<uint64_t> ResidentExecutor::RecordChain(ChainRequest& request,
+                                                       ChainCallback& done) {
   BufferPool* pool = runner_->pool();
   const size_t n = request.steps.size();
   // Device temporaries go back to the executor's own free list (their
@@ -426,229 +432,228 @@ absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback&
     readback = *b;
   }
 
-  // Waits for the list of two chains ago; recording is timed from here.
-  if (absl::Status s = Begin(); !s.ok()) return s;
-  const absl::Time started = absl::Now();
-  ID3D12GraphicsCommandList* list = list_;
-  StateTracker st(list);
-  binder_->SetState(list);
-  std::vector<Buf> step_out(n);
+  // Ring descriptors of chains whose lists completed are free again.
+  binder_->Reclaim(runner_->completed_fence());
+  // What must live until the chain's fence completes: filled at the end of
+  // a recording, owned with the runner's completion callback.
+  auto c = std::make_shared<InFlightChain>();
+  absl::Time started, recorded;
+  uint64_t phase_ns[4] = {};
   std::vector<uint64_t> readback_at(n, 0);
-  uint64_t upload_at = 0, rb_at = 0;
-  ID3D12PipelineState* pso = nullptr;
-  // Nanoseconds per phase (ResidentExecutorStats); Lap() charges the time
-  // since the last lap to one of them.
-  enum Phase { kPlan, kBind, kBarrier, kDispatch, kPhases };
-  uint64_t phase_ns[kPhases] = {};
-  auto last_lap = std::chrono::steady_clock::now();
-  auto lap = [&](Phase p) {
-    const auto now = std::chrono::steady_clock::now();
-    phase_ns[p] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_lap).count();
-    last_lap = now;
-  };
+  // Records into a frame of the runner's (which may wait for one to come
+  // free; recording is timed from the open list).
+  auto record = [&](ID3D12GraphicsCommandList* list) -> absl::Status {
+    started = absl::Now();
+    StateTracker st(list);
+    binder_->SetState(list);
+    std::vector<Buf> step_out(n);
+    uint64_t upload_at = 0, rb_at = 0;
+    ID3D12PipelineState* pso = nullptr;
+    // Nanoseconds per phase (ResidentExecutorStats); Lap() charges the time
+    // since the last lap to one of them.
+    enum Phase { kPlan, kBind, kBarrier, kDispatch, kPhases };
+    auto last_lap = std::chrono::steady_clock::now();
+    auto lap = [&](Phase p) {
+      const auto now = std::chrono::steady_clock::now();
+      phase_ns[p] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_lap).count();
+      last_lap = now;
+    };
 
-  auto source = [&](ChainSource& src, uint64_t want) -> absl::StatusOr<Buf> {
-    switch (src.kind) {
-      case ChainSource::Kind::kNone:
-        return Buf{};
-      case ChainSource::Kind::kResident: {
-        ID3D12Resource* r = ResourceOf(*src.resident);
-        if (r == nullptr) return absl::InternalError("a resident tensor of another engine");
-        return Buf{r, static_cast<const DeviceBuffer&>(*src.resident).capacity()};
+    auto source = [&](ChainSource& src, uint64_t want) -> absl::StatusOr<Buf> {
+      switch (src.kind) {
+        case ChainSource::Kind::kNone:
+          return Buf{};
+        case ChainSource::Kind::kResident: {
+          ID3D12Resource* r = ResourceOf(*src.resident);
+          if (r == nullptr) return absl::InternalError("a resident tensor of another engine");
+          return Buf{r, static_cast<const DeviceBuffer&>(*src.resident).capacity()};
+        }
+        case ChainSource::Kind::kStep:
+          return step_out[src.step];
+        case ChainSource::Kind::kInline: {
+          absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(want, 16));
+          if (!b.ok()) return b.status();
+          std::memcpy(upload->mapped + upload_at, src.bytes.data(), src.bytes.size());
+          st.To((*b)->resource.get(), D3D12_RESOURCE_STATE_COPY_DEST);
+          st.Flush();
+          list->CopyBufferRegion((*b)->resource.get(), 0, upload->resource.get(), upload_at,
+                                 src.bytes.size());
+          upload_at += RoundUp(src.bytes.size(), kAlign);
+          std::string().swap(src.bytes);
+          return temp_buf(*b);
+        }
       }
-      case ChainSource::Kind::kStep:
-        return step_out[src.step];
-      case ChainSource::Kind::kInline: {
-        absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(want, 16));
-        if (!b.ok()) return b.status();
-        std::memcpy(upload->mapped + upload_at, src.bytes.data(), src.bytes.size());
-        st.To((*b)->resource.get(), D3D12_RESOURCE_STATE_COPY_DEST);
-        st.Flush();
-        list->CopyBufferRegion((*b)->resource.get(), 0, upload->resource.get(), upload_at,
-                               src.bytes.size());
-        upload_at += RoundUp(src.bytes.size(), kAlign);
-        std::string().swap(src.bytes);
-        return temp_buf(*b);
-      }
-    }
-    return absl::InternalError("unknown chain source");
-  };
+      return absl::InternalError("unknown chain source");
+    };
 
-  // A step like the one before it (a chain of the same operator) reuses
-  // its plan.
-  absl::StatusOr<gpu::DispatchPlan> plan = absl::UnknownError("not planned");
-  const ChainStep* planned = nullptr;
-  for (size_t i = 0; i < n; ++i) {
-    ChainStep& step = request.steps[i];
-    last_lap = std::chrono::steady_clock::now();
-    if (planned == nullptr || planned->in_place != step.in_place || planned->op != step.op) {
-      plan = runner_->planner()(step.op, step.in_place);
-      if (!plan.ok()) return plan.status();
-      planned = &step;
-    }
-    lap(kPlan);
-    absl::StatusOr<Buf> in = source(step.input, Bytes(step.op.input));
-    if (!in.ok()) return in.status();
-    absl::StatusOr<Buf> scale = source(step.scale, Bytes(step.op.scale));
-    if (!scale.ok()) return scale.status();
-    absl::StatusOr<Buf> bias = source(step.bias, Bytes(step.op.bias));
-    if (!bias.ok()) return bias.status();
-    const std::array<Buf, 3> read = {*in, *scale, *bias};
-    const uint64_t out_bytes = StepOutputBytes(step);
-    Buf out;
-    if (step.in_place) {
-      out = *in;
-      // An earlier step's output that a later step still reads must not
-      // change under it: work on a copy.
-      if (step.input.kind == ChainSource::Kind::kStep && last_reader[step.input.step] > i) {
+    // A step like the one before it (a chain of the same operator) reuses
+    // its plan.
+    absl::StatusOr<gpu::DispatchPlan> plan = absl::UnknownError("not planned");
+    const ChainStep* planned = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+      ChainStep& step = request.steps[i];
+      last_lap = std::chrono::steady_clock::now();
+      if (planned == nullptr || planned->in_place != step.in_place || planned->op != step.op) {
+        plan = runner_->planner()(step.op, step.in_place);
+        if (!plan.ok()) return plan.status();
+        planned = &step;
+      }
+      lap(kPlan);
+      absl::StatusOr<Buf> in = source(step.input, Bytes(step.op.input));
+      if (!in.ok()) return in.status();
+      absl::StatusOr<Buf> scale = source(step.scale, Bytes(step.op.scale));
+      if (!scale.ok()) return scale.status();
+      absl::StatusOr<Buf> bias = source(step.bias, Bytes(step.op.bias));
+      if (!bias.ok()) return bias.status();
+      const std::array<Buf, 3> read = {*in, *scale, *bias};
+      const uint64_t out_bytes = StepOutputBytes(step);
+      Buf out;
+      if (step.in_place) {
+        out = *in;
+        // An earlier step's output that a later step still reads must not
+        // change under it: work on a copy.
+        if (step.input.kind == ChainSource::Kind::kStep && last_reader[step.input.step] > i) {
+          absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(out_bytes, 16));
+          if (!b.ok()) return b.status();
+          st.To(in->resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
+          st.To((*b)->resource.get(), D3D12_RESOURCE_STATE_COPY_DEST);
+          st.Flush();
+          list->CopyBufferRegion((*b)->resource.get(), 0, in->resource, 0,
+                                 Bytes(step.op.input));
+          out = temp_buf(*b);
+          in = out;
+        }
+      } else {
         absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(out_bytes, 16));
         if (!b.ok()) return b.status();
-        st.To(in->resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
-        st.To((*b)->resource.get(), D3D12_RESOURCE_STATE_COPY_DEST);
-        st.Flush();
-        list->CopyBufferRegion((*b)->resource.get(), 0, in->resource, 0,
-                               Bytes(step.op.input));
         out = temp_buf(*b);
-        in = out;
       }
-    } else {
-      absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, RoundUp(out_bytes, 16));
-      if (!b.ok()) return b.status();
-      out = temp_buf(*b);
+      Buf scratch;
+      if (plan->scratch_bytes) {
+        absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, plan->scratch_bytes);
+        if (!b.ok()) return b.status();
+        scratch = temp_buf(*b);
+      }
+      SlotBuffers slots;
+      slots.Set(gpu::BufferSlot::kInput, in->resource, in->bytes);
+      slots.Set(gpu::BufferSlot::kOutput, out.resource, out.bytes);
+      if (scale->resource) slots.Set(gpu::BufferSlot::kScale, scale->resource, scale->bytes);
+      if (bias->resource) slots.Set(gpu::BufferSlot::kBias, bias->resource, bias->bytes);
+      if (scratch.resource) slots.Set(gpu::BufferSlot::kScratch, scratch.resource, scratch.bytes);
+      lap(kPlan);  // sources and temporaries
+      absl::StatusOr<std::vector<BoundDispatch>> bound = BindStep(*plan, slots);
+      if (!bound.ok()) return bound.status();
+      lap(kBind);
+      // Reads as shader resources, writes as UAVs; a step after another
+      // waits for its UAV writes.
+      for (const Buf* b : {&*in, &*scale, &*bias}) {
+        if (b->resource && b->resource != out.resource) {
+          st.To(b->resource, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+        }
+      }
+      st.To(out.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+      if (scratch.resource) st.To(scratch.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+      if (i > 0) st.Uav(nullptr);
+      st.Flush();
+      lap(kBarrier);
+      DispatchBinder::Record(list, *bound, &pso);
+      lap(kDispatch);
+      step_out[i] = out;
+      if (step.output) {
+        ID3D12Resource* r = ResourceOf(*step.output);
+        if (r == nullptr) return absl::InternalError("a resident tensor of another engine");
+        st.To(out.resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
+        st.To(r, D3D12_RESOURCE_STATE_COPY_DEST);
+        st.Flush();
+        list->CopyBufferRegion(r, 0, out.resource, 0, std::min(out_bytes, step.output->size()));
+      }
+      if (step.return_output) {
+        st.To(out.resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
+        st.Flush();
+        list->CopyBufferRegion(readback->resource.get(), rb_at, out.resource, 0, out_bytes);
+        readback_at[i] = rb_at;
+        rb_at += RoundUp(out_bytes, kAlign);
+      }
+      // What no later step reads is free for the later steps (the barriers
+      // before their writes order them after this step's reads).
+      const std::array<const ChainSource*, 3> sources = {&step.input, &step.scale, &step.bias};
+      for (size_t k = 0; k < sources.size(); ++k) {
+        const ChainSource& src = *sources[k];
+        const bool last_read = src.kind == ChainSource::Kind::kInline ||
+                               (src.kind == ChainSource::Kind::kStep && last_reader[src.step] == i);
+        if (last_read && read[k].resource != out.resource) device_temps.Retire(read[k].temp);
+      }
+      device_temps.Retire(scratch.temp);
+      if (last_reader[i] == 0) device_temps.Retire(out.temp);
     }
-    Buf scratch;
-    if (plan->scratch_bytes) {
-      absl::StatusOr<PoolBuffer*> b = temp(HeapKind::kDefault, plan->scratch_bytes);
-      if (!b.ok()) return b.status();
-      scratch = temp_buf(*b);
-    }
-    SlotBuffers slots;
-    slots.Set(gpu::BufferSlot::kInput, in->resource, in->bytes);
-    slots.Set(gpu::BufferSlot::kOutput, out.resource, out.bytes);
-    if (scale->resource) slots.Set(gpu::BufferSlot::kScale, scale->resource, scale->bytes);
-    if (bias->resource) slots.Set(gpu::BufferSlot::kBias, bias->resource, bias->bytes);
-    if (scratch.resource) slots.Set(gpu::BufferSlot::kScratch, scratch.resource, scratch.bytes);
-    lap(kPlan);  // sources and temporaries
-    absl::StatusOr<std::vector<BoundDispatch>> bound = BindStep(*plan, slots);
-    if (!bound.ok()) return bound.status();
-    lap(kBind);
-    // Reads as shader resources, writes as UAVs; a step after another
-    // waits for its UAV writes.
-    for (const Buf* b : {&*in, &*scale, &*bias}) {
-      if (b->resource && b->resource != out.resource) {
-        st.To(b->resource, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+    recorded = absl::Now();
+    c->submitted = recorded;
+    // The chain's buffers stay alive (and its temporaries out of reuse)
+    // until its work is done.
+    c->steps = n;
+    c->readback = readback;
+    for (size_t i = 0; i < n; ++i) {
+      if (request.steps[i].return_output) {
+        c->returned.push_back({i, readback_at[i], StepOutputBytes(request.steps[i])});
       }
     }
-    st.To(out.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
-    if (scratch.resource) st.To(scratch.resource, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
-    if (i > 0) st.Uav(nullptr);
-    st.Flush();
-    lap(kBarrier);
-    DispatchBinder::Record(list, *bound, &pso);
-    lap(kDispatch);
-    step_out[i] = out;
-    if (step.output) {
-      ID3D12Resource* r = ResourceOf(*step.output);
-      if (r == nullptr) return absl::InternalError("a resident tensor of another engine");
-      st.To(out.resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
-      st.To(r, D3D12_RESOURCE_STATE_COPY_DEST);
-      st.Flush();
-      list->CopyBufferRegion(r, 0, out.resource, 0, std::min(out_bytes, step.output->size()));
+    c->request = std::move(request);
+    c->done = std::move(done);
+    c->temps = std::exchange(temps, {});
+    c->device_temps = std::exchange(device_temps.all(), {});
+    return absl::OkStatus();
+  };  // record
+
+  absl::StatusOr<uint64_t> value = runner_->PlaceChain(
+      record, [this, c](absl::Status s) { Complete(*c, s); });
+  if (!value.ok()) {
+    // Nothing was submitted: the chain's memory is free again at once
+    // (GiveBack), and the caller answers it.
+    if (c->done) {
+      temps = std::move(c->temps);
+      device_temps.all() = std::move(c->device_temps);
+      request = std::move(c->request);
+      done = std::move(c->done);
     }
-    if (step.return_output) {
-      st.To(out.resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
-      st.Flush();
-      list->CopyBufferRegion(readback->resource.get(), rb_at, out.resource, 0, out_bytes);
-      readback_at[i] = rb_at;
-      rb_at += RoundUp(out_bytes, kAlign);
-    }
-    // What no later step reads is free for the later steps (the barriers
-    // before their writes order them after this step's reads).
-    const std::array<const ChainSource*, 3> sources = {&step.input, &step.scale, &step.bias};
-    for (size_t k = 0; k < sources.size(); ++k) {
-      const ChainSource& src = *sources[k];
-      const bool last_read = src.kind == ChainSource::Kind::kInline ||
-                             (src.kind == ChainSource::Kind::kStep && last_reader[src.step] == i);
-      if (last_read && read[k].resource != out.resource) device_temps.Retire(read[k].temp);
-    }
-    device_temps.Retire(scratch.temp);
-    if (last_reader[i] == 0) device_temps.Retire(out.temp);
+    return value.status();
   }
-  const absl::Time recorded = absl::Now();
-  absl::StatusOr<uint64_t> value = Submit();
-  if (!value.ok()) return value.status();
-  auto c = std::make_unique<InFlightChain>();
-  c->fence = *value;
-  c->submitted = absl::Now();
-  c->done = std::move(done);
-  c->steps = n;
-  c->readback = readback;
-  for (size_t i = 0; i < n; ++i) {
-    if (request.steps[i].return_output) {
-      c->returned.push_back({i, readback_at[i], StepOutputBytes(request.steps[i])});
-    }
-  }
-  // The chain's buffers stay alive (and its temporaries out of reuse)
-  // until its work is done.
-  c->request = std::move(request);
-  c->temps = std::exchange(temps, {});
-  c->device_temps = std::exchange(device_temps.all(), {});
+  binder_->Retire(*value);
   {
     MutexLock lock(&stats_mu_);
     stats_.chain_record_us += absl::ToInt64Microseconds(recorded - started);
-    stats_.chain_plan_us += phase_ns[kPlan] / 1000;
-    stats_.chain_bind_us += phase_ns[kBind] / 1000;
-    stats_.chain_barrier_us += phase_ns[kBarrier] / 1000;
-    stats_.chain_dispatch_us += phase_ns[kDispatch] / 1000;
+    stats_.chain_plan_us += phase_ns[0] / 1000;
+    stats_.chain_bind_us += phase_ns[1] / 1000;
+    stats_.chain_barrier_us += phase_ns[2] / 1000;
+    stats_.chain_dispatch_us += phase_ns[3] / 1000;
   }
-  {
-    MutexLock lock(&flight_mu_);
-    in_flight_.push_back(std::move(c));
-  }
-  flight_cv_.Signal();
-  return absl::OkStatus();
+  return *value;
 }
 
-void ResidentExecutor::CompletionLoop() {
-  for (;;) {
-    std::unique_ptr<InFlightChain> c;
-    {
-      MutexLock lock(&flight_mu_);
-      while (!completion_stopping_ && in_flight_.empty()) flight_cv_.Wait(&flight_mu_);
-      if (in_flight_.empty()) return;
-      c = std::move(in_flight_.front());
-      in_flight_.pop_front();
+void ResidentExecutor::Complete(InFlightChain& c, const absl::Status& s) {
+  absl::StatusOr<ChainResult> result = absl::UnknownError("");
+  if (!s.ok()) {
+    result = s;
+  } else {
+    ChainResult r;
+    r.outputs.resize(c.steps);
+    for (const auto& [step, at, bytes] : c.returned) {
+      r.outputs[step].assign(reinterpret_cast<const char*>(c.readback->mapped) + at, bytes);
     }
-    absl::Status s = fence_->Wait(c->fence);
-    if (s.ok() && fence_->completed() == UINT64_MAX) {
-      s = absl::UnavailableError("device removed (fence at UINT64_MAX)");
-    }
-    absl::StatusOr<ChainResult> result = absl::UnknownError("");
-    if (!s.ok()) {
-      runner_->MarkLost(s);
-      result = DeviceLostError(s.message());
-    } else {
-      ChainResult r;
-      r.outputs.resize(c->steps);
-      for (const auto& [step, at, bytes] : c->returned) {
-        r.outputs[step].assign(reinterpret_cast<const char*>(c->readback->mapped) + at, bytes);
-      }
-      result = std::move(r);
-    }
-    for (PoolBuffer* b : c->temps) runner_->pool()->Release(b, 0);
-    KeepTemps(c->device_temps);
-    {
-      MutexLock lock(&stats_mu_);
-      stats_.chain_wait_us += absl::ToInt64Microseconds(absl::Now() - c->submitted);
-      if (result.ok()) {
-        ++stats_.chains;
-        stats_.chain_steps += c->steps;
-      }
-    }
-    ChainCallback done = std::move(c->done);
-    c.reset();  // the chain's buffers go before its answer
-    done(std::move(result));
+    result = std::move(r);
   }
+  for (PoolBuffer* b : c.temps) runner_->pool()->Release(b, 0);
+  KeepTemps(c.device_temps);
+  {
+    MutexLock lock(&stats_mu_);
+    stats_.chain_wait_us += absl::ToInt64Microseconds(absl::Now() - c.submitted);
+    if (result.ok()) {
+      ++stats_.chains;
+      stats_.chain_steps += c.steps;
+    }
+  }
+  ChainCallback done = std::move(c.done);
+  c.request = ChainRequest{};  // the chain's buffers go before its answer
+  done(std::move(result));
 }
 
 absl::StatusOr<PoolBuffer*> ResidentExecutor::AcquireTemp(uint64_t bytes) {

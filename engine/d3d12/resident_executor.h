@@ -7,18 +7,21 @@
 // right after the step that makes them -- and submitted once, so
 // intermediates never leave the device.
 //
-// Everything runs on one worker thread of its own, in call order, on its
-// own command queue and fence: a write, a chain and a read of one buffer
-// take effect in the order they were called. A chain that GpuEngine runs
-// through its scheduler takes its place in that order when it is submitted
-// (ReserveChain) and is recorded there once the scheduler dispatches it
-// (chain_ticket.h). The GpuRunner's batches (on the runner's queue) never
-// touch resident buffers.
+// Chains are recorded into the GpuRunner's frames and submitted on its
+// queue under its fence (GpuRunner::PlaceChain); the runner's completion
+// thread answers them. Writes, reads and zero-fills still run on a worker
+// thread of the executor's own, on its own queue and fence (to be moved
+// onto the runner's queue next: issue 21). Call order holds across both: a
+// chain takes its place in the worker's order when it is submitted
+// (ReserveChain) and is recorded once the scheduler dispatches it and the
+// worker has reached the place (chain_ticket.h); transfers after it wait
+// for its fence value. The GpuRunner's batches never touch resident buffers.
 //
 // Ownership: borrows the runner's device, pool and pipeline cache (the
 // runner must outlive it); buffers hold the pool buffer until their last
-// user lets go. Thread-safety: every method is thread-safe; callbacks run
-// on the worker thread (or the caller's, for errors found at once).
+// user lets go. Thread-safety: every method is thread-safe; transfer
+// callbacks run on the worker thread, chain answers on the runner's
+// completion thread (or, for errors, the thread that records the chain).
 #ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 #define DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 
@@ -134,11 +137,15 @@ class ResidentExecutor {
                       uint64_t size, bool zero);
   absl::Status Download(ID3D12Resource* src, uint64_t offset, uint64_t length,
                         std::string& out);
-  // Records and submits `request` (worker thread); on success the chain
-  // is in flight and `done` has moved to the completion thread.
-  absl::Status RecordChain(ChainRequest& request, ChainCallback& done);
-  // Waits for chains in submission order and answers them.
-  void CompletionLoop();
+  struct InFlightChain;
+  // Records `request` into a frame of the runner's and submits it (at its
+  // place: chain_ticket.h); on success returns the fence value, and `done`
+  // has moved to the runner's completion thread.
+  absl::StatusOr<uint64_t> RecordChain(ChainRequest& request, ChainCallback& done);
+  // Answers a chain whose list completed (`s`: OK or the device loss).
+  void Complete(InFlightChain& c, const absl::Status& s);
+  // Worker: waits for the chains placed before the current transfer.
+  absl::Status WaitForChains();
 
   // Views are copies of whole-buffer views cached per buffer
   // (view_cache.h), so a chain over buffers seen before creates none; a
@@ -186,7 +193,6 @@ class ResidentExecutor {
   // A chain submitted and not yet answered: what must live until its
   // fence completes.
   struct InFlightChain {
-    uint64_t fence = 0;
     absl::Time submitted;
     ChainRequest request;  // holds its resident buffers
     ChainCallback done;
@@ -196,11 +202,9 @@ class ResidentExecutor {
     std::vector<PoolBuffer*> temps;         // back to the pool
     std::vector<PoolBuffer*> device_temps;  // back to free_temps_
   };
-  Mutex flight_mu_;
-  CondVar flight_cv_;
-  std::deque<std::unique_ptr<InFlightChain>> in_flight_ ABSL_GUARDED_BY(flight_mu_);
-  bool completion_stopping_ ABSL_GUARDED_BY(flight_mu_) = false;
-  std::thread completion_;
+  // Worker only: the fence value (the runner's) of the last chain placed,
+  // until a transfer has waited for it.
+  uint64_t after_chains_ = 0;
 
   Mutex mu_;
   CondVar cv_;
