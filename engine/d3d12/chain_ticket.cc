@@ -2,20 +2,20 @@
 
 namespace dmls::d3d12 {
 
-uint64_t ChainTicket::Place::Reach() {
+void ChainTicket::Place::Reach() {
   std::optional<Chain> chain;
   {
     MutexLock lock(&mu_);
-    if (state_ == State::kDone) return fence_;  // dropped before the worker came
+    if (state_ == State::kDone) return;  // dropped before the worker came
     if (!chain_) {
       state_ = State::kReached;
       while (state_ != State::kDone) cv_.Wait(&mu_);
-      return fence_;
+      return;
     }
     chain = std::exchange(chain_, std::nullopt);
     state_ = State::kDone;
   }
-  return record_(std::move(chain->request), std::move(chain->done));
+  record_(std::move(chain->request), std::move(chain->done));
 }
 
 ChainTicket::~ChainTicket() {
@@ -37,10 +37,9 @@ void ChainTicket::Run(ChainRequest request, ChainCallback done) {
     }
   }
   // The worker waits at the place: record on this thread, then let it go.
-  const uint64_t fence = place_->record_(std::move(request), std::move(done));
+  place_->record_(std::move(request), std::move(done));
   {
     MutexLock lock(&place_->mu_);
-    place_->fence_ = fence;
     place_->state_ = Place::State::kDone;
   }
   place_->cv_.SignalAll();

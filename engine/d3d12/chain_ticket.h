@@ -2,9 +2,9 @@
 // order (resident_executor.h), taken when the chain is submitted and
 // filled when the scheduler dispatches it.
 //
-// The resident executor's worker runs writes, reads and zero-fills of
-// resident buffers in the order they were called; chains are recorded onto
-// the GpuRunner's queue (GpuRunner::PlaceChain). A chain waits in the
+// The resident executor's worker places writes, reads and zero-fills of
+// resident buffers on the GpuRunner's queue (GpuRunner::PlaceList) in the
+// order they were called; chains go on the same queue. A chain waits in the
 // scheduler's queue (engine/sched/scheduler.h) between its call and its
 // dispatch, so it takes its place first: ResidentExecutor::ReserveChain
 // queues a Place for the worker and hands back the ticket, which rides with
@@ -13,10 +13,10 @@
 // before it is done) and the ticket was Run (the chain was dispatched) --
 // on the thread that came second: the dispatch thread when the worker was
 // there first, else the worker. The worker moves on past the place only
-// when the chain was recorded (it then waits for the chain's fence value
-// before its next transfer) or the ticket was destroyed unrun (refused,
-// expired or cancelled in the queue), so a write called after a chain
-// never overtakes it, and the dispatch thread never waits for the worker.
+// when the chain was submitted or the ticket was destroyed unrun (refused,
+// expired or cancelled in the queue), so a write called after a chain is
+// queued after it and never overtakes it, and the dispatch thread never
+// waits for the worker.
 //
 // Ownership: the ticket and its place share the state; whoever ends last
 // frees it. Thread-safety: Run and the destructor may run on any thread
@@ -24,7 +24,6 @@
 #ifndef DMLSERVE_ENGINE_D3D12_CHAIN_TICKET_H_
 #define DMLSERVE_ENGINE_D3D12_CHAIN_TICKET_H_
 
-#include <cstdint>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -39,9 +38,8 @@ namespace dmls::d3d12 {
 
 class ChainTicket final : public sched::JobState {
  public:
-  // Records a chain (or answers it with an error) and returns the fence
-  // value after which its work is done on the runner's queue (0: none).
-  using Recorder = absl::AnyInvocable<uint64_t(ChainRequest, ChainCallback)>;
+  // Records and submits a chain, or answers it with an error.
+  using Recorder = absl::AnyInvocable<void(ChainRequest, ChainCallback)>;
 
   // The worker's side.
   class Place {
@@ -50,8 +48,7 @@ class ChainTicket final : public sched::JobState {
     // Called by the worker when everything queued before the place is
     // done. Records the chain here if the ticket was Run already, else
     // waits until it is Run (and recorded on that thread) or dropped.
-    // Returns the chain's fence value (0: nothing was submitted).
-    uint64_t Reach();
+    void Reach();
 
    private:
     friend class ChainTicket;
@@ -65,7 +62,6 @@ class ChainTicket final : public sched::JobState {
     CondVar cv_;
     State state_ ABSL_GUARDED_BY(mu_) = State::kWaiting;
     std::optional<Chain> chain_ ABSL_GUARDED_BY(mu_);  // Run before Reach
-    uint64_t fence_ ABSL_GUARDED_BY(mu_) = 0;
   };
 
   explicit ChainTicket(Recorder record)

@@ -11,7 +11,7 @@
 //    in flight like a plain request).
 //  - Run, on the scheduler's dispatch thread: the plain groups of the batch
 //    go to GpuRunner::Run as one batch; each chain's ticket is Run, which
-//    records it into the GpuRunner's frames (GpuRunner::PlaceChain) on this
+//    records it into the GpuRunner's frames (GpuRunner::PlaceList) on this
 //    thread when the executor's worker is at its place, else hands it to
 //    the worker to record there (chain_ticket.h).
 //  - Drain: the GpuRunner's (chain lists are in flight on its queue);

@@ -137,9 +137,9 @@ struct GpuRunnerStats {
   uint64_t coalesced_groups = 0;    // groups run as one dispatch span
   uint64_t coalesced_requests = 0;  // requests in those groups
   uint64_t dedicated_requests = 0;  // too large for an arena
-  // Command lists of resident chains (PlaceChain), submitted on this
-  // runner's queue under its fence like batches.
-  uint64_t chain_lists = 0;
+  // Command lists of resident work (PlaceList: chains, writes, reads,
+  // zero-fills), submitted on this runner's queue under its fence.
+  uint64_t placed_lists = 0;
   uint64_t views_created = 0;       // typed views created so far
   // Times a request did not fit and the runner drained the work in flight
   // before retrying it.
@@ -195,20 +195,21 @@ class GpuRunner : public sched::Runner {
   // Marks the device lost (first cause wins) and wakes the scheduler.
   void MarkLost(const absl::Status& cause);
 
-  // A resident chain (resident_executor.h) on this runner's queue, with its
-  // frames, fence and completion thread (gpu_runner_chain.cc): `record`
-  // records the chain into the open command list of a free frame; the list
-  // is submitted with the next fence value and is in flight like a batch
-  // (Drain and Shutdown wait for it). `done` runs on the completion thread
-  // once that value completes: OK, or the DeviceLostError. Returns the
-  // fence value, or why nothing was submitted (`record` failed, the list
-  // could not be submitted, or the device is lost; `done` is then dropped
-  // uncalled). Thread-safe; may block for a free frame.
-  absl::StatusOr<uint64_t> PlaceChain(
+  // Resident work (resident_executor.h: a chain, or a transfer's copy) on
+  // this runner's queue, with its frames, fence and completion thread
+  // (gpu_runner_chain.cc): `record` records it into the open command list
+  // of a free frame; the list is submitted with the next fence value and
+  // is in flight like a batch (Drain and Shutdown wait for it). `done`
+  // (when set) runs on the completion thread once that value completes:
+  // OK, or the DeviceLostError. Returns the fence value, or why nothing
+  // was submitted (`record` failed, the list could not be submitted, or
+  // the device is lost; `done` is then dropped uncalled). Thread-safe; may
+  // block for a free frame.
+  absl::StatusOr<uint64_t> PlaceList(
       absl::FunctionRef<absl::Status(ID3D12GraphicsCommandList*)> record,
       absl::AnyInvocable<void(absl::Status)> done);
   // Blocks until this runner's fence reaches `value` (work placed with
-  // PlaceChain); a failed wait marks the device lost. Thread-safe.
+  // PlaceList); a failed wait marks the device lost. Thread-safe.
   absl::Status WaitFence(uint64_t value);
   // The highest fence value completed. Thread-safe.
   uint64_t completed_fence() const { return fence_->completed(); }

@@ -1,5 +1,5 @@
-// GpuRunner, part 4: a resident chain's command list on the runner's queue
-// (gpu_runner_internal.h says how the files divide). The chain is recorded
+// GpuRunner, part 4: resident work (chains, transfers) on the runner's queue
+// (gpu_runner_internal.h says how the files divide). The work is recorded
 // by its caller (resident_executor.h) into a frame of the runner's; the
 // fence, the frames in flight and the completion thread are the batches'.
 #include "engine/d3d12/gpu_runner.h"
@@ -12,7 +12,7 @@
 
 namespace dmls::d3d12 {
 
-absl::StatusOr<uint64_t> GpuRunner::PlaceChain(
+absl::StatusOr<uint64_t> GpuRunner::PlaceList(
     absl::FunctionRef<absl::Status(ID3D12GraphicsCommandList*)> record,
     absl::AnyInvocable<void(absl::Status)> done) {
   if (lost()) return lost_status();
@@ -44,7 +44,7 @@ absl::StatusOr<uint64_t> GpuRunner::PlaceChain(
   }
   {
     MutexLock lock(&stats_mu_);
-    ++stats_.chain_lists;
+    ++stats_.placed_lists;
   }
   {
     MutexLock lock(&flight_mu_);

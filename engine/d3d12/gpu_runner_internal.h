@@ -1,7 +1,7 @@
 // GpuRunner's private types and helpers, shared by its four source files:
 // gpu_runner.cc (lifecycle, device loss, frames, staging in Prepare),
 // gpu_runner_record.cc (placement, binding, recording and submission of a
-// batch), gpu_runner_chain.cc (submission of a resident chain's list) and
+// batch), gpu_runner_chain.cc (submission of resident work's lists) and
 // gpu_runner_complete.cc (fence waits and delivery of results).
 // Not part of the runtime's interface: include it from those files only.
 #ifndef DMLSERVE_ENGINE_D3D12_GPU_RUNNER_INTERNAL_H_
@@ -195,7 +195,8 @@ struct GpuRunner::InFlight {
   absl::Time submitted;
   Frame* frame = nullptr;
   std::vector<Completion> completions;
-  // A resident chain's list (PlaceChain): called instead of completions.
+  // Resident work's list (PlaceList): called, when set, instead of
+  // completions.
   absl::AnyInvocable<void(absl::Status)> chain_done;
 };
 

@@ -12,8 +12,6 @@
 #include "absl/time/clock.h"
 #include "engine/core/host_resident.h"
 #include "engine/d3d12/chain_temps.h"
-#include "engine/d3d12/hresult.h"
-#include "engine/d3d12/objects.h"
 #include "engine/d3d12/state_tracker.h"
 
 namespace dmls::d3d12 {
@@ -75,14 +73,6 @@ ResidentExecutor::ResidentExecutor(GpuRunner* runner, Engine* engine,
 
 absl::Status ResidentExecutor::Init() {
   ID3D12Device* d = runner_->d3d();
-  if (absl::Status s = CreateDirectQueue(d, &queue_, "resident"); !s.ok()) return s;
-  for (int i = 0; i < 2; ++i) {
-    absl::Status s = CreateClosedDirectList(d, &allocators_[i], &lists_[i], "resident");
-    if (!s.ok()) return s;
-  }
-  absl::StatusOr<std::unique_ptr<Fence>> fence = Fence::Create(d);
-  if (!fence.ok()) return fence.status();
-  fence_ = std::move(*fence);
   absl::StatusOr<std::unique_ptr<DispatchBinder>> binder =
       DispatchBinder::Create(d, runner_->pipelines(), options_.binder);
   if (!binder.ok()) return binder.status();
@@ -150,51 +140,27 @@ absl::Status ResidentExecutor::DeviceStatus() const {
   return absl::OkStatus();
 }
 
-absl::Status ResidentExecutor::Begin() {
-  if (recording_) list_->Close();  // left open by a recording that failed
-  frame_ = 1 - frame_;
-  if (absl::Status s = WaitFor(frame_fence_[frame_]); !s.ok()) return s;
-  recording_ = true;
-  list_ = lists_[frame_].get();
-  HRESULT hr = allocators_[frame_]->Reset();
-  if (SUCCEEDED(hr)) hr = list_->Reset(allocators_[frame_].get(), nullptr);
-  return SUCCEEDED(hr) ? absl::OkStatus() : HrToStatus(hr, "command list Reset");
-}
-
-absl::StatusOr<uint64_t> ResidentExecutor::Submit() {
-  recording_ = false;
-  HRESULT hr = list_->Close();
-  if (FAILED(hr)) return HrToStatus(hr, "command list Close");
-  ID3D12CommandList* lists[] = {list_};
-  queue_->ExecuteCommandLists(1, lists);
-  absl::StatusOr<uint64_t> value = fence_->Signal(queue_.get());
-  if (value.ok()) frame_fence_[frame_] = *value;
-  return value;
-}
-
-absl::Status ResidentExecutor::WaitFor(uint64_t value) {
-  absl::Status s = fence_->Wait(value);
-  if (s.ok() && fence_->completed() == UINT64_MAX) {
-    s = absl::UnavailableError("device removed (fence at UINT64_MAX)");
-  }
-  if (!s.ok()) {
-    runner_->MarkLost(s);
-    return DeviceLostError(s.message());
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ResidentExecutor::WaitForChains() {
-  if (after_chains_ == 0) return absl::OkStatus();
-  absl::Status s = runner_->WaitFence(after_chains_);
-  if (s.ok()) after_chains_ = 0;
-  return s;
+absl::StatusOr<uint64_t> ResidentExecutor::PlaceCopy(ID3D12Resource* dst, uint64_t dst_offset,
+                                                     ID3D12Resource* src, uint64_t src_offset,
+                                                     uint64_t bytes, bool to_device) {
+  return runner_->PlaceList(
+      [&](ID3D12GraphicsCommandList* list) {
+        // The staging side stays in its heap's state; the device side moves.
+        StateTracker st(list);
+        if (to_device) {
+          st.To(dst, D3D12_RESOURCE_STATE_COPY_DEST);
+        } else {
+          st.To(src, D3D12_RESOURCE_STATE_COPY_SOURCE);
+        }
+        st.Flush();
+        list->CopyBufferRegion(dst, dst_offset, src, src_offset, bytes);
+        return absl::OkStatus();
+      },
+      nullptr);
 }
 
 absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
                                       const char* bytes, uint64_t size, bool zero) {
-  // A chain called before this transfer ran on the runner's queue.
-  if (absl::Status s = WaitForChains(); !s.ok()) return s;
   const uint64_t half = staging_bytes_;
   if (upload_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kUpload, 2 * half);
@@ -204,7 +170,7 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
   if (zero) {
     // Zeros from both halves; nothing will overwrite them while zeroing.
     for (uint64_t v : half_fence_) {
-      if (absl::Status s = WaitFor(v); !s.ok()) return s;
+      if (absl::Status s = runner_->WaitFence(v); !s.ok()) return s;
     }
     std::memset(upload_->mapped, 0, 2 * half);
   }
@@ -213,25 +179,20 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
     const uint64_t n = std::min(half, size - at);
     const int h = zero ? 0 : static_cast<int>(i % 2);
     if (!zero) {
-      if (absl::Status s = WaitFor(half_fence_[h]); !s.ok()) return s;
+      if (absl::Status s = runner_->WaitFence(half_fence_[h]); !s.ok()) return s;
       std::memcpy(upload_->mapped + h * half, bytes + at, n);
     }
-    if (absl::Status s = Begin(); !s.ok()) return s;
-    StateTracker st(list_);
-    st.To(dst, D3D12_RESOURCE_STATE_COPY_DEST);
-    st.Flush();
-    list_->CopyBufferRegion(dst, offset + at, upload_->resource.get(), h * half, n);
-    absl::StatusOr<uint64_t> v = Submit();
+    absl::StatusOr<uint64_t> v =
+        PlaceCopy(dst, offset + at, upload_->resource.get(), h * half, n, true);
     if (!v.ok()) return v.status();
     half_fence_[h] = last = *v;
     at += n;
   }
-  return WaitFor(last);
+  return runner_->WaitFence(last);
 }
 
 absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
                                         uint64_t length, std::string& out) {
-  if (absl::Status s = WaitForChains(); !s.ok()) return s;
   const uint64_t half = staging_bytes_;
   if (readback_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kReadback, 2 * half);
@@ -241,13 +202,8 @@ absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
   out.resize(length);
   // Copy piece i+1 on the GPU while the CPU copies piece i out.
   auto start = [&](uint64_t at, int h) -> absl::StatusOr<uint64_t> {
-    if (absl::Status s = Begin(); !s.ok()) return s;
-    StateTracker st(list_);
-    st.To(src, D3D12_RESOURCE_STATE_COPY_SOURCE);
-    st.Flush();
-    list_->CopyBufferRegion(readback_->resource.get(), h * half, src, offset + at,
-                            std::min(half, length - at));
-    return Submit();
+    return PlaceCopy(readback_->resource.get(), h * half, src, offset + at,
+                     std::min(half, length - at), false);
   };
   if (length == 0) return absl::OkStatus();
   absl::StatusOr<uint64_t> pending = start(0, 0);
@@ -256,7 +212,7 @@ absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
     const uint64_t value = *pending;
     const uint64_t n = std::min(half, length - at);
     const int h = static_cast<int>(i % 2);
-    if (absl::Status s = WaitFor(value); !s.ok()) return s;
+    if (absl::Status s = runner_->WaitFence(value); !s.ok()) return s;
     if (at + n < length) pending = start(at + n, 1 - h);
     std::memcpy(out.data() + at, readback_->mapped + h * half, n);
     at += n;
@@ -336,7 +292,7 @@ void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t off
 
 absl::StatusOr<std::unique_ptr<ChainTicket>> ResidentExecutor::ReserveChain() {
   auto ticket = std::make_unique<ChainTicket>(
-      [this](ChainRequest r, ChainCallback done) -> uint64_t {
+      [this](ChainRequest r, ChainCallback done) {
         absl::Status s;
         if (r.cancelled && r.cancelled->load()) {
           s = absl::CancelledError("the call was cancelled before execution");
@@ -346,17 +302,12 @@ absl::StatusOr<std::unique_ptr<ChainTicket>> ResidentExecutor::ReserveChain() {
         if (s.ok()) {
           // On success the chain is in flight and the runner's completion
           // thread answers it.
-          absl::StatusOr<uint64_t> fence = RecordChain(r, done);
-          if (fence.ok()) return *fence;
-          s = fence.status();
+          s = RecordChain(r, done);
+          if (s.ok()) return;
         }
         done(s);
-        return uint64_t{0};
       });
-  if (!Post([this, place = ticket->place()] {
-        // Worker-only state: transfers after the place wait for the chain.
-        after_chains_ = std::max(after_chains_, place->Reach());
-      })) {
+  if (!Post([place = ticket->place()] { place->Reach(); })) {
     return absl::UnavailableError("the GPU engine is shutting down");
   }
   return ticket;
@@ -368,8 +319,7 @@ void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
   (*ticket)->Run(std::move(request), std::move(done));
 }
 
-absl::StatusOr<uint64_t> ResidentExecutor::RecordChain(ChainRequest& request,
-                                                       ChainCallback& done) {
+absl::Status ResidentExecutor::RecordChain(ChainRequest& request, ChainCallback& done) {
   BufferPool* pool = runner_->pool();
   const size_t n = request.steps.size();
   // Device temporaries go back to the executor's own free list (their
@@ -604,7 +554,7 @@ absl::StatusOr<uint64_t> ResidentExecutor::RecordChain(ChainRequest& request,
     return absl::OkStatus();
   };  // record
 
-  absl::StatusOr<uint64_t> value = runner_->PlaceChain(
+  absl::StatusOr<uint64_t> value = runner_->PlaceList(
       record, [this, c](absl::Status s) { Complete(*c, s); });
   if (!value.ok()) {
     // Nothing was submitted: the chain's memory is free again at once
@@ -626,7 +576,7 @@ absl::StatusOr<uint64_t> ResidentExecutor::RecordChain(ChainRequest& request,
     stats_.chain_barrier_us += phase_ns[2] / 1000;
     stats_.chain_dispatch_us += phase_ns[3] / 1000;
   }
-  return *value;
+  return absl::OkStatus();
 }
 
 void ResidentExecutor::Complete(InFlightChain& c, const absl::Status& s) {

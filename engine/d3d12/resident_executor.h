@@ -7,15 +7,15 @@
 // right after the step that makes them -- and submitted once, so
 // intermediates never leave the device.
 //
-// Chains are recorded into the GpuRunner's frames and submitted on its
-// queue under its fence (GpuRunner::PlaceChain); the runner's completion
-// thread answers them. Writes, reads and zero-fills still run on a worker
-// thread of the executor's own, on its own queue and fence (to be moved
-// onto the runner's queue next: issue 21). Call order holds across both: a
-// chain takes its place in the worker's order when it is submitted
-// (ReserveChain) and is recorded once the scheduler dispatches it and the
-// worker has reached the place (chain_ticket.h); transfers after it wait
-// for its fence value. The GpuRunner's batches never touch resident buffers.
+// Every command list -- a chain's, and the copies of writes, reads and
+// zero-fills -- is recorded into one of the GpuRunner's frames and
+// submitted on its queue under its fence (GpuRunner::PlaceList), so the
+// queue's order is the call order; the runner's completion thread answers
+// chains. Transfers are issued in call order by a worker thread of the
+// executor's (they wait for their copies); a chain takes its place in that
+// order when it is submitted (ReserveChain) and is recorded once the
+// scheduler dispatches it and the worker has reached the place
+// (chain_ticket.h). The GpuRunner's batches never touch resident buffers.
 //
 // Ownership: borrows the runner's device, pool and pipeline cache (the
 // runner must outlive it); buffers hold the pool buffer until their last
@@ -46,7 +46,6 @@
 #include "engine/d3d12/buffer_pool.h"
 #include "engine/d3d12/chain_ticket.h"
 #include "engine/d3d12/dispatch_binder.h"
-#include "engine/d3d12/fence.h"
 #include "engine/d3d12/gpu_runner.h"
 #include "engine/d3d12/view_cache.h"
 #include "spdlog/logger.h"
@@ -126,11 +125,11 @@ class ResidentExecutor {
   bool Post(absl::AnyInvocable<void()> task);
   void WorkerLoop();
 
-  // Worker thread only: command list recording and submission.
-  absl::Status Begin();
-  // Closes, submits and returns the fence value (does not wait).
-  absl::StatusOr<uint64_t> Submit();
-  absl::Status WaitFor(uint64_t value);
+  // Places one copy on the runner's queue and returns its fence value
+  // (does not wait); `to_device`: dst is the device buffer, else src.
+  absl::StatusOr<uint64_t> PlaceCopy(ID3D12Resource* dst, uint64_t dst_offset,
+                                     ID3D12Resource* src, uint64_t src_offset,
+                                     uint64_t bytes, bool to_device);
   absl::Status DeviceStatus() const;
   // Copies `bytes` into [offset, +size) of `dst` through the upload halves.
   absl::Status Upload(ID3D12Resource* dst, uint64_t offset, const char* bytes,
@@ -139,13 +138,11 @@ class ResidentExecutor {
                         std::string& out);
   struct InFlightChain;
   // Records `request` into a frame of the runner's and submits it (at its
-  // place: chain_ticket.h); on success returns the fence value, and `done`
-  // has moved to the runner's completion thread.
-  absl::StatusOr<uint64_t> RecordChain(ChainRequest& request, ChainCallback& done);
+  // place: chain_ticket.h); on success `done` has moved to the runner's
+  // completion thread.
+  absl::Status RecordChain(ChainRequest& request, ChainCallback& done);
   // Answers a chain whose list completed (`s`: OK or the device loss).
   void Complete(InFlightChain& c, const absl::Status& s);
-  // Worker: waits for the chains placed before the current transfer.
-  absl::Status WaitForChains();
 
   // Views are copies of whole-buffer views cached per buffer
   // (view_cache.h), so a chain over buffers seen before creates none; a
@@ -166,23 +163,15 @@ class ResidentExecutor {
   const ResidentExecutorOptions options_;
   const std::shared_ptr<spdlog::logger> log_;
 
-  // Worker-thread state.
-  ComPtr<ID3D12CommandQueue> queue_;
-  // Two allocators and lists, used in turn, so that one can be recorded
-  // while the other's work runs; an allocator is reset only once its
-  // last submission has completed (frame_fence_).
-  ComPtr<ID3D12CommandAllocator> allocators_[2];
-  ComPtr<ID3D12GraphicsCommandList> lists_[2];
-  uint64_t frame_fence_[2] = {0, 0};
-  int frame_ = 0;
-  ID3D12GraphicsCommandList* list_ = nullptr;  // the one being recorded
-  std::unique_ptr<Fence> fence_;
+  // Used by one thread at a time: the worker, or the thread that records
+  // a chain while the worker waits at its place (chain_ticket.h). Fence
+  // values are the runner's.
   std::unique_ptr<DispatchBinder> binder_;
   std::unique_ptr<ViewCache> views_;
+  // Worker-thread state.
   PoolBuffer* upload_ = nullptr;    // two halves of staging_bytes
   PoolBuffer* readback_ = nullptr;  // two halves of staging_bytes
   uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
-  bool recording_ = false;           // list_ is open
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
 
   Mutex temps_mu_;
@@ -202,9 +191,6 @@ class ResidentExecutor {
     std::vector<PoolBuffer*> temps;         // back to the pool
     std::vector<PoolBuffer*> device_temps;  // back to free_temps_
   };
-  // Worker only: the fence value (the runner's) of the last chain placed,
-  // until a transfer has waited for it.
-  uint64_t after_chains_ = 0;
 
   Mutex mu_;
   CondVar cv_;
