@@ -54,8 +54,9 @@ void GpuEngine::ExecuteChain(ChainRequest request, ChainCallback done) {
 }
 
 void GpuEngine::Shutdown() {
-  // The scheduler first: it hands every queued chain to the executor's
-  // worker, which runs them before it stops.
+  // The scheduler first: it runs or drops every queued chain; the
+  // executor's worker then records the chains left at its places, and the
+  // runner last waits for every list on its queue.
   if (scheduler_) scheduler_->Shutdown();
   if (resident_) resident_->Shutdown();
   if (runner_) runner_->Shutdown();

@@ -8,8 +8,8 @@
 // the runner, which records each into one command list. See
 // docs/PERFORMANCE.md ("Serving") for what this buys. ExecuteChain() goes
 // through the same scheduler (SubmitChain: admission, deadline, queue,
-// in-flight count); at dispatch the chain goes to the resident executor
-// (engine_runner.h).
+// in-flight count); at dispatch the resident executor records it into the
+// runner's frames, on the runner's queue (engine_runner.h).
 //
 // Ownership: owns the runner (and with it the device), the resident
 // executor, the runner in front of both and the scheduler.
