@@ -71,6 +71,7 @@ std::vector<std::pair<std::string, uint64_t>> GpuEngine::Counters() const {
           {"coalesced_groups", s.coalesced_groups},
           {"coalesced_requests", s.coalesced_requests},
           {"dedicated_requests", s.dedicated_requests},
+          {"placed_lists", s.placed_lists},
           {"drains", s.drains},
           {"resources_created", s.pool.resources_created},
           {"views_created", s.views_created},
