@@ -61,37 +61,37 @@ void GpuRunner::CompletionLoop() {
     const bool lost_now = lost();
     if (b.chain_done) b.chain_done(lost_now ? lost_status() : absl::OkStatus());
     // Large outputs one by one on the copy pool; small ones in chunks, the
-    // first chunk on this thread, so callbacks run in parallel.
-    std::vector<Completion> small;
-    for (Completion& c : b.completions) {
+    // first chunk on this thread, so callbacks run in parallel. The
+    // completions stay in one vector that the tasks share (a Completion
+    // carries a whole request: moving each cost the serving path ~1%), and
+    // are destroyed with it after the last task.
+    auto all = std::make_shared<std::vector<Completion>>(std::move(b.completions));
+    auto small = std::make_shared<std::vector<size_t>>();  // indices into *all
+    small->reserve(all->size());
+    for (size_t i = 0; i < all->size(); ++i) {
+      Completion& c = (*all)[i];
       if (lost_now) {
         c.readback.reset();
         FailLost(c.request, c.state, c.done);
         continue;
       }
       c.state.reset();  // the upload copy is done with
-      c.request = ExecuteRequest{};
       if (copy_pool_ && c.result_bytes >= options_.parallel_copy_bytes) {
-        auto task = std::make_shared<Completion>(std::move(c));
-        if (!copy_pool_->Schedule([this, task] { Complete(*task); })) Complete(*task);
+        if (!copy_pool_->Schedule([this, all, i] { Complete((*all)[i]); })) Complete(c);
       } else {
-        small.push_back(std::move(c));
+        small->push_back(i);
       }
     }
     const size_t chunk = std::max<uint32_t>(1, options_.completion_chunk);
-    for (size_t at = chunk; copy_pool_ && at < small.size(); at += chunk) {
-      auto part = std::make_shared<std::vector<Completion>>();
-      for (size_t i = at; i < std::min(small.size(), at + chunk); ++i) {
-        part->push_back(std::move(small[i]));
-      }
-      if (!copy_pool_->Schedule([this, part] {
-            for (Completion& c : *part) Complete(c);
-          })) {
-        for (Completion& c : *part) Complete(c);
-      }
+    for (size_t at = chunk; copy_pool_ && at < small->size(); at += chunk) {
+      const size_t end = std::min(small->size(), at + chunk);
+      auto part = [this, all, small, at, end] {
+        for (size_t k = at; k < end; ++k) Complete((*all)[(*small)[k]]);
+      };
+      if (!copy_pool_->Schedule(part)) part();
     }
-    for (size_t i = 0; i < std::min(small.size(), copy_pool_ ? chunk : small.size()); ++i) {
-      Complete(small[i]);
+    for (size_t k = 0; k < std::min(small->size(), copy_pool_ ? chunk : small->size()); ++k) {
+      Complete((*all)[(*small)[k]]);
     }
     {
       MutexLock lock(&flight_mu_);

@@ -272,6 +272,7 @@ void GpuRunner::Run(sched::Batch batch) {
   Reclaim();
   Frame* frame = AcquireFrame();
   Recording rec;
+  rec.completions.reserve(batch.size());
   for (std::vector<sched::Job>& group : batch.groups) {
     if (group.size() > 1 && !group.front().key.empty() &&
         RecordGroup(group, rec)) {
