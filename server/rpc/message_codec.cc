@@ -408,6 +408,35 @@ grpc::Status SerializeResponse(const google::protobuf::Message& message,
       message, out, &own_buffer);
 }
 
+grpc::Status SerializeExecuteResponse(dmlserve::v1::ExecuteResponse& response,
+                                      grpc::ByteBuffer* out) {
+  if (response.output().size() < kInlineOutputBytes) return SerializeResponse(response, out);
+  auto* output = new std::string(std::move(*response.mutable_output()));
+  response.clear_output();
+  // The other fields, then field 2's tag (length-delimited) and length.
+  std::string head;
+  if (!response.SerializeToString(&head)) {
+    delete output;
+    return grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the response");
+  }
+  constexpr uint8_t kOutputTag = (dmlserve::v1::ExecuteResponse::kOutputFieldNumber << 3) | 2;
+  head.push_back(static_cast<char>(kOutputTag));
+  for (uint64_t n = output->size(); ; n >>= 7) {
+    if (n < 0x80) {
+      head.push_back(static_cast<char>(n));
+      break;
+    }
+    head.push_back(static_cast<char>((n & 0x7f) | 0x80));
+  }
+  grpc::Slice slices[2] = {
+      grpc::Slice(head),
+      grpc::Slice(output->data(), output->size(),
+                  [](void* owned) { delete static_cast<std::string*>(owned); }, output)};
+  grpc::ByteBuffer buffer(slices, 2);
+  out->Swap(&buffer);
+  return grpc::Status::OK;
+}
+
 std::optional<std::string> FindWireFormatError(std::string_view bytes,
                                                const Descriptor& type) {
   return WireScanner(bytes).Scan(type);

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "dmlserve/v1/dmlserve.pb.h"
 #include "engine/core/payload.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -48,6 +49,17 @@ absl::Status ParseRequestWithPayloads(const grpc::ByteBuffer& bytes,
 // the unexpected case that protobuf cannot.
 grpc::Status SerializeResponse(const google::protobuf::Message& message,
                                grpc::ByteBuffer* out);
+
+// SerializeResponse for an ExecuteResponse without copying its output:
+// the output string moves into a slice of `out` that frees it when gRPC
+// lets go of the buffer (after the response is written), and the other
+// fields, serialized, go before it; the wire bytes parse as the message
+// (protobuf takes fields in any order). `response`'s output is left empty.
+// Below kInlineOutputBytes the output is copied as SerializeResponse does
+// (an owned slice costs two allocations, more than a copy of a few KiB).
+inline constexpr size_t kInlineOutputBytes = 4096;
+grpc::Status SerializeExecuteResponse(dmlserve::v1::ExecuteResponse& response,
+                                      grpc::ByteBuffer* out);
 
 // Why `bytes` do not parse as a `type`: "field operator.mvn1.axes: truncated
 // varint at byte 17", "malformed field tag at byte 0", ... The rules are

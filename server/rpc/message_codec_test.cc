@@ -57,6 +57,38 @@ TEST(MessageCodec, RoundTripsWellFormedMessages) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A large output goes out in its own slice, the very bytes the engine
+// made (no copy), and the wire bytes parse as the message; a small one is
+// serialized as SerializeResponse does.
+TEST(MessageCodec, ExecuteResponseOutputIsSentWithoutACopy) {
+  v1::ExecuteResponse sent;
+  sent.set_request_id(7);
+  sent.set_engine("d3d12");
+  sent.set_server_time_us(123);
+  sent.set_output(std::string(100000, 'x'));
+  sent.mutable_output()->at(99999) = 'y';
+  const v1::ExecuteResponse expected = sent;
+  const char* const engine_bytes = sent.output().data();
+
+  grpc::ByteBuffer out;
+  ASSERT_TRUE(SerializeExecuteResponse(sent, &out).ok());
+  EXPECT_TRUE(sent.output().empty());
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(out.Dump(&slices).ok());
+  ASSERT_EQ(slices.size(), 2u);
+  EXPECT_EQ(reinterpret_cast<const char*>(slices[1].begin()), engine_bytes);
+  EXPECT_EQ(slices[1].size(), 100000u);
+  v1::ExecuteResponse received;
+  ASSERT_TRUE(received.ParseFromString(Flat(out)));
+  EXPECT_EQ(received.SerializeAsString(), expected.SerializeAsString());
+
+  v1::ExecuteResponse small = expected;
+  small.set_output(std::string(kInlineOutputBytes - 1, 'z'));
+  const std::string small_wire = small.SerializeAsString();
+  ASSERT_TRUE(SerializeExecuteResponse(small, &out).ok());
+  EXPECT_EQ(Flat(out), small_wire);
+}
+
 TEST(MessageCodec, GarbageIsInvalidArgumentWithTheReason) {
   EXPECT_EQ(Reason("\xff\xff\xff\xff\xff\xff"),
             "the request is not a valid dmlserve.v1.ExecuteRequest (6 bytes): "

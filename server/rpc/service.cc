@@ -41,6 +41,15 @@ uint64_t ExpectedResponseBytes(const v1::ExecuteRequest& request) {
   return sched::OutputRangeBytes(r);
 }
 
+// An outcome's response: an Execute's output is not copied
+// (SerializeExecuteResponse), a chain's is.
+grpc::Status Serialize(v1::ExecuteResponse& response, grpc::ByteBuffer* out) {
+  return SerializeExecuteResponse(response, out);
+}
+grpc::Status Serialize(const google::protobuf::Message& response, grpc::ByteBuffer* out) {
+  return SerializeResponse(response, out);
+}
+
 // Unary Execute and ExecuteChain (Request -> Outcome, see
 // request_processor.h). Lives until both gRPC (OnDone) and the engine (the
 // outcome callback) are through with it (ref_counted_reactor.h), because
@@ -101,7 +110,7 @@ class UnaryExecuteReactor final : public RefCountedReactor<grpc::ServerUnaryReac
     grpc::Status status;
     grpc::ByteBuffer serialized;
     if (outcome.error.ok()) {
-      status = SerializeResponse(outcome.response, &serialized);
+      status = Serialize(outcome.response, &serialized);
     }
     if (MarkFinished()) {
       // response_ stays valid until OnDone, which cannot come before the
@@ -157,7 +166,8 @@ class ExecuteStreamReactor final : public OrderedStreamReactor {
                            FillResponse(outcome.error, &outcome.response, &logger());
                          }
                          grpc::ByteBuffer serialized;
-                         grpc::Status status = SerializeResponse(outcome.response, &serialized);
+                         grpc::Status status =
+                             SerializeExecuteResponse(outcome.response, &serialized);
                          Respond(status, std::move(serialized), std::move(outcome.admitted),
                                  expected);
                        },
