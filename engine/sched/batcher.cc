@@ -29,13 +29,6 @@ absl::Status Batcher::Enqueue(Entry& entry) {
   return absl::OkStatus();
 }
 
-absl::Status Batcher::Enqueue(Job& job) {
-  Entry entry = MakeEntry(std::move(job));
-  absl::Status s = Enqueue(entry);
-  if (!s.ok()) job = std::move(entry.mapped());
-  return s;
-}
-
 size_t Batcher::Taken::size() const {
   size_t n = 0;
   for (const auto& g : groups) n += g.size();
@@ -63,10 +56,6 @@ Batcher::Entry Batcher::Extract(std::map<std::string, Queue>::iterator q,
   Entry entry = q->second.extract(it);
   if (q->second.empty()) queues_.erase(q);
   return entry;
-}
-
-Batch Batcher::TakeBatch(absl::Time now, std::vector<Job>* dropped) {
-  return Unpack(TakeEntries(now, dropped));
 }
 
 Batcher::Taken Batcher::TakeEntries(absl::Time now, std::vector<Job>* dropped) {

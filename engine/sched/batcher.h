@@ -38,7 +38,7 @@ class Batcher {
   // never covers an allocation or a move of a job (a Job carries a whole
   // request: moving and freeing them under the lock held up submitters).
   using Entry = Queue::node_type;
-  // Groups of entries as TakeEntries removed them (see TakeBatch).
+  // Groups of entries as TakeEntries removed them.
   struct Taken {
     std::vector<std::vector<Entry>> groups;
     size_t size() const;
@@ -55,22 +55,19 @@ class Batcher {
   // the queue is at max_queue_depth it returns RESOURCE_EXHAUSTED (rule
   // QUEUE_FULL) and `entry` is left with the caller, untouched.
   absl::Status Enqueue(Entry& entry);
-  // MakeEntry and Enqueue in one (tests); on failure `job` is untouched.
-  absl::Status Enqueue(Job& job);
 
   // Whether a batch is due at `now` (see BatchPolicy).
   bool Due(absl::Time now) const;
 
-  // Removes and returns the next batch: groups taken in order of their
-  // first job's deadline until max_batch_requests or max_batch_bytes is
-  // reached (a first job above max_batch_bytes is taken alone). Jobs that
-  // are cancelled or past their deadline at `now` are not batched: they are
-  // moved to `*dropped` for the caller to fail. Empty when nothing is queued.
-  Batch TakeBatch(absl::Time now, std::vector<Job>* dropped);
-  // TakeBatch in two steps: TakeEntries unlinks the batch's entries (under
-  // the caller's lock), Unpack moves the jobs out of them and frees them
-  // (without it). TakeBatch(now, d) is Unpack(TakeEntries(now, d)).
+  // Unlinks the next batch's entries (under the caller's lock): groups
+  // taken in order of their first job's deadline until max_batch_requests
+  // or max_batch_bytes is reached (a first job above max_batch_bytes is
+  // taken alone). Jobs that are cancelled or past their deadline at `now`
+  // are not batched: they are moved to `*dropped` for the caller to fail.
+  // Empty when nothing is queued.
   Taken TakeEntries(absl::Time now, std::vector<Job>* dropped);
+  // The batch of `taken` (without the lock): moves the jobs out of their
+  // entries and frees them.
   static Batch Unpack(Taken taken);
 
   // Removes jobs past their deadline at `now` (cheap: deadlines are queue
