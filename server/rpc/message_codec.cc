@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/stubs/common.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 
@@ -17,6 +18,7 @@ namespace {
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::FileDescriptor;
+using google::protobuf::io::CodedOutputStream;
 
 // protobuf's default recursion limit.
 constexpr int kMaxDepth = 100;
@@ -413,23 +415,18 @@ grpc::Status SerializeExecuteResponse(dmlserve::v1::ExecuteResponse& response,
   if (response.output().size() < kInlineOutputBytes) return SerializeResponse(response, out);
   auto* output = new std::string(std::move(*response.mutable_output()));
   response.clear_output();
-  // The other fields, then field 2's tag (length-delimited) and length.
-  std::string head;
-  if (!response.SerializeToString(&head)) {
-    delete output;
-    return grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the response");
-  }
-  constexpr uint8_t kOutputTag = (dmlserve::v1::ExecuteResponse::kOutputFieldNumber << 3) | 2;
-  head.push_back(static_cast<char>(kOutputTag));
-  for (uint64_t n = output->size(); ; n >>= 7) {
-    if (n < 0x80) {
-      head.push_back(static_cast<char>(n));
-      break;
-    }
-    head.push_back(static_cast<char>((n & 0x7f) | 0x80));
-  }
+  // The other fields, then field 2's tag (length-delimited) and length,
+  // written straight into the first slice.
+  constexpr uint32_t kOutputTag =
+      (dmlserve::v1::ExecuteResponse::kOutputFieldNumber << 3) | 2;
+  const size_t fields = response.ByteSizeLong();
+  grpc::Slice head(fields + 1 + CodedOutputStream::VarintSize64(output->size()));
+  uint8_t* at = const_cast<uint8_t*>(head.begin());
+  at = response.SerializeWithCachedSizesToArray(at);
+  at = CodedOutputStream::WriteTagToArray(kOutputTag, at);
+  CodedOutputStream::WriteVarint64ToArray(output->size(), at);
   grpc::Slice slices[2] = {
-      grpc::Slice(head),
+      std::move(head),
       grpc::Slice(output->data(), output->size(),
                   [](void* owned) { delete static_cast<std::string*>(owned); }, output)};
   grpc::ByteBuffer buffer(slices, 2);
