@@ -90,6 +90,9 @@ ABSL_FLAG(int, mvn_texel_span, kDefaults.planner.mvn_texel_span ? 1 : 0,
           "texels of the whole input, masked (PlannerOptions::mvn_texel_span); 0: words.");
 ABSL_FLAG(int, mvn_texel_span_float32, kDefaults.planner.mvn_texel_span_float32 ? 1 : 0,
           "The same for FLOAT32 (PlannerOptions::mvn_texel_span_float32).");
+ABSL_FLAG(int, mvn_long_span, kDefaults.planner.mvn_long_span ? 1 : 0,
+          "1: texel-span statistics combined once a group take kMvnLongSpanChunk elements a "
+          "workgroup (PlannerOptions::mvn_long_span); 0: kMvnChunk.");
 ABSL_FLAG(uint32_t, mvn_coop_spin_limit, kDefaults.planner.mvn_coop_spin_limit,
           "Cooperative MVN: polls before a normalisation task stops waiting.");
 ABSL_FLAG(int, mvn_vec4, kDefaults.planner.mvn_vec4 ? 1 : 0,
@@ -145,6 +148,7 @@ absl::Status CheckRanges() {
            ZeroOrOne(FLAGS_mvn_vec4_scale_bias),
            ZeroOrOne(FLAGS_mvn_texel_span),
            ZeroOrOne(FLAGS_mvn_texel_span_float32),
+           ZeroOrOne(FLAGS_mvn_long_span),
        }) {
     if (!s.ok()) return s;
   }
@@ -206,6 +210,7 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
   p.mvn_combine_float32 = absl::GetFlag(FLAGS_mvn_combine_float32);
   p.mvn_texel_span = absl::GetFlag(FLAGS_mvn_texel_span) == 1;
   p.mvn_texel_span_float32 = absl::GetFlag(FLAGS_mvn_texel_span_float32) == 1;
+  p.mvn_long_span = absl::GetFlag(FLAGS_mvn_long_span) == 1;
   p.mvn_vec4 = absl::GetFlag(FLAGS_mvn_vec4) == 1;
   p.mvn_vec4_scale_bias = absl::GetFlag(FLAGS_mvn_vec4_scale_bias) == 1;
   return o;

@@ -256,6 +256,16 @@ inline constexpr uint8_t kMvnVariantVec4 = 0x40;
 // read 0 to lanes - 1 elements of the texel before the group's first).
 // Shares its bit with kMvnVariantSmallRow, which is kMvnRow's only.
 inline constexpr uint8_t kMvnVariantTexelSpan = 0x10;
+// kMvnPartial with kMvnVariantTexelSpan: kMvnLongSpanElementsPerThread
+// elements a thread, so a group takes
+// ceil((N + lanes - 1) / kMvnLongSpanChunk) chunks, half as many workgroups
+// (each with its reduction and its partial) for the same bytes. Shares its
+// bit with kMvnVariantWideRow, which is kMvnRow's only; used where the
+// group statistics are combined once (kMvnCombine), whose chunks are then
+// the long ones while the normalisation keeps kMvnChunk.
+inline constexpr uint8_t kMvnVariantLongSpan = 0x20;
+inline constexpr uint32_t kMvnLongSpanElementsPerThread = 32;
+inline constexpr uint32_t kMvnLongSpanChunk = kMvnThreads * kMvnLongSpanElementsPerThread;
 // The last free bit of KernelKey::variant for MVN.
 inline constexpr uint8_t kMvnVariantVec4ScaleBias = 0x80;
 inline constexpr uint8_t kMvnVariantRankMask = 0x0f;

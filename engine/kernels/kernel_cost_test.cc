@@ -119,5 +119,39 @@ TEST(KernelCostTest, Float16MvnStatisticsLoadWithoutABranchPerPair) {
   EXPECT_GT(h32[D3D10_SB_OPCODE_LD], 0);
 }
 
+TEST(KernelCostTest, Float16SpanStatisticsMaskEachTexelOnce) {
+  // kMvnVariantTexelSpan (FLOAT16, N odd): a lane's mask is one AND with
+  // its texel's mask of the group's lanes, computed once per texel,
+  // instead of an element index and two compares per element. The long
+  // span (kMvnVariantLongSpan) has twice the elements of a thread at about
+  // twice the instructions, and the same reduction.
+  auto count = [](uint8_t bits) {
+    KernelKey k;
+    k.stage = KernelStage::kMvnPartial;
+    k.op = OperatorType::kMeanVarianceNormalization1;
+    k.data_type = DataType::kFloat16;
+    k.layout = LayoutClass::kStrided;
+    k.variant = static_cast<uint8_t>(1 | bits);
+    absl::StatusOr<KernelInfo> info = BuildKernel(k);
+    EXPECT_TRUE(info.ok()) << info.status();
+    return info.ok() ? OpcodeHistogram(info->dxbc) : std::map<uint32_t, int>{};
+  };
+  auto span = count(kMvnVariantTexelSpan);
+  auto long_span = count(kMvnVariantTexelSpan | kMvnVariantLongSpan);
+  auto words = count(0);
+  std::printf("FLOAT16 kMvnPartial instructions: words %d, span %d, long span %d\n",
+              Instructions(words), Instructions(span), Instructions(long_span));
+  // Per element, the span's compares are gone: the long span has as many
+  // unsigned compares as the span (the reduction's, per texel), where the
+  // word path has one per element (ElementIndex).
+  EXPECT_EQ(long_span[D3D10_SB_OPCODE_ULT] + long_span[D3D10_SB_OPCODE_UGE],
+            span[D3D10_SB_OPCODE_ULT] + span[D3D10_SB_OPCODE_UGE] + 2);
+  EXPECT_GE(words[D3D10_SB_OPCODE_ULT], static_cast<int>(kMvnElementsPerThread));
+  // Texel loads (the group's first element is one more load in both).
+  EXPECT_EQ(long_span[D3D10_SB_OPCODE_LD] - 1, 2 * (span[D3D10_SB_OPCODE_LD] - 1));
+  EXPECT_LT(Instructions(long_span), 2 * Instructions(span));
+  EXPECT_LT(Instructions(span), Instructions(words));
+}
+
 }  // namespace
 }  // namespace dmls::gpu

@@ -198,14 +198,29 @@ void MvnEmitter::SpanElements(Operand base_in, std::vector<Operand>& x,
     b_.IAdd(addr, addr, SrvBase(0));
     v.push_back(texel_.Load(0, addr));
   }
+  // Per texel, the mask of its lanes inside the group: lanes [lo, hi) with
+  // lo = base_in - first element of the texel and hi = end - the same,
+  // both clamped to [0, lanes]; a lane's ok is its bit (nonzero, not ~0).
+  // Signed differences: both ends are within a chunk of the texel.
+  std::vector<Operand> mask(t.size());
+  for (uint32_t k = 0; k < t.size(); ++k) {
+    Operand e0 = T(), lo = T(), hi = T();
+    mask[k] = T();
+    b_.IShl(e0, t[k], U(shift));
+    b_.IAdd(lo, base_in, e0.Neg());
+    b_.IAdd(hi, end, e0.Neg());
+    b_.IMax(lo, lo, I(0));
+    b_.IMin(lo, lo, I(static_cast<int32_t>(lanes)));
+    b_.IMax(hi, hi, lo);  // an empty texel: hi <= lo, no lane
+    b_.IMin(hi, hi, I(static_cast<int32_t>(lanes)));
+    b_.IShl(hi, U(1), hi);
+    b_.IShl(lo, U(1), lo);
+    b_.IAdd(mask[k], hi, lo.Neg());  // bits [lo, hi)
+  }
   for (uint32_t j = 0; j < elems_; ++j) {
-    Operand e = T(), below = T();
     x[j] = T();
     ok[j] = T();
-    b_.IMad(e, t[j / lanes], U(lanes), U(j % lanes));
-    b_.UGe(ok[j], e, base_in);
-    b_.ULt(below, e, end);
-    b_.And(ok[j], ok[j], below);
+    b_.And(ok[j], mask[j / lanes], U(1u << (j % lanes)));
     texel_.Unpack(x[j], v[j / lanes], j % lanes);
   }
 }

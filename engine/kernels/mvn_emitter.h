@@ -64,9 +64,14 @@ class MvnEmitter {
   }
 
   static uint32_t ElementsOf(const KernelKey& key) {
-    return key.stage == KernelStage::kMvnRow && (key.variant & kMvnVariantWideRow) != 0
-               ? kMvnWideRowElementsPerThread
-               : kMvnElementsPerThread;
+    if (key.stage == KernelStage::kMvnRow && (key.variant & kMvnVariantWideRow) != 0) {
+      return kMvnWideRowElementsPerThread;
+    }
+    const uint8_t long_span = kMvnVariantTexelSpan | kMvnVariantLongSpan;
+    if (key.stage == KernelStage::kMvnPartial && (key.variant & long_span) == long_span) {
+      return kMvnLongSpanElementsPerThread;
+    }
+    return kMvnElementsPerThread;
   }
 
   // kMvnPartial: the statistics of each (group, chunk) into scratch.

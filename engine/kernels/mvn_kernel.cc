@@ -12,7 +12,8 @@ namespace {
 
 using mvn_emit::MvnEmitter;
 
-static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0,
+static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0 &&
+                  kMvnLongSpanElementsPerThread % 8 == 0,
               "FLOAT16 elements go in pairs, and in whole texels with kMvnVariantVec4");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
@@ -30,7 +31,9 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
     return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
   }
   const uint8_t row_bits = key.variant & (kMvnVariantSmallRow | kMvnVariantWideRow);
-  const bool span = key.stage == KernelStage::kMvnPartial && row_bits == kMvnVariantTexelSpan &&
+  // kMvnVariantTexelSpan alone, or with kMvnVariantLongSpan.
+  const bool span = key.stage == KernelStage::kMvnPartial &&
+                    (row_bits & kMvnVariantTexelSpan) != 0 &&
                     (key.variant & kMvnVariantVec4) == 0;
   if (row_bits != 0 && !span && (key.stage != KernelStage::kMvnRow ||
                         row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
@@ -108,7 +111,8 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
       k.layout = LayoutClass::kStrided;
       k.variant = r;
       k.stage = KernelStage::kMvnPartial;
-      for (uint8_t bits : {uint8_t{0}, kMvnVariantVec4, kMvnVariantTexelSpan}) {
+      for (uint8_t bits : {uint8_t{0}, kMvnVariantVec4, kMvnVariantTexelSpan,
+                           uint8_t{kMvnVariantTexelSpan | kMvnVariantLongSpan}}) {
         k.variant = static_cast<uint8_t>(r | bits);
         for (bool nv : {false, true}) {
           k.normalize_variance = nv;  // false: exact-mean statistics

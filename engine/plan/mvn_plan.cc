@@ -193,12 +193,21 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
                     (t == DataType::kFloat16 ? o.mvn_texel_span : o.mvn_texel_span_float32) &&
                     GroupsArePacked(inner) &&
                     (IndexOfLastElement(in) + 1) * element_bytes % 16 == 0;
+  // The statistics' chunks per group: the normalisation's, or the long
+  // span's where the partials are combined once (kMvnCombine).
+  uint64_t partial_chunks = chunks;
   if (span) {
+    const uint64_t lead = 16 / element_bytes - 1;  // elements of the first texel before the group
     key.variant |= kMvnVariantTexelSpan;
-    chunks = (n + 16 / element_bytes - 1 + kMvnChunk - 1) / kMvnChunk;
+    chunks = (n + lead + kMvnChunk - 1) / kMvnChunk;
     a.chunks = static_cast<uint32_t>(chunks);
+    partial_chunks = chunks;
+    if (o.mvn_long_span && schedule.combine) {
+      key.variant |= kMvnVariantLongSpan;
+      partial_chunks = (n + lead + kMvnLongSpanChunk - 1) / kMvnLongSpanChunk;
+    }
   }
-  const uint64_t work_groups = groups * chunks;
+  const uint64_t work_groups = groups * partial_chunks;
   auto io_view = vec4 ? WholeTexelView : WholeView;
   auto sb_view = sb_vec4 ? WholeTexelView : WholeView;
   absl::StatusOr<View> vin = io_view(BufferSlot::kInput, in, o.max_view_texels);
@@ -243,6 +252,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     const uint64_t per_group =
         stage == KernelStage::kMvnRow || stage == KernelStage::kMvnCombine ? 1
         : stage == KernelStage::kMvnCoop                                    ? 2 * chunks  // two tasks
+        : stage == KernelStage::kMvnPartial                                 ? partial_chunks
                                                                             : chunks;
     absl::StatusOr<std::array<uint32_t, 3>> grid = GridFor(count * per_group, o.max_groups);
     if (!grid.ok()) return grid.status();
@@ -251,6 +261,9 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     da.group_count = static_cast<uint32_t>(count);
     da.groups_x = (*grid)[0];
     if (stage == KernelStage::kMvnRow) da.chunks = 1;  // the whole group is one chunk
+    if (stage == KernelStage::kMvnPartial || stage == KernelStage::kMvnCombine) {
+      da.chunks = static_cast<uint32_t>(partial_chunks);  // the partials of a group
+    }
     if (stage == KernelStage::kMvnCombine || stage == KernelStage::kMvnNormalise) {
       da.partials_word = static_cast<uint32_t>(work_groups * 4);  // the group statistics
     }

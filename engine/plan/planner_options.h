@@ -72,6 +72,11 @@ struct PlannerOptions {
   // FLOAT16 (mvn_texel_span) and FLOAT32 (mvn_texel_span_float32).
   bool mvn_texel_span = true;
   bool mvn_texel_span_float32 = false;
+  // Where those texel-span statistics are combined once a group
+  // (kMvnCombine), each statistics workgroup takes kMvnLongSpanChunk
+  // elements instead of kMvnChunk (kMvnVariantLongSpan): half the
+  // workgroups, reductions and partials for the same bytes.
+  bool mvn_long_span = false;
   // The cooperative schedule (kMvnCoop: one dispatch; statistics tasks,
   // then a cache's worth of groups later the normalisation tasks, so that
   // DRAM sees the input once) for groups of 2 to this many kMvnChunk chunks

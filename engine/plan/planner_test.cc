@@ -384,6 +384,28 @@ TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
   EXPECT_EQ(c.uav[1].num_elements, (512u * chunks + 512) * 4);
   EXPECT_EQ(a.uav[1].num_elements, c.uav[1].num_elements);
   EXPECT_EQ(c.srv[0].num_elements, 0u);  // reads scratch alone
+  {
+    // Long spans: the statistics and the combine count 33 partials of
+    // kMvnLongSpanChunk; the normalisation keeps its 65 chunks.
+    PlannerOptions lo = o;
+    lo.mvn_long_span = true;
+    absl::StatusOr<DispatchPlan> lp = PlanExecution(op, false, lo);
+    ASSERT_TRUE(lp.ok()) << lp.status();
+    ASSERT_EQ(lp->dispatches.size(), 3u);
+    const uint32_t long_chunks = (262143u + 7 + kMvnLongSpanChunk - 1) / kMvnLongSpanChunk;
+    EXPECT_EQ(long_chunks, 33u);
+    const Dispatch& lpart = lp->dispatches[0];
+    EXPECT_EQ(lpart.key.variant, 1 | kMvnVariantTexelSpan | kMvnVariantLongSpan);
+    EXPECT_EQ(DecodeMvnArgs(lpart).chunks, long_chunks);
+    EXPECT_GE(uint64_t{lpart.groups[0]} * lpart.groups[1], uint64_t{512} * long_chunks);
+    EXPECT_LT(uint64_t{lpart.groups[0]} * lpart.groups[1], uint64_t{512} * chunks);
+    EXPECT_EQ(DecodeMvnArgs(lp->dispatches[1]).chunks, long_chunks);
+    const MvnArgs la = DecodeMvnArgs(lp->dispatches[2]);
+    EXPECT_EQ(la.chunks, chunks);
+    EXPECT_EQ(la.partials_word, 512u * long_chunks * 4);
+    EXPECT_EQ(DecodeMvnArgs(lp->dispatches[1]).partials_word, la.partials_word);
+    EXPECT_EQ(lp->scratch_bytes, (uint64_t{512} * long_chunks + 512) * 16);
+  }
   // Below the threshold, or with it 0: each normalisation workgroup combines.
   o.mvn_combine_min_chunks = chunks + 1;
   plan = PlanExecution(op, false, o);

@@ -404,20 +404,22 @@ TEST_F(MvnScheduleTest, CombinedOnceMatchesCombinedPerWorkgroup) {
 // Statistics from texels of the whole input, masked to each group
 // (kMvnVariantTexelSpan), where groups are packed but not whole texels:
 // group starts at every lane of a texel (odd N, padded rows), FLOAT32 too,
-// NormalizeVariance FALSE, blocked, combined once.
+// NormalizeVariance FALSE, blocked, combined once, long spans.
 TEST_F(MvnScheduleTest, TexelSpanStatistics) {
-  auto spans = [](const OperatorDesc& op, const gpu::PlannerOptions& o) {
+  auto spans = [](const OperatorDesc& op, const gpu::PlannerOptions& o,
+                  uint8_t bits = gpu::kMvnVariantTexelSpan) {
     absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
     if (!plan.ok()) return false;
     bool any = false;
     for (const gpu::Dispatch& d : plan->dispatches) {
       if (d.key.stage == KernelStage::kMvnPartial) {
-        any = (d.key.variant & gpu::kMvnVariantTexelSpan) != 0;
+        any = (d.key.variant & bits) == bits;
         if (!any) return false;
       }
     }
     return any;
   };
+  constexpr uint8_t kLong = gpu::kMvnVariantTexelSpan | gpu::kMvnVariantLongSpan;
   gpu::PlannerOptions o = BlockBudget(1000);  // two-pass
   o.mvn_row = false;
   OperatorDesc op = Mvn1(DataType::kFloat16, {8, 3 * gpu::kMvnChunk + 1}, {1});
@@ -432,6 +434,27 @@ TEST_F(MvnScheduleTest, TexelSpanStatistics) {
   op.input = MakeTensorDesc(DataType::kFloat16, {8, 8195}, std::vector<uint64_t>{8203, 1});
   ASSERT_TRUE(spans(op, o));
   Run(op, o, MvnSchedule::kTwoPass, 92, 2.0, 1e3);
+  // Long spans (kMvnVariantLongSpan) where the partials are combined once:
+  // 3 statistics chunks of kMvnLongSpanChunk against 6 normalisation
+  // chunks, a group start at every lane; padded rows; not without the
+  // combine.
+  gpu::PlannerOptions long_span = o;
+  long_span.mvn_long_span = true;
+  long_span.mvn_combine_min_chunks = 2;
+  op = Mvn1(DataType::kFloat16, {8, 5 * gpu::kMvnChunk + 1}, {1});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {8, 1});
+  op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
+  ASSERT_TRUE(spans(op, long_span, kLong));
+  Run(op, long_span, MvnSchedule::kTwoPass, 95);
+  op = Mvn1(DataType::kFloat16, {8, 2 * gpu::kMvnLongSpanChunk + 3}, {1});
+  op.input = MakeTensorDesc(DataType::kFloat16, {8, 2 * gpu::kMvnLongSpanChunk + 3},
+                            std::vector<uint64_t>{2 * gpu::kMvnLongSpanChunk + 11, 1});
+  ASSERT_TRUE(spans(op, long_span, kLong));
+  Run(op, long_span, MvnSchedule::kTwoPass, 96, 2.0, 1e3);
+  gpu::PlannerOptions long_apart = long_span;
+  long_apart.mvn_combine_min_chunks = 0;
+  ASSERT_TRUE(spans(op, long_apart));
+  ASSERT_FALSE(spans(op, long_apart, kLong));
   // FLOAT32 (when asked), NormalizeVariance FALSE, blocked, combined once.
   o.mvn_texel_span_float32 = true;
   op = Mvn1(DataType::kFloat32, {4, 2 * gpu::kMvnChunk + 3}, {1});
