@@ -172,7 +172,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, element_bytes, 0, 2);
   const bool sb_texel_runs = texel_runs && (has_scale || has_bias) && o.mvn_vec4_scale_bias &&
                              GroupsAreTexelRuns(outer, inner, element_bytes, 2, strides.size());
-  const MvnSchedule schedule =
+  MvnSchedule schedule =
       ChooseMvnSchedule(groups, n, element_bytes, o, texel_runs, has_scale || has_bias,
                         sb_texel_runs);
   // Texel loads and stores (not in kMvnCoop, nor in its clear).
@@ -202,6 +202,13 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     chunks = (n + lead + kMvnChunk - 1) / kMvnChunk;
     a.chunks = static_cast<uint32_t>(chunks);
     partial_chunks = chunks;
+    // Long spans need the combine, and pay for it in FLOAT32 too (494
+    // against 517 us at 512 x 262,143 on the H200, where FLOAT32 without
+    // them lost with it: PlannerOptions::mvn_long_span).
+    if (o.mvn_long_span && o.mvn_combine_min_chunks != 0 &&
+        chunks >= o.mvn_combine_min_chunks) {
+      schedule.combine = true;
+    }
     if (o.mvn_long_span && schedule.combine) {
       key.variant |= kMvnVariantLongSpan;
       partial_chunks = (n + lead + kMvnLongSpanChunk - 1) / kMvnLongSpanChunk;

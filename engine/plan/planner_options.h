@@ -69,14 +69,21 @@ struct PlannerOptions {
   // input but not runs of whole texels (odd N, e.g. 512 x 262,143) load
   // 16-byte texels of the whole input, masked to each group
   // (kMvnVariantTexelSpan), instead of a word per element or pair:
-  // FLOAT16 (mvn_texel_span) and FLOAT32 (mvn_texel_span_float32).
+  // FLOAT16 (mvn_texel_span) and FLOAT32 (mvn_texel_span_float32). With a
+  // lane mask per texel (stop 26) FLOAT32's statistics pass at
+  // 512 x 262,143 takes 202.5 us against 210.1 with words (H200,
+  // docs/perf/h200-mvn26-2026-11-28).
   bool mvn_texel_span = true;
-  bool mvn_texel_span_float32 = false;
-  // Where those texel-span statistics are combined once a group
-  // (kMvnCombine), each statistics workgroup takes kMvnLongSpanChunk
-  // elements instead of kMvnChunk (kMvnVariantLongSpan): half the
-  // workgroups, reductions and partials for the same bytes.
-  bool mvn_long_span = false;
+  bool mvn_texel_span_float32 = true;
+  // Texel-span statistics of groups of at least mvn_combine_min_chunks
+  // chunks are combined once a group (kMvnCombine, FLOAT32 included) and
+  // each statistics workgroup takes kMvnLongSpanChunk elements instead of
+  // kMvnChunk (kMvnVariantLongSpan): half the workgroups, reductions and
+  // partials for the same bytes. At 512 x 262,143 on the H200 the
+  // statistics pass took FLOAT16 147.4 us against 195.2, FLOAT32 165.4
+  // against 202.5; the whole MVN1 389.4 against 437.4 and 494.4 against
+  // 512.4 (docs/perf/h200-mvn26-2026-11-28).
+  bool mvn_long_span = true;
   // The cooperative schedule (kMvnCoop: one dispatch; statistics tasks,
   // then a cache's worth of groups later the normalisation tasks, so that
   // DRAM sees the input once) for groups of 2 to this many kMvnChunk chunks

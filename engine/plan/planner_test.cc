@@ -315,6 +315,7 @@ TEST(MvnPlannerTest, LayerNormShapeTwoPassWhenARowExceedsTheBlock) {
   PlannerOptions o;
   o.mvn_block_bytes = 512 << 10;  // a 1 MiB row does not fit: today's two passes
   o.mvn_combine_min_chunks = 0;   // each normalisation workgroup combines (kMvnApply)
+  o.mvn_texel_span_float32 = false;  // partials of words
   auto plan =
       PlanExecution(Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1}), false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -349,6 +350,7 @@ TEST(MvnPlannerTest, LayerNormShapeTwoPassWhenARowExceedsTheBlock) {
 // group statistics after them in scratch, and kMvnNormalise reads those.
 TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
   PlannerOptions o;
+  o.mvn_long_span = false;  // kMvnChunk partials (long spans below)
   const OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat16, {512, 262143}), {1});
   auto plan = PlanExecution(op, false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -433,9 +435,21 @@ TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
   EXPECT_EQ(plan->dispatches[0].key.variant, 1);
   EXPECT_EQ(DecodeMvnArgs(plan->dispatches[0]).chunks, 64u);
   EXPECT_EQ(plan->dispatches[0].srv[0].format, ViewFormat::kR32Uint);
-  // FLOAT32 combines only when asked (it lost on the H200).
+  // FLOAT32 combines where its statistics take long spans (the default),
+  // else only when asked (it lost on the H200 with word statistics).
   const OperatorDesc op32 = Mvn1(MakeTensorDesc(DataType::kFloat32, {512, 262143}), {1});
   o = PlannerOptions();
+  plan = PlanExecution(op32, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->mvn_schedule.combine);
+  ASSERT_EQ(plan->dispatches.size(), 3u);
+  EXPECT_EQ(plan->dispatches[0].key.variant, 1 | kMvnVariantTexelSpan | kMvnVariantLongSpan);
+  o.mvn_long_span = false;
+  plan = PlanExecution(op32, false, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->mvn_schedule.combine);
+  EXPECT_EQ(plan->dispatches[0].key.variant, 1 | kMvnVariantTexelSpan);
+  o.mvn_texel_span_float32 = false;
   plan = PlanExecution(op32, false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->mvn_schedule.combine);
@@ -497,7 +511,10 @@ TEST(MvnPlannerTest, LayerNormShapeBlockedByCache) {
   plan = PlanExecution(op, false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ExpectBlocked(*plan, 512, static_cast<uint32_t>(kAssumedCacheBytes / 4 / (262143 * 4)));
-  EXPECT_EQ(plan->scratch_bytes, uint64_t{512} * ((262143 + kMvnChunk - 1) / kMvnChunk) * 16);
+  // Long-span partials (up to 3 elements of the texel before a group's
+  // first take one more), then the group statistics.
+  const uint64_t long_chunks = (262143 + 3 + kMvnLongSpanChunk - 1) / kMvnLongSpanChunk;
+  EXPECT_EQ(plan->scratch_bytes, (uint64_t{512} * long_chunks + 512) * 16);
   o.cache_bytes = 50ull << 20;  // H100
   plan = PlanExecution(op, false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
