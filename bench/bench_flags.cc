@@ -93,6 +93,9 @@ ABSL_FLAG(int, mvn_texel_span_float32, kDefaults.planner.mvn_texel_span_float32 
 ABSL_FLAG(int, mvn_long_span, kDefaults.planner.mvn_long_span ? 1 : 0,
           "1: texel-span statistics combined once a group take kMvnLongSpanChunk elements a "
           "workgroup (PlannerOptions::mvn_long_span); 0: kMvnChunk.");
+ABSL_FLAG(int, mvn_span_normalise, kDefaults.planner.mvn_span_normalise ? 1 : 0,
+          "1: groups back to back normalised by texels of the tensor where the two passes "
+          "combine once (PlannerOptions::mvn_span_normalise); 0: by words.");
 ABSL_FLAG(uint32_t, mvn_coop_spin_limit, kDefaults.planner.mvn_coop_spin_limit,
           "Cooperative MVN: polls before a normalisation task stops waiting.");
 ABSL_FLAG(int, mvn_vec4, kDefaults.planner.mvn_vec4 ? 1 : 0,
@@ -149,6 +152,7 @@ absl::Status CheckRanges() {
            ZeroOrOne(FLAGS_mvn_texel_span),
            ZeroOrOne(FLAGS_mvn_texel_span_float32),
            ZeroOrOne(FLAGS_mvn_long_span),
+           ZeroOrOne(FLAGS_mvn_span_normalise),
        }) {
     if (!s.ok()) return s;
   }
@@ -211,6 +215,7 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
   p.mvn_texel_span = absl::GetFlag(FLAGS_mvn_texel_span) == 1;
   p.mvn_texel_span_float32 = absl::GetFlag(FLAGS_mvn_texel_span_float32) == 1;
   p.mvn_long_span = absl::GetFlag(FLAGS_mvn_long_span) == 1;
+  p.mvn_span_normalise = absl::GetFlag(FLAGS_mvn_span_normalise) == 1;
   p.mvn_vec4 = absl::GetFlag(FLAGS_mvn_vec4) == 1;
   p.mvn_vec4_scale_bias = absl::GetFlag(FLAGS_mvn_vec4_scale_bias) == 1;
   return o;

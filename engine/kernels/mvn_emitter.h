@@ -51,10 +51,11 @@ class MvnEmitter {
         elems_(ElementsOf(key)),
         chunk_(threads_ * elems_),
         vec4_((key.variant & kMvnVariantVec4) != 0),
-        span_(key.stage == KernelStage::kMvnPartial && (key.variant & kMvnVariantTexelSpan) != 0),
+        span_((key.stage == KernelStage::kMvnPartial || key.stage == KernelStage::kMvnNormalise) &&
+              (key.variant & kMvnVariantTexelSpan) != 0),
         stats_(b, CB0(2).y(), !key.normalize_variance),  // MvnArgs::pad[0] = 0
         texel_(b, key.data_type),
-        lanes_(vec4_ ? texel_.lanes() : 1) {}
+        lanes_(vec4_ || (span_ && key.stage == KernelStage::kMvnNormalise) ? texel_.lanes() : 1) {}
 
   static uint32_t ThreadsOf(const KernelKey& key) {
     if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
@@ -102,6 +103,17 @@ class MvnEmitter {
   // ticket, word 1 a flag, bytes 16-31 the group's statistic, then one
   // statistic per chunk for a task that stops waiting.
   absl::StatusOr<KernelInfo> Coop();
+
+  // kMvnNormalise with kMvnVariantTexelSpan (mvn_emitter_span.cc): groups
+  // packed one after another in the input and the output alike, N >= a
+  // texel's elements, no Scale or Bias, the group statistics in scratch
+  // for every group (the two-pass schedule). Texel t of the tensor belongs
+  // to the group of its lane 0: a thread loads and stores whole texels of
+  // its chunk; the one texel where a group ends and the next begins is
+  // normalised with both groups' statistics, lane by lane, by the thread
+  // of the earlier group that owns it. Every texel is stored once, with a
+  // plain store.
+  absl::StatusOr<KernelInfo> SpanNormalise();
 
   // Zeroes scratch words [0, c0.x) (kMvnCoop's counters).
   absl::StatusOr<KernelInfo> Clear();
@@ -174,11 +186,11 @@ class MvnEmitter {
   // scratch (u1), held by every thread.
   MvnStat CombinePartials();
 
-  // The scratch word (in u1) of group g_'s statistic (kMvnCombine).
-  Operand GroupStatWord();
+  // The scratch word (in u1) of group g's statistic (kMvnCombine).
+  Operand GroupStatWord(Operand g);
 
-  // Group g_'s statistic as kMvnCombine stored it (every thread loads it).
-  MvnStat LoadGroupStat();
+  // Group g's statistic as kMvnCombine stored it (every thread loads it).
+  MvnStat LoadGroupStat(Operand g);
 
   // The group's first element (0 when not finite). Statistics are computed
   // on x - ref: for data with a large common offset (1e4 + U(0, 0.1)) the
@@ -282,6 +294,11 @@ class MvnEmitter {
   void Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el,
                  const std::vector<Operand>* sb_base = nullptr);
 
+  // Normalise without the stores (except those of the `sb_base` texels,
+  // interleaved): e.y holds each result, e.ok is and-ed with valid_.
+  void NormaliseValues(const MvnStat& st, Operand ref, std::vector<Elem>& el,
+                       const std::vector<Operand>* sb_base);
+
   // e.y = act(d * rstd * Scale + Bias) for d = e.y (+ its rounding error,
   // DeviationLow, in exact-mean mode). A branch, taken by the elements that need it only, where
   //  * Bias cancelled more than a bit of the rest (|p| > 2|y|): the
@@ -326,10 +343,10 @@ class MvnEmitter {
   uint32_t elems_;  // elements per thread
   uint32_t chunk_;
   bool vec4_;  // kMvnVariantVec4
-  bool span_;  // kMvnVariantTexelSpan (kMvnPartial)
+  bool span_;  // kMvnVariantTexelSpan (kMvnPartial, kMvnNormalise)
   MvnStatsEmitter stats_;
   MvnTexelEmitter texel_;
-  uint32_t lanes_;  // elements per texel (1 without kMvnVariantVec4)
+  uint32_t lanes_;  // elements per texel (1 without kMvnVariantVec4 or a span normalisation)
   Operand w_, valid_, g_, c_, tid_;
   Operand pair_shift_;  // SetPairShift: 0 or 1
 };

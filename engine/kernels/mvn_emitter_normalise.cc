@@ -9,6 +9,25 @@ namespace dmls::gpu::mvn_emit {
 
 void MvnEmitter::Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el,
                            const std::vector<Operand>* sb_base) {
+  NormaliseValues(st, ref, el, sb_base);
+  if (vec4_) {
+    if (!sb_base) StoreTexels(el);
+    return;
+  }
+  for (size_t j = 0; j < el.size(); ++j) {
+    if (key_.data_type == DataType::kFloat16) {
+      StorePair(el[j].y, el[j].out_off, el[j].ok, el[j + 1].y, el[j + 1].out_off, el[j + 1].ok);
+      ++j;
+      continue;
+    }
+    b_.IfNz(el[j].ok);
+    Store(el[j].y, el[j].out_off);
+    b_.EndIf();
+  }
+}
+
+void MvnEmitter::NormaliseValues(const MvnStat& st, Operand ref, std::vector<Elem>& el,
+                                 const std::vector<Operand>* sb_base) {
   const uint32_t sb_batch =
       (key_.variant & kMvnVariantWideRow) != 0 && key_.data_type == DataType::kFloat16 ? 4 : 1;
   Operand inv = T(), rs = T(), rstd = T();
@@ -74,20 +93,6 @@ void MvnEmitter::Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el
     Affine(math, e, rstd, params, exact ? &*exact : nullptr);
     b_.And(e.ok, e.ok, valid_);
     if (sb_base && j % lanes_ == lanes_ - 1) StoreTexel(el, k);
-  }
-  if (vec4_) {
-    if (!sb_base) StoreTexels(el);
-    return;
-  }
-  for (size_t j = 0; j < el.size(); ++j) {
-    if (key_.data_type == DataType::kFloat16) {
-      StorePair(el[j].y, el[j].out_off, el[j].ok, el[j + 1].y, el[j + 1].out_off, el[j + 1].ok);
-      ++j;
-      continue;
-    }
-    b_.IfNz(el[j].ok);
-    Store(el[j].y, el[j].out_off);
-    b_.EndIf();
   }
 }
 

@@ -93,26 +93,27 @@ MvnStat MvnEmitter::CombinePartials() {
   return st;
 }
 
-Operand MvnEmitter::GroupStatWord() {
+Operand MvnEmitter::GroupStatWord(Operand g) {
   Operand addr = T();
-  b_.IMad(addr, g_, U(4), CB0(3).z());  // MvnArgs::partials_word: the group statistics
+  b_.IMad(addr, g, U(4), CB0(3).z());  // MvnArgs::partials_word: the group statistics
   b_.IAdd(addr, addr, UavBase(1));
   return addr;
 }
 
-MvnStat MvnEmitter::LoadGroupStat() {
+MvnStat MvnEmitter::LoadGroupStat(Operand g) {
   MvnStat st = stats_.NewStat();
-  Operand addr = GroupStatWord();
+  Operand addr = GroupStatWord(g);
   LoadScratchStat(st, addr);
   return st;
 }
 
 absl::StatusOr<KernelInfo> MvnEmitter::Apply() {
+  if (span_) return SpanNormalise();
   DeclareNormalise();
   GroupCoordinates();
   // 1. The group's statistic: its partials combined here (kMvnApply), or
   // as kMvnCombine left it in scratch (kMvnNormalise).
-  MvnStat st = key_.stage == KernelStage::kMvnNormalise ? LoadGroupStat() : CombinePartials();
+  MvnStat st = key_.stage == KernelStage::kMvnNormalise ? LoadGroupStat(g_) : CombinePartials();
   // 2. Normalise this thread's elements of the chunk.
   const std::vector<Tensor> tensors = NormaliseTensors();
   std::vector<Operand> base = OuterOffsets(tensors);
@@ -141,7 +142,7 @@ absl::StatusOr<KernelInfo> MvnEmitter::Combine() {
   b_.IEq(first, tid_, U(0));
   b_.And(first, first, valid_);
   b_.IfNz(first);
-  Operand addr = GroupStatWord();
+  Operand addr = GroupStatWord(g_);
   StoreScratchStat(addr, st);
   b_.EndIf();
   return Finish(b_, threads_);

@@ -31,10 +31,13 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
     return absl::InvalidArgumentError(absl::StrCat("no MVN kernel for ", key.DebugString()));
   }
   const uint8_t row_bits = key.variant & (kMvnVariantSmallRow | kMvnVariantWideRow);
-  // kMvnVariantTexelSpan alone, or with kMvnVariantLongSpan.
-  const bool span = key.stage == KernelStage::kMvnPartial &&
-                    (row_bits & kMvnVariantTexelSpan) != 0 &&
-                    (key.variant & kMvnVariantVec4) == 0;
+  // kMvnPartial: kMvnVariantTexelSpan alone, or with kMvnVariantLongSpan;
+  // kMvnNormalise: kMvnVariantTexelSpan without Scale and Bias.
+  const bool span =
+      (key.variant & kMvnVariantVec4) == 0 &&
+      ((key.stage == KernelStage::kMvnPartial && (row_bits & kMvnVariantTexelSpan) != 0) ||
+       (key.stage == KernelStage::kMvnNormalise && row_bits == kMvnVariantTexelSpan &&
+        !key.has_scale && !key.has_bias));
   if (row_bits != 0 && !span && (key.stage != KernelStage::kMvnRow ||
                         row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
@@ -144,6 +147,11 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
                   KernelKey ck = k;
                   if (c == 1) ck.stage = KernelStage::kMvnNormalise;
                   keys.push_back(ck);
+                  if (c == 1 && stage == 0 && !hs && !hb) {
+                    ck.variant |= kMvnVariantTexelSpan;  // and by texels of the tensor
+                    keys.push_back(ck);
+                    ck.variant = k.variant;
+                  }
                   if (stage >= 5 && (hs || hb)) {
                     ck.variant |= kMvnVariantVec4ScaleBias;  // and with Scale/Bias texels
                     keys.push_back(ck);

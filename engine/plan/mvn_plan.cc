@@ -76,6 +76,20 @@ bool GroupsArePacked(const std::vector<Dim>& inner) {
   return true;
 }
 
+// Whether the groups follow one another in the input and in the output
+// alike (strides 0 and 1): each group's elements packed, group k + 1
+// starting right after group k, so that the tensor is the groups back to
+// back.
+bool GroupsFollowEachOther(const std::vector<Dim>& outer, const std::vector<Dim>& inner) {
+  if (outer.size() > 1) return false;
+  uint64_t packed = 1;
+  for (size_t k = inner.size(); k-- > 0;) {
+    if (inner[k].strides[0] != packed || inner[k].strides[1] != packed) return false;
+    packed *= inner[k].size;
+  }
+  return outer.empty() || (outer[0].strides[0] == packed && outer[0].strides[1] == packed);
+}
+
 }  // namespace
 
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& o) {
@@ -214,6 +228,14 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
       partial_chunks = (n + lead + kMvnLongSpanChunk - 1) / kMvnLongSpanChunk;
     }
   }
+  // The normalisation by texels of the tensor (kMvnNormalise with
+  // kMvnVariantTexelSpan): groups back to back in the input and output,
+  // every group's statistic combined before it runs (the two passes, not
+  // blocks), no Scale or Bias.
+  const bool span_normalise = span && o.mvn_span_normalise && schedule.combine &&
+                              schedule.kind == MvnSchedule::kTwoPass && !has_scale &&
+                              !has_bias && n >= 16 / element_bytes &&
+                              GroupsFollowEachOther(outer, inner);
   const uint64_t work_groups = groups * partial_chunks;
   auto io_view = vec4 ? WholeTexelView : WholeView;
   auto sb_view = sb_vec4 ? WholeTexelView : WholeView;
@@ -227,6 +249,12 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   }
   absl::StatusOr<View> vout = io_view(BufferSlot::kOutput, *op.output, o.max_view_texels);
   if (!vout.ok()) return vout.status();
+  View vout_normalise = *vout;
+  if (span_normalise) {
+    absl::StatusOr<View> v = WholeTexelView(BufferSlot::kOutput, *op.output, o.max_view_texels);
+    if (!v.ok()) return v.status();
+    vout_normalise = *v;
+  }
   View vscale, vbias;
   if (has_scale) {
     absl::StatusOr<View> v = sb_view(BufferSlot::kScale, *op.scale, o.max_view_texels);
@@ -294,6 +322,11 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     if (has_scale) d.srv[1] = vscale;
     if (has_bias) d.srv[2] = vbias;
     d.uav[0] = *vout;
+    if (stage == KernelStage::kMvnNormalise && span_normalise) {
+      d.key.variant |= kMvnVariantTexelSpan;
+      d.srv[0] = vin_partial;
+      d.uav[0] = vout_normalise;
+    }
     if (stage != KernelStage::kMvnRow) {
       d.uav[1] = stage == KernelStage::kMvnCoop ? coop_scratch : scratch;
       d.barrier_before = true;  // after the partials, their combine, or the clear

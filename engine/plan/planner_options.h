@@ -84,6 +84,12 @@ struct PlannerOptions {
   // against 202.5; the whole MVN1 389.4 against 437.4 and 494.4 against
   // 512.4 (docs/perf/h200-mvn26-2026-11-28).
   bool mvn_long_span = true;
+  // Where the two passes combine each group's statistics once and the
+  // groups lie back to back in the input and the output (packed odd N,
+  // e.g. 512 x 262,143) without Scale or Bias, the normalisation loads and
+  // stores whole 16-byte texels of the tensor (kMvnNormalise with
+  // kMvnVariantTexelSpan) instead of words or pairs of halves.
+  bool mvn_span_normalise = true;
   // The cooperative schedule (kMvnCoop: one dispatch; statistics tasks,
   // then a cache's worth of groups later the normalisation tasks, so that
   // DRAM sees the input once) for groups of 2 to this many kMvnChunk chunks

@@ -350,7 +350,8 @@ TEST(MvnPlannerTest, LayerNormShapeTwoPassWhenARowExceedsTheBlock) {
 // group statistics after them in scratch, and kMvnNormalise reads those.
 TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
   PlannerOptions o;
-  o.mvn_long_span = false;  // kMvnChunk partials (long spans below)
+  o.mvn_long_span = false;        // kMvnChunk partials (long spans below)
+  o.mvn_span_normalise = false;   // word normalisation (texels below)
   const OperatorDesc op = Mvn1(MakeTensorDesc(DataType::kFloat16, {512, 262143}), {1});
   auto plan = PlanExecution(op, false, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -407,6 +408,25 @@ TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
     EXPECT_EQ(la.partials_word, 512u * long_chunks * 4);
     EXPECT_EQ(DecodeMvnArgs(lp->dispatches[1]).partials_word, la.partials_word);
     EXPECT_EQ(lp->scratch_bytes, (uint64_t{512} * long_chunks + 512) * 16);
+    // The normalisation by texels of the tensor: its chunks and grid as
+    // by words, its input and output as texel views.
+    lo.mvn_span_normalise = true;
+    lp = PlanExecution(op, false, lo);
+    ASSERT_TRUE(lp.ok()) << lp.status();
+    ASSERT_EQ(lp->dispatches.size(), 3u);
+    const Dispatch& ln = lp->dispatches[2];
+    EXPECT_EQ(ln.key.stage, KernelStage::kMvnNormalise);
+    EXPECT_EQ(ln.key.variant, 1 | kMvnVariantTexelSpan);
+    EXPECT_EQ(DecodeMvnArgs(ln).chunks, chunks);
+    EXPECT_EQ(ln.srv[0].format, ViewFormat::kR32G32B32A32Uint);
+    EXPECT_EQ(ln.uav[0].format, ViewFormat::kR32G32B32A32Uint);
+    EXPECT_EQ(ln.uav[0].num_elements, 512u * 262143u * 2 / 16);
+    // Not with a Bias.
+    OperatorDesc biased = op;
+    biased.bias = MakeTensorDesc(DataType::kFloat16, {512, 1});
+    lp = PlanExecution(biased, false, lo);
+    ASSERT_TRUE(lp.ok()) << lp.status();
+    EXPECT_EQ(lp->dispatches.back().key.variant & kMvnVariantTexelSpan, 0);
   }
   // Below the threshold, or with it 0: each normalisation workgroup combines.
   o.mvn_combine_min_chunks = chunks + 1;
@@ -619,13 +639,16 @@ bool AllVec4(const DispatchPlan& plan) {
       continue;
     }
     if (d.key.stage == KernelStage::kMvnCombine) continue;  // scratch alone
-    // kMvnVariantTexelSpan: statistics from texels of the whole input.
-    const bool span = d.key.stage == KernelStage::kMvnPartial &&
+    // kMvnVariantTexelSpan: statistics from texels of the whole input, and
+    // the normalisation by texels of the tensor.
+    const bool span = (d.key.stage == KernelStage::kMvnPartial ||
+                       d.key.stage == KernelStage::kMvnNormalise) &&
                       (d.key.variant & kMvnVariantTexelSpan) != 0;
     EXPECT_EQ(d.srv[0].format,
               v || span ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
     if (d.uav[0].buffer != BufferSlot::kNone) {
-      EXPECT_EQ(d.uav[0].format, v ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
+      EXPECT_EQ(d.uav[0].format,
+                v || span ? ViewFormat::kR32G32B32A32Uint : ViewFormat::kR32Uint);
     }
     const ViewFormat sb = (d.key.variant & kMvnVariantVec4ScaleBias) != 0
                               ? ViewFormat::kR32G32B32A32Uint

@@ -455,6 +455,34 @@ TEST_F(MvnScheduleTest, TexelSpanStatistics) {
   long_apart.mvn_combine_min_chunks = 0;
   ASSERT_TRUE(spans(op, long_apart));
   ASSERT_FALSE(spans(op, long_apart, kLong));
+  // The normalisation by texels of the tensor too (kMvnNormalise with
+  // kMvnVariantTexelSpan): groups back to back, starting at every lane of
+  // a texel, a fused activation, NormalizeVariance FALSE, FLOAT32; not
+  // with a Bias, nor padded rows.
+  auto span_normalises = [](const OperatorDesc& op, const gpu::PlannerOptions& o) {
+    absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+    if (!plan.ok() || plan->dispatches.size() != 3) return false;
+    const gpu::Dispatch& d = plan->dispatches[2];
+    return d.key.stage == KernelStage::kMvnNormalise &&
+           (d.key.variant & gpu::kMvnVariantTexelSpan) != 0;
+  };
+  gpu::PlannerOptions texels = long_span, no_texels = long_span;
+  texels.mvn_span_normalise = true;
+  no_texels.mvn_span_normalise = false;
+  ASSERT_FALSE(span_normalises(op, texels));  // padded rows
+  op = Mvn1(DataType::kFloat16, {8, 2 * gpu::kMvnChunk + 3}, {1});
+  op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
+  ASSERT_TRUE(span_normalises(op, texels));
+  ASSERT_FALSE(span_normalises(op, no_texels));
+  Run(op, texels, MvnSchedule::kTwoPass, 97);
+  op = Mvn1(DataType::kFloat16, {16, 3 * gpu::kMvnChunk - 1}, {1}, /*normalize_variance=*/false);
+  ASSERT_TRUE(span_normalises(op, texels));
+  Run(op, texels, MvnSchedule::kTwoPass, 98, 2.0, 1e3);
+  op = Mvn1(DataType::kFloat32, {4, 2 * gpu::kMvnChunk + 1}, {1});
+  ASSERT_TRUE(span_normalises(op, texels));
+  Run(op, texels, MvnSchedule::kTwoPass, 99);
+  op.bias = MakeTensorDesc(DataType::kFloat32, {4, 1});
+  ASSERT_FALSE(span_normalises(op, texels));
   // FLOAT32 (when asked), NormalizeVariance FALSE, blocked, combined once.
   o.mvn_texel_span_float32 = true;
   op = Mvn1(DataType::kFloat32, {4, 2 * gpu::kMvnChunk + 3}, {1});
