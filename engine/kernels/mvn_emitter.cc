@@ -22,8 +22,7 @@ void MvnEmitter::GroupCoordinates() {
 }
 
 std::vector<Operand> MvnEmitter::OuterOffsets(const std::vector<Tensor>& tensors) {
-  return DimOffsets(g_, 0, kMaxRank - inner_, tensors,
-                    std::vector<Operand>(tensors.size(), U(0)));
+  return OuterOffsetsOf(g_, tensors);
 }
 
 std::vector<Operand> MvnEmitter::InnerOffsets(Operand n, const std::vector<Tensor>& tensors,

@@ -106,8 +106,9 @@ class MvnEmitter {
 
   // kMvnNormalise with kMvnVariantTexelSpan (mvn_emitter_span.cc): groups
   // packed one after another in the input and the output alike, N >= a
-  // texel's elements, no Scale or Bias, the group statistics in scratch
-  // for every group (the two-pass schedule). Texel t of the tensor belongs
+  // texel's elements, the group statistics in scratch for every group (the
+  // two-pass schedule); Scale and Bias, if any, by element in their own
+  // layout. Texel t of the tensor belongs
   // to the group of its lane 0: a thread loads and stores whole texels of
   // its chunk; the one texel where a group ends and the next begins is
   // normalised with both groups' statistics, lane by lane, by the thread
@@ -131,6 +132,9 @@ class MvnEmitter {
 
   // base[t] = offset of reduction group g's first element in tensor t.
   std::vector<Operand> OuterOffsets(const std::vector<Tensor>& tensors);
+
+  // OuterOffsets of group `g` instead of g_.
+  std::vector<Operand> OuterOffsetsOf(Operand g, const std::vector<Tensor>& tensors);
 
   // offs[t] = base[t] + offset of in-group element n (inner dimensions).
   std::vector<Operand> InnerOffsets(Operand n, const std::vector<Tensor>& tensors,
@@ -314,6 +318,12 @@ class MvnEmitter {
   // what the activation reads live on.
   void Affine(MathEmitter& math, Elem& e, Operand rstd, const ActivationParams& params,
               const ExactMean* exact);
+
+  // The Scale and Bias present, and e.s / e.bias loaded for in-group
+  // element n of the group whose OuterOffsetsOf(g, sb) is `base`.
+  std::vector<Tensor> ScaleBiasTensors() const;
+  void LoadScaleBias(Elem& e, Operand n, const std::vector<Tensor>& sb,
+                     const std::vector<Operand>& base);
 
   // The tensors the normalising kernels address: input, output, and the
   // Scale and Bias present (OuterOffsets, LoadElements).

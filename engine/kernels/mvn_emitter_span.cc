@@ -64,6 +64,21 @@ absl::StatusOr<KernelInfo> MvnEmitter::SpanNormalise() {
     e.y = T();
     texel_.Unpack(e.y, v[j / lanes], j % lanes);
   }
+  // Scale and Bias by element (their layout is theirs: InnerOffsets of the
+  // element's index in the group, clamped into it for lanes past its end).
+  const std::vector<Tensor> sb = ScaleBiasTensors();
+  Operand last = T();
+  b_.IAdd(last, CB0(0).z(), I(-1));
+  if (!sb.empty()) {
+    const std::vector<Operand> sb_base = OuterOffsetsOf(g_, sb);
+    for (uint32_t j = 0; j < elems_; ++j) {
+      Operand n = T();
+      b_.IMad(n, el[j].texel, U(lanes), U(j % lanes));
+      b_.IAdd(n, n, start.Neg());
+      b_.UMin(n, n, last);
+      LoadScaleBias(el[j], n, sb, sb_base);
+    }
+  }
   NormaliseValues(st, ref, el, nullptr);
   StoreTexels(el);
 
@@ -91,9 +106,25 @@ absl::StatusOr<KernelInfo> MvnEmitter::SpanNormalise() {
         texel_.Unpack(e.y, x, j);
       }
     }
-    NormaliseValues(st, ref, here, nullptr);
     Operand g_next = T();
     b_.IAdd(g_next, g_, U(1));
+    if (!sb.empty()) {
+      const std::vector<Operand> base_here = OuterOffsetsOf(g_, sb);
+      const std::vector<Operand> base_next = OuterOffsetsOf(g_next, sb);
+      for (uint32_t j = 0; j < lanes; ++j) {
+        // Lanes below `split` are this group's; the others the next one's
+        // (a lane's index in the other group wraps and is clamped).
+        Operand e = T(), n = T();
+        b_.IMad(e, edge, U(lanes), U(j));
+        b_.IAdd(n, e, start.Neg());
+        b_.UMin(n, n, last);
+        LoadScaleBias(here[j], n, sb, base_here);
+        b_.IAdd(n, e, end.Neg());
+        b_.UMin(n, n, last);
+        LoadScaleBias(next[j], n, sb, base_next);
+      }
+    }
+    NormaliseValues(st, ref, here, nullptr);
     MvnStat st_next = LoadGroupStat(g_next);
     Operand ref_next = Reference(end);
     NormaliseValues(st_next, ref_next, next, nullptr);
@@ -110,6 +141,31 @@ absl::StatusOr<KernelInfo> MvnEmitter::SpanNormalise() {
   }
   b_.EndIf();
   return Finish(b_, threads_);
+}
+
+std::vector<Tensor> MvnEmitter::ScaleBiasTensors() const {
+  std::vector<Tensor> sb;
+  if (key_.has_scale) sb.push_back(kScale);
+  if (key_.has_bias) sb.push_back(kBias);
+  return sb;
+}
+
+std::vector<Operand> MvnEmitter::OuterOffsetsOf(Operand g, const std::vector<Tensor>& tensors) {
+  return DimOffsets(g, 0, kMaxRank - inner_, tensors, std::vector<Operand>(tensors.size(), U(0)));
+}
+
+void MvnEmitter::LoadScaleBias(Elem& e, Operand n, const std::vector<Tensor>& sb,
+                               const std::vector<Operand>& base) {
+  const std::vector<Operand> off = InnerOffsets(n, sb, base);
+  size_t i = 0;
+  if (key_.has_scale) {
+    e.s = T();
+    Load(e.s, 1, off[i++]);
+  }
+  if (key_.has_bias) {
+    e.bias = T();
+    Load(e.bias, 2, off[i++]);
+  }
 }
 
 }  // namespace dmls::gpu::mvn_emit

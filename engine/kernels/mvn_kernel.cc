@@ -32,12 +32,11 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   }
   const uint8_t row_bits = key.variant & (kMvnVariantSmallRow | kMvnVariantWideRow);
   // kMvnPartial: kMvnVariantTexelSpan alone, or with kMvnVariantLongSpan;
-  // kMvnNormalise: kMvnVariantTexelSpan without Scale and Bias.
+  // kMvnNormalise: kMvnVariantTexelSpan.
   const bool span =
       (key.variant & kMvnVariantVec4) == 0 &&
       ((key.stage == KernelStage::kMvnPartial && (row_bits & kMvnVariantTexelSpan) != 0) ||
-       (key.stage == KernelStage::kMvnNormalise && row_bits == kMvnVariantTexelSpan &&
-        !key.has_scale && !key.has_bias));
+       (key.stage == KernelStage::kMvnNormalise && row_bits == kMvnVariantTexelSpan));
   if (row_bits != 0 && !span && (key.stage != KernelStage::kMvnRow ||
                         row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
     return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
@@ -147,7 +146,7 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
                   KernelKey ck = k;
                   if (c == 1) ck.stage = KernelStage::kMvnNormalise;
                   keys.push_back(ck);
-                  if (c == 1 && stage == 0 && !hs && !hb) {
+                  if (c == 1 && stage == 0) {
                     ck.variant |= kMvnVariantTexelSpan;  // and by texels of the tensor
                     keys.push_back(ck);
                     ck.variant = k.variant;

@@ -231,11 +231,10 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   // The normalisation by texels of the tensor (kMvnNormalise with
   // kMvnVariantTexelSpan): groups back to back in the input and output,
   // every group's statistic combined before it runs (the two passes, not
-  // blocks), no Scale or Bias.
+  // blocks); Scale and Bias by element.
   const bool span_normalise = span && o.mvn_span_normalise && schedule.combine &&
-                              schedule.kind == MvnSchedule::kTwoPass && !has_scale &&
-                              !has_bias && n >= 16 / element_bytes &&
-                              GroupsFollowEachOther(outer, inner);
+                              schedule.kind == MvnSchedule::kTwoPass &&
+                              n >= 16 / element_bytes && GroupsFollowEachOther(outer, inner);
   const uint64_t work_groups = groups * partial_chunks;
   auto io_view = vec4 ? WholeTexelView : WholeView;
   auto sb_view = sb_vec4 ? WholeTexelView : WholeView;

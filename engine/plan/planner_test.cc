@@ -421,10 +421,17 @@ TEST(MvnPlannerTest, CombineDispatchFromEnoughChunks) {
     EXPECT_EQ(ln.srv[0].format, ViewFormat::kR32G32B32A32Uint);
     EXPECT_EQ(ln.uav[0].format, ViewFormat::kR32G32B32A32Uint);
     EXPECT_EQ(ln.uav[0].num_elements, 512u * 262143u * 2 / 16);
-    // Not with a Bias.
+    // With a Bias too (by element, its word view); not with padded rows.
     OperatorDesc biased = op;
     biased.bias = MakeTensorDesc(DataType::kFloat16, {512, 1});
     lp = PlanExecution(biased, false, lo);
+    ASSERT_TRUE(lp.ok()) << lp.status();
+    EXPECT_EQ(lp->dispatches.back().key.variant, 1 | kMvnVariantTexelSpan);
+    EXPECT_TRUE(lp->dispatches.back().key.has_bias);
+    EXPECT_EQ(lp->dispatches.back().srv[2].format, ViewFormat::kR32Uint);
+    OperatorDesc padded = op;
+    padded.input = MakeTensorDesc(DataType::kFloat16, {512, 262143}, std::vector<uint64_t>{262151, 1});
+    lp = PlanExecution(padded, false, lo);
     ASSERT_TRUE(lp.ok()) << lp.status();
     EXPECT_EQ(lp->dispatches.back().key.variant & kMvnVariantTexelSpan, 0);
   }

@@ -457,8 +457,8 @@ TEST_F(MvnScheduleTest, TexelSpanStatistics) {
   ASSERT_FALSE(spans(op, long_apart, kLong));
   // The normalisation by texels of the tensor too (kMvnNormalise with
   // kMvnVariantTexelSpan): groups back to back, starting at every lane of
-  // a texel, a fused activation, NormalizeVariance FALSE, FLOAT32; not
-  // with a Bias, nor padded rows.
+  // a texel, a fused activation, NormalizeVariance FALSE, FLOAT32, a Bias
+  // per group, a Scale per column with a Bias per group; not padded rows.
   auto span_normalises = [](const OperatorDesc& op, const gpu::PlannerOptions& o) {
     absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
     if (!plan.ok() || plan->dispatches.size() != 3) return false;
@@ -482,7 +482,14 @@ TEST_F(MvnScheduleTest, TexelSpanStatistics) {
   ASSERT_TRUE(span_normalises(op, texels));
   Run(op, texels, MvnSchedule::kTwoPass, 99);
   op.bias = MakeTensorDesc(DataType::kFloat32, {4, 1});
-  ASSERT_FALSE(span_normalises(op, texels));
+  ASSERT_TRUE(span_normalises(op, texels));
+  Run(op, texels, MvnSchedule::kTwoPass, 100);
+  op = Mvn1(DataType::kFloat16, {8, 2 * gpu::kMvnChunk + 5}, {1});
+  op.scale = MakeTensorDesc(DataType::kFloat16, {1, 2 * gpu::kMvnChunk + 5});
+  op.bias = MakeTensorDesc(DataType::kFloat16, {8, 1});
+  op.fused_activation = Fused(OperatorType::kActivationCelu, 1.5f);
+  ASSERT_TRUE(span_normalises(op, texels));
+  Run(op, texels, MvnSchedule::kTwoPass, 101);
   // FLOAT32 (when asked), NormalizeVariance FALSE, blocked, combined once.
   o.mvn_texel_span_float32 = true;
   op = Mvn1(DataType::kFloat32, {4, 2 * gpu::kMvnChunk + 3}, {1});
