@@ -282,15 +282,7 @@ std::vector<MvnEmitter::Elem> MvnEmitter::LoadElements(const std::vector<Tensor>
     std::vector<Operand> off = InnerOffsets(nj, tensors, base);
     in_off[j] = off[0];
     e.out_off = off[1];
-    size_t next = 2;
-    if (key_.has_scale) {
-      e.s = T();
-      Load(e.s, 1, off[next++]);
-    }
-    if (key_.has_bias) {
-      e.bias = T();
-      Load(e.bias, 2, off[next++]);
-    }
+    LoadScaleBiasAt(e, off, 2);
   }
   LoadInputs(y, in_off);
   return el;

@@ -324,6 +324,9 @@ class MvnEmitter {
   std::vector<Tensor> ScaleBiasTensors() const;
   void LoadScaleBias(Elem& e, Operand n, const std::vector<Tensor>& sb,
                      const std::vector<Operand>& base);
+  // The same from offsets already computed: off[first] is the Scale's (if
+  // any), then the Bias's.
+  void LoadScaleBiasAt(Elem& e, const std::vector<Operand>& off, size_t first);
 
   // The tensors the normalising kernels address: input, output, and the
   // Scale and Bias present (OuterOffsets, LoadElements).

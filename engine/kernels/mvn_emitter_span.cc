@@ -156,8 +156,11 @@ std::vector<Operand> MvnEmitter::OuterOffsetsOf(Operand g, const std::vector<Ten
 
 void MvnEmitter::LoadScaleBias(Elem& e, Operand n, const std::vector<Tensor>& sb,
                                const std::vector<Operand>& base) {
-  const std::vector<Operand> off = InnerOffsets(n, sb, base);
-  size_t i = 0;
+  LoadScaleBiasAt(e, InnerOffsets(n, sb, base), 0);
+}
+
+void MvnEmitter::LoadScaleBiasAt(Elem& e, const std::vector<Operand>& off, size_t first) {
+  size_t i = first;
   if (key_.has_scale) {
     e.s = T();
     Load(e.s, 1, off[i++]);
