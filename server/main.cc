@@ -77,7 +77,13 @@ ABSL_FLAG(std::string, device, kDefaults.device,
           "Engine: auto (Direct3D 12 on every discrete GPU, else one GPU, "
           "else the software adapter, lavapipe; never the cpu engine: "
           "without Direct3D 12 the server fails to start), gpu (every "
-          "discrete GPU, else one GPU), software or cpu.");
+          "discrete GPU, else one GPU), software, cpu, or directml "
+          "(Windows only: Microsoft's DirectML.dll, --directml_dll, on "
+          "--adapter's or the first GPU; a reference engine, one request at a "
+          "time).");
+ABSL_FLAG(std::string, directml_dll, kDefaults.directml_dll,
+          "--device=directml: the DirectML.dll to load (a path, or a bare "
+          "name found beside dmlserve.exe first).");
 ABSL_FLAG(std::string, adapter, kDefaults.adapter,
           "One Direct3D 12 adapter to use (the first whose description "
           "contains this).");
@@ -222,6 +228,7 @@ int main(int argc, char** argv) {
   options.max_output_ratio_limit = absl::GetFlag(FLAGS_max_output_ratio_limit);
   options.stream_queue_bytes = absl::GetFlag(FLAGS_stream_queue_bytes).bytes;
   options.device = absl::GetFlag(FLAGS_device);
+  options.directml_dll = absl::GetFlag(FLAGS_directml_dll);
   options.adapter = absl::GetFlag(FLAGS_adapter);
   options.adapters = absl::GetFlag(FLAGS_adapters);
   absl::StatusOr<std::optional<uint64_t>> memory_cap =

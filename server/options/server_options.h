@@ -45,8 +45,12 @@ struct ServerOptions {
   // larger is RESOURCE_EXHAUSTED (TENSOR_BYTES_LIMIT).
   uint64_t max_tensor_bytes = 1 * kGiB;
   // "auto" (Direct3D 12 when available, else the CPU engine), "gpu"
-  // (hardware adapter), "software" (WARP/lavapipe adapter) or "cpu".
+  // (hardware adapter), "software" (WARP/lavapipe adapter), "cpu", or
+  // "directml" (Microsoft's DirectML.dll; Windows builds only).
   std::string device = "auto";
+  // --device=directml: the DLL, passed to LoadLibrary as is (a bare name is
+  // looked for beside dmlserve.exe first).
+  std::string directml_dll = "DirectML.dll";
   // Adapter to use (substring of its description); empty = the first match.
   // One engine on one adapter; excludes `adapters`.
   std::string adapter;
