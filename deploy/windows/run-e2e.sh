@@ -8,6 +8,9 @@
 #   deploy/windows/run-e2e.sh                 # every e2e entry on the CPU engine
 #   deploy/windows/run-e2e.sh -L gpu          # ctest arguments replace the default
 #   deploy/windows/run-e2e.sh -R e2e_test_version
+#   DMLS_E2E_DEVICE=directml deploy/windows/run-e2e.sh -R e2e_test_operators
+#                          # the servers on --device=directml (DirectML.dll
+#                          # from fetch-directml.sh, copied beside dmlserve.exe)
 #
 # Needs `deploy/windows/cross-build.sh all`. ctest's own log is
 # $BUILD/Testing/Temporary/LastTest.log; the per-test summary (name, result,
@@ -21,6 +24,11 @@ BUILD="${DMLS_WIN_BUILD_DIR:-$ROOT/build-win}"
 args=("$@")
 [[ ${#args[@]} -eq 0 ]] && args=(-L e2e -LE gpu)
 
+if [[ "${DMLS_E2E_DEVICE:-cpu}" == directml ]]; then
+  dll=$("$ROOT/deploy/windows/fetch-directml.sh") || exit 2
+  cp "$dll" "$BUILD/server/DirectML.dll"
+  export DMLS_E2E_DEVICE
+fi
 source "$ROOT/deploy/windows/wine-env.sh" || exit 2
 # One test at a time: every server is a Wine process sharing one wineserver
 # and the 2-core machines this runs on.
