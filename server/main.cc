@@ -119,7 +119,12 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
           "Bearer tokens (needs TLS): lines 'TOKEN PRINCIPAL "
           "[scopes=execute,tensors] [expires=RFC3339]'. Calls without a "
           "valid 'authorization: Bearer TOKEN' get UNAUTHENTICATED, without "
-          "the method's scope PERMISSION_DENIED. Re-read on SIGHUP.");
+          "the method's scope PERMISSION_DENIED. Re-read on SIGHUP and "
+          "when it changes (--auth_tokens_poll_ms).");
+ABSL_FLAG(int, auth_tokens_poll_ms, kDefaults.auth_tokens_poll_ms,
+          "How often --auth_tokens_file's modification time and size are "
+          "checked; a change reloads it (the reload trigger on Windows, "
+          "which has no SIGHUP). 0 = only on SIGHUP.");
 ABSL_FLAG(std::string, auth_exempt, kDefaults.auth_exempt,
           "Methods reachable without a token: health, reflection and/or "
           "method path prefixes, comma-separated; empty = none.");
@@ -246,6 +251,7 @@ int main(int argc, char** argv) {
   options.tls_client_auth = absl::GetFlag(FLAGS_tls_client_auth);
   options.tls_reload_seconds = absl::GetFlag(FLAGS_tls_reload_seconds);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
+  options.auth_tokens_poll_ms = absl::GetFlag(FLAGS_auth_tokens_poll_ms);
   options.auth_exempt = absl::GetFlag(FLAGS_auth_exempt);
   options.tenant_from_peer = absl::GetFlag(FLAGS_tenant_from_peer);
   options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
@@ -363,12 +369,7 @@ int main(int argc, char** argv) {
 
   std::string request;
   while ((*stop_signal)->Wait(&request) == dmls::server::StopSignal::Request::kReload) {
-    if (absl::Status reloaded = (*server)->ReloadTokens(); reloaded.ok()) {
-      log->info("SIGHUP: reloaded the tokens file");
-    } else {
-      log->error("SIGHUP: {}; keeping the tokens in use",
-                 std::string(reloaded.message()));
-    }
+    (*server)->ReloadTokens("SIGHUP").IgnoreError();  // logged there
   }
   log->info("received {}", request);
   // Drain: NOT_SERVING but still serving, until the drain period is over or

@@ -79,8 +79,11 @@ struct ServerOptions {
   std::string tls_client_ca_file;
   std::string tls_client_auth;  // "", "none", "optional", "require"
   int tls_reload_seconds = 60;
-  // Bearer tokens (token_auth.h; needs TLS). Reloaded on SIGHUP.
+  // Bearer tokens (token_auth.h; needs TLS). Reloaded on SIGHUP (POSIX)
+  // and, every auth_tokens_poll_ms, when its modification time or size
+  // changed (security/tokens_file_watch.h; every platform). 0: no polling.
   std::string auth_tokens_file;
+  int auth_tokens_poll_ms = 2000;
   // Methods reachable without a token: "health", "reflection" or method path
   // prefixes, comma-separated; "" requires a token for everything.
   std::string auth_exempt = "health,reflection";

@@ -39,6 +39,8 @@ SERVER_PREFIX = shlex.split(os.environ.get("DMLSERVE_PREFIX", ""))
 DMLSERVE_CMD = SERVER_PREFIX + [DMLSERVE_BIN]
 DMLCTL_CMD = SERVER_PREFIX + [DMLCTL_BIN]
 STOP_SIGNAL = getattr(signal, "SIG" + os.environ.get("DMLSERVE_STOP_SIGNAL", "TERM"))
+# The server is a Windows build (under Wine): no SIGHUP, for one.
+WINDOWS = os.environ.get("DMLS_E2E_WINDOWS") == "1"
 SOURCE_DIR = os.environ.get(
     "DMLS_SOURCE_DIR",
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
