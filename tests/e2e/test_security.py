@@ -297,10 +297,9 @@ def reload_tokens_case(test, sig):
     test.assertEqual(test.server.process.poll(), None)
 
 
-class TokenTest(SecureServerCase):
-    # POSIX: the file is reloaded on SIGHUP only, so that the SIGHUP case
-    # tests SIGHUP; Windows (no SIGHUP) polls it. TokenPollTest: the poll.
-    POLL_MS = 100 if WINDOWS else 0
+class TokensFileCase(SecureServerCase):
+    """A server with the tokens file TOKENS, polled every POLL_MS (0: not)."""
+    POLL_MS = 0
 
     @classmethod
     def server_flags(cls, pki):
@@ -314,6 +313,12 @@ class TokenTest(SecureServerCase):
     def write_tokens(self, text):
         with open(self.tokens_path, "w") as f:
             f.write(text)
+
+
+class TokenTest(TokensFileCase):
+    # POSIX: the file is reloaded on SIGHUP only, so that the SIGHUP case
+    # tests SIGHUP; Windows (no SIGHUP) polls it. TokenPollTest: the poll.
+    POLL_MS = 100 if WINDOWS else 0
 
     def test_the_right_token_works(self):
         celu_works(self, self.client(token="alice-token-0123456789abcdef"))
@@ -469,19 +474,10 @@ class TokenTest(SecureServerCase):
         self.assertEqual(self.dmlctl(*tls, "health").returncode, 0)
 
 
-class TokenPollTest(SecureServerCase):
+class TokenPollTest(TokensFileCase):
     """--auth_tokens_poll_ms: a changed tokens file is reloaded without a
     signal (every platform; the only trigger on Windows)."""
-
-    @classmethod
-    def server_flags(cls, pki):
-        cls.tokens_path = pki.path("tokens.txt")
-        with open(cls.tokens_path, "w") as f:
-            f.write(TOKENS)
-        return super().server_flags(pki) + [
-            "--auth_tokens_file=" + cls.tokens_path, "--auth_tokens_poll_ms=100"]
-
-    write_tokens = TokenTest.write_tokens
+    POLL_MS = 100
 
     def test_a_changed_tokens_file_is_reloaded_without_a_signal(self):
         reload_tokens_case(self, None)
