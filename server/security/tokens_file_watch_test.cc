@@ -37,7 +37,8 @@ class TokensFileWatchTest : public ::testing::Test {
   }
   void TearDown() override { std::remove(path_.c_str()); }
 
-  void Write(const std::string& text) { std::ofstream(path_) << text; }
+  // Binary: the size the stamp sees is the text's on Windows too.
+  void Write(const std::string& text) { std::ofstream(path_, std::ios::binary) << text; }
 
   bool Knows(const std::string& token) const {
     const std::string header = "Bearer " + token;
