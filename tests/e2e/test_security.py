@@ -500,6 +500,8 @@ class StartupTest(unittest.TestCase):
                 (["--tls_cert_file=/no/such.pem", "--tls_key_file=/no/such.key"],
                  "--tls_cert_file: cannot read /no/such.pem"),
                 (["--tls_client_ca_file=/x.pem"], "needs --tls_cert_file"),
+                (["--tls_cert_file=/no/such.pem", "--tls_key_file=/no/such.key",
+                  "--auth_tokens_poll_ms=-1"], "--auth_tokens_poll_ms must be 0"),
             )
             for flags, message in cases:
                 with self.subTest(flags=flags):
