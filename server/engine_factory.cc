@@ -155,6 +155,10 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
     logger->warn("--device=directml: the DirectML reference engine runs one "
                  "request at a time on the calling thread (no batching, "
                  "resident tensors in host memory, chains step by step)");
+    if (options.gpu_memory_cap_bytes.value_or(0) != 0) {
+      logger->warn("--device=directml: --gpu_memory_cap_bytes is ignored (the "
+                   "DirectML engine keeps no pools; GetCapabilities reports no cap)");
+    }
   }
   return std::unique_ptr<Engine>(*std::move(engine));
 #else
