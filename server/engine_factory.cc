@@ -9,6 +9,9 @@
 #if DMLSERVE_HAVE_D3D12
 #include "engine/d3d12/dxbc_engine.h"
 #endif
+#if DMLSERVE_HAVE_DIRECTML
+#include "engine/directml/dml_engine.h"
+#endif
 
 namespace dmls::server {
 namespace {
@@ -125,12 +128,56 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
 #endif
 }
 
+// --device=directml: Microsoft's DirectML.dll (engine/directml) on one
+// Direct3D 12 adapter, --adapter's or the one "auto" picks. Windows only.
+absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
+    const ServerOptions& options,
+    const std::shared_ptr<spdlog::logger>& logger) {
+#if DMLSERVE_HAVE_DIRECTML
+  directml::DmlEngineOptions dml;
+  dml.dll_path = options.directml_dll;
+  if (!options.adapter.empty()) {
+    absl::StatusOr<std::vector<int>> selected =
+        SelectAdapters(options, d3d12::DeviceOptions::Kind::kAuto);
+    if (!selected.ok()) return selected.status();
+    dml.device.adapter_index = selected->front();
+  }
+  absl::StatusOr<std::unique_ptr<directml::DmlEngine>> engine =
+      directml::DmlEngine::Create(dml);
+  if (!engine.ok()) {
+    return absl::Status(
+        engine.status().code(),
+        absl::StrCat("--device=directml: cannot create the DirectML engine "
+                     "(--directml_dll=", options.directml_dll, "): ",
+                     engine.status().message()));
+  }
+  if (logger) {
+    logger->warn("--device=directml: the DirectML reference engine runs one "
+                 "request at a time on the calling thread (no batching, "
+                 "resident tensors in host memory, chains step by step)");
+    if (options.gpu_memory_cap_bytes.value_or(0) != 0) {
+      logger->warn("--device=directml: --gpu_memory_cap_bytes is ignored (the "
+                   "DirectML engine keeps no pools; GetCapabilities reports no cap)");
+    }
+  }
+  return std::unique_ptr<Engine>(*std::move(engine));
+#else
+  (void)logger;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--device=directml: the DirectML engine is Windows-only (it loads "
+      "DirectML.dll, --directml_dll=", options.directml_dll,
+      ") and this dmlserve was not built for Windows; use --device=auto, "
+      "gpu, software or cpu"));
+#endif
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     const ServerOptions& options, std::shared_ptr<spdlog::logger> logger,
     const EngineHooks& hooks) {
   if (options.device == "cpu") return CreateCpuEngine(options, hooks);
+  if (options.device == "directml") return CreateDirectMlEngine(options, logger);
   if (options.device == "auto" || options.device == "gpu" ||
       options.device == "software") {
     // No silent fallback: a server asked for Direct3D 12 that cannot create

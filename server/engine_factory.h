@@ -25,7 +25,9 @@ namespace dmls::server {
 // (one adapter, by name substring) or options.adapters (a list, see
 // ServerOptions) override that and the kind; an adapter that fails is
 // logged and left out. options.gpu_memory_cap_bytes caps each engine's
-// pools.
+// pools. "directml": Microsoft's DirectML.dll (options.directml_dll) on one
+// adapter (options.adapter, else a hardware GPU, else the software one);
+// Windows builds only, INVALID_ARGUMENT elsewhere.
 // Optional observers of the engines built.
 struct EngineHooks {
   // The scheduler observer of the engine of device label "0", "1", ... (its

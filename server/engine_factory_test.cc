@@ -26,6 +26,21 @@ TEST(EngineFactory, CpuIsTheReferenceEngine) {
   (*engine)->Shutdown();
 }
 
+#if !defined(_WIN32)
+// DirectML.dll exists for Windows only: a Linux server refuses the device at
+// startup with INVALID_ARGUMENT saying so, and names the devices it has.
+TEST(EngineFactory, DirectMlIsWindowsOnly) {
+  ServerOptions options;
+  options.device = "directml";
+  auto engine = CreateEngine(options, NullLogger());
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(engine.status().message(), HasSubstr("--device=directml"));
+  EXPECT_THAT(engine.status().message(), HasSubstr("Windows-only"));
+  EXPECT_THAT(engine.status().message(), HasSubstr("--device=auto, gpu, software or cpu"));
+}
+#endif
+
 #if DMLSERVE_HAVE_D3D12
 // --device=software: the Direct3D 12 engine on lavapipe.
 ServerOptions Software() {

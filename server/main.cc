@@ -77,7 +77,13 @@ ABSL_FLAG(std::string, device, kDefaults.device,
           "Engine: auto (Direct3D 12 on every discrete GPU, else one GPU, "
           "else the software adapter, lavapipe; never the cpu engine: "
           "without Direct3D 12 the server fails to start), gpu (every "
-          "discrete GPU, else one GPU), software or cpu.");
+          "discrete GPU, else one GPU), software, cpu, or directml "
+          "(Windows only: Microsoft's DirectML.dll, --directml_dll, on "
+          "--adapter's or the first GPU; a reference engine, one request at a "
+          "time).");
+ABSL_FLAG(std::string, directml_dll, kDefaults.directml_dll,
+          "--device=directml: the DirectML.dll to load (a path, or a bare "
+          "name found beside dmlserve.exe first).");
 ABSL_FLAG(std::string, adapter, kDefaults.adapter,
           "One Direct3D 12 adapter to use (the first whose description "
           "contains this).");
@@ -113,7 +119,12 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
           "Bearer tokens (needs TLS): lines 'TOKEN PRINCIPAL "
           "[scopes=execute,tensors] [expires=RFC3339]'. Calls without a "
           "valid 'authorization: Bearer TOKEN' get UNAUTHENTICATED, without "
-          "the method's scope PERMISSION_DENIED. Re-read on SIGHUP.");
+          "the method's scope PERMISSION_DENIED. Re-read on SIGHUP and "
+          "when it changes (--auth_tokens_poll_ms).");
+ABSL_FLAG(int, auth_tokens_poll_ms, kDefaults.auth_tokens_poll_ms,
+          "How often --auth_tokens_file's modification time and size are "
+          "checked; a change reloads it (the reload trigger on Windows, "
+          "which has no SIGHUP). 0 = only on SIGHUP.");
 ABSL_FLAG(std::string, auth_exempt, kDefaults.auth_exempt,
           "Methods reachable without a token: health, reflection and/or "
           "method path prefixes, comma-separated; empty = none.");
@@ -222,6 +233,7 @@ int main(int argc, char** argv) {
   options.max_output_ratio_limit = absl::GetFlag(FLAGS_max_output_ratio_limit);
   options.stream_queue_bytes = absl::GetFlag(FLAGS_stream_queue_bytes).bytes;
   options.device = absl::GetFlag(FLAGS_device);
+  options.directml_dll = absl::GetFlag(FLAGS_directml_dll);
   options.adapter = absl::GetFlag(FLAGS_adapter);
   options.adapters = absl::GetFlag(FLAGS_adapters);
   absl::StatusOr<std::optional<uint64_t>> memory_cap =
@@ -239,6 +251,7 @@ int main(int argc, char** argv) {
   options.tls_client_auth = absl::GetFlag(FLAGS_tls_client_auth);
   options.tls_reload_seconds = absl::GetFlag(FLAGS_tls_reload_seconds);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
+  options.auth_tokens_poll_ms = absl::GetFlag(FLAGS_auth_tokens_poll_ms);
   options.auth_exempt = absl::GetFlag(FLAGS_auth_exempt);
   options.tenant_from_peer = absl::GetFlag(FLAGS_tenant_from_peer);
   options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
@@ -356,12 +369,7 @@ int main(int argc, char** argv) {
 
   std::string request;
   while ((*stop_signal)->Wait(&request) == dmls::server::StopSignal::Request::kReload) {
-    if (absl::Status reloaded = (*server)->ReloadTokens(); reloaded.ok()) {
-      log->info("SIGHUP: reloaded the tokens file");
-    } else {
-      log->error("SIGHUP: {}; keeping the tokens in use",
-                 std::string(reloaded.message()));
-    }
+    (*server)->ReloadTokens("SIGHUP").IgnoreError();  // logged there
   }
   log->info("received {}", request);
   // Drain: NOT_SERVING but still serving, until the drain period is over or

@@ -8,6 +8,8 @@
 #   deploy/windows/run-server.sh                 # --device=cpu and software
 #                        # (lavapipe is a software adapter: gpu refuses it)
 #   deploy/windows/run-server.sh cpu software    # those devices
+#   deploy/windows/run-server.sh directml        # DirectML.dll (fetch-directml.sh,
+#                        # copied beside dmlserve.exe) on the lavapipe adapter
 #
 # Needs `deploy/windows/cross-build.sh all`. Writes
 # $BUILD/wine-server/<device>.log (the server's stderr) and prints one line
@@ -27,6 +29,10 @@ export WINE_LOADER="${WINE_LOADER:-/usr/lib/wine/wine64}"
 [[ -f "$SERVER" && -f "$CTL" ]] ||
   { echo "no $SERVER or $CTL: run deploy/windows/cross-build.sh all" >&2; exit 2; }
 
+if [[ " ${DEVICES[*]} " == *" directml "* ]]; then
+  dll=$("$ROOT/deploy/windows/fetch-directml.sh") || exit 2
+  cp "$dll" "$(dirname "$SERVER")/DirectML.dll"
+fi
 source "$ROOT/deploy/windows/wine-env.sh" || exit 2
 rm -rf "$OUT"; mkdir -p "$OUT"
 

@@ -9,6 +9,7 @@
 #include "engine/d3d12/hresult.h"
 #include "engine/d3d12/objects.h"
 #include "engine/directml/op_mapping.h"
+#include "engine/ops/rule_status.h"
 #include "engine/ops/schema.h"
 
 namespace dmls::directml {
@@ -183,14 +184,18 @@ absl::StatusOr<std::unique_ptr<DmlEngine::Compiled>> DmlEngine::Compile(const Op
   auto refused = [&](const char* what, HRESULT hr) {
     const DataType in = op.input->type();
     const DataType out = op.output->type();
-    return absl::InvalidArgumentError(absl::StrCat(
-        kDirectMlRefused, ": DirectML.dll ", what, "(", ops::OperatorTypeName(op.type),
-        ") failed with hr=", HexHr(hr), "; input ", std::string(DataTypeName(in)),
+    std::string detail = absl::StrCat(
+        "DirectML.dll ", what, "(", ops::OperatorTypeName(op.type), ") failed with hr=",
+        HexHr(hr), "; input ", std::string(DataTypeName(in)),
         device_->SupportsDataType(in) ? "" : " (data type not supported by the device)",
         ", output ", std::string(DataTypeName(out)),
         device_->SupportsDataType(out) ? "" : " (data type not supported by the device)",
         "; device feature level ",
-        FeatureLevelName(static_cast<uint32_t>(device_->max_feature_level()))));
+        FeatureLevelName(static_cast<uint32_t>(device_->max_feature_level())));
+    // A rule status (engine/ops/rule_status.h): the server answers it as
+    // INVALID_ARGUMENT with the rule, not as a fault of the engine.
+    return ops::RuleStatus(absl::StatusCode::kInvalidArgument, kDirectMlRefused, "operator",
+                           std::move(detail));
   };
   // Only a refusal of the desc is DIRECTML_REFUSED; a removed device or
   // anything else is not the request's fault.

@@ -13,6 +13,7 @@
 #include "engine/core/execute_sync.h"
 #include "engine/cpu/cpu_engine.h"
 #include "engine/cpu/cpu_test_util.h"
+#include "engine/ops/rule_status.h"
 #include "gtest/gtest.h"
 
 namespace dmls::directml {
@@ -172,6 +173,12 @@ TEST_F(DmlEngineTest, WhatDirectMlRefusesIsInvalidArgument) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(got.status().message().find(kDirectMlRefused), std::string::npos) << got.status();
   EXPECT_NE(got.status().message().find("ACTIVATION_CELU"), std::string::npos) << got.status();
+  // A rule status, so that the server answers INVALID_ARGUMENT with the
+  // rule (an engine's INVALID_ARGUMENT without one is INTERNAL there).
+  const std::vector<ops::Violation> violations = ops::ViolationsOf(got.status());
+  ASSERT_EQ(violations.size(), 1u) << got.status();
+  EXPECT_EQ(violations[0].rule, kDirectMlRefused);
+  EXPECT_EQ(violations[0].field, "operator");
   const uint64_t refused = Counter(*engine_, "refused_operators");
   EXPECT_FALSE(ExecuteSync(*engine_, r).ok());  // cached, same answer
   EXPECT_EQ(Counter(*engine_, "refused_operators"), refused);

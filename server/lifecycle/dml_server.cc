@@ -17,6 +17,7 @@
 #include "server/rpc/send_queues.h"
 #include "server/rpc/server_sockets.h"
 #include "server/security/server_credentials.h"
+#include "server/security/tokens_file_watch.h"
 
 namespace dmls::server {
 
@@ -56,6 +57,13 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
     return security.status();
   }
   server->tokens_ = security->tokens;
+  if (server->tokens_ != nullptr && options.auth_tokens_poll_ms > 0) {
+    TokensFileWatchOptions watch;
+    watch.path = options.auth_tokens_file;
+    watch.interval = absl::Milliseconds(options.auth_tokens_poll_ms);
+    server->tokens_watch_ =
+        std::make_unique<TokensFileWatch>(server->tokens_, watch, logger);
+  }
   server->security_ = security->description;
   service_options.tokens = security->tokens;  // each call's principal: principal.h
   service_options.tenant_from_peer = options.tenant_from_peer;
@@ -118,9 +126,12 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   return server;
 }
 
-absl::Status DmlServer::ReloadTokens() {
-  if (tokens_ == nullptr) return absl::OkStatus();
-  return tokens_->Reload();
+absl::Status DmlServer::ReloadTokens(absl::string_view trigger) {
+  if (tokens_ == nullptr) {
+    logger_->info("{}: no tokens file to reload", std::string(trigger));
+    return absl::OkStatus();
+  }
+  return ReloadTokensAndLog(*tokens_, trigger, *logger_);
 }
 
 void DmlServer::SetServing(bool serving) {

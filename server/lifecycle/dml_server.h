@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "engine/core/engine.h"
 #include "engine/core/mutex.h"
@@ -29,6 +30,7 @@
 #include "server/rpc/service.h"
 #include "server/rpc/tensor_service.h"
 #include "server/security/token_auth.h"
+#include "server/security/tokens_file_watch.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {
@@ -97,9 +99,10 @@ class DmlServer {
   // that clients move away before this.
   void Shutdown(absl::Duration grace);
 
-  // Re-reads the bearer tokens file (SIGHUP); OK when there is none. On
+  // Re-reads the bearer tokens file and logs the outcome prefixed by
+  // `trigger` ("SIGHUP"; tokens_file_watch.h); OK when there is none. On
   // error the tokens in use stay. Thread-safe.
-  absl::Status ReloadTokens();
+  absl::Status ReloadTokens(absl::string_view trigger);
   // "plaintext", "mutual TLS, bearer tokens (3)", ... for the startup log.
   const std::string& security() const { return security_; }
 
@@ -125,6 +128,8 @@ class DmlServer {
   std::unique_ptr<kserve::KServeServiceImpl> kserve_service_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<TokenAuthenticator> tokens_;  // null: no tokens
+  // Reloads tokens_ when the file changes; null without tokens or polling.
+  std::unique_ptr<TokensFileWatch> tokens_watch_;
   std::string security_;
   int port_ = 0;
   std::string address_;

@@ -132,9 +132,15 @@ absl::Status ValidateOptions(const ServerOptions& o) {
         o.max_queue_delay_us));
   }
   if (o.device != "auto" && o.device != "gpu" && o.device != "software" &&
-      o.device != "cpu") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--device must be auto, gpu, software or cpu, got \"", o.device, "\""));
+      o.device != "cpu" && o.device != "directml") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device must be auto, gpu, software, cpu or directml, got \"",
+                     o.device, "\""));
+  }
+  if (o.device == "directml" && !o.adapters.empty()) {
+    return absl::InvalidArgumentError(
+        "--adapters runs one Direct3D 12 engine per adapter; --device=directml "
+        "runs one engine (name its adapter with --adapter)");
   }
   if (!o.adapter.empty() && !o.adapters.empty()) {
     return absl::InvalidArgumentError(

@@ -45,8 +45,12 @@ struct ServerOptions {
   // larger is RESOURCE_EXHAUSTED (TENSOR_BYTES_LIMIT).
   uint64_t max_tensor_bytes = 1 * kGiB;
   // "auto" (Direct3D 12 when available, else the CPU engine), "gpu"
-  // (hardware adapter), "software" (WARP/lavapipe adapter) or "cpu".
+  // (hardware adapter), "software" (WARP/lavapipe adapter), "cpu", or
+  // "directml" (Microsoft's DirectML.dll; Windows builds only).
   std::string device = "auto";
+  // --device=directml: the DLL, passed to LoadLibrary as is (a bare name is
+  // looked for beside dmlserve.exe first).
+  std::string directml_dll = "DirectML.dll";
   // Adapter to use (substring of its description); empty = the first match.
   // One engine on one adapter; excludes `adapters`.
   std::string adapter;
@@ -75,8 +79,11 @@ struct ServerOptions {
   std::string tls_client_ca_file;
   std::string tls_client_auth;  // "", "none", "optional", "require"
   int tls_reload_seconds = 60;
-  // Bearer tokens (token_auth.h; needs TLS). Reloaded on SIGHUP.
+  // Bearer tokens (token_auth.h; needs TLS). Reloaded on SIGHUP (POSIX)
+  // and, every auth_tokens_poll_ms, when its modification time or size
+  // changed (security/tokens_file_watch.h; every platform). 0: no polling.
   std::string auth_tokens_file;
+  int auth_tokens_poll_ms = 2000;
   // Methods reachable without a token: "health", "reflection" or method path
   // prefixes, comma-separated; "" requires a token for everything.
   std::string auth_exempt = "health,reflection";

@@ -82,10 +82,20 @@ TEST(ServerOptions, BadValuesAreNamed) {
                 o.adapters = "0";
               }),
               HasSubstr("--device=cpu"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) {
+                o.device = "directml";
+                o.adapters = "0";
+              }),
+              HasSubstr("--device=directml"));
   ServerOptions two;
   two.device = "gpu";
   two.adapters = "0,1";
   EXPECT_TRUE(ValidateOptions(two).ok());
+  // Accepted on every platform; CreateEngine says where it cannot run.
+  ServerOptions directml;
+  directml.device = "directml";
+  directml.adapter = "llvmpipe";
+  EXPECT_TRUE(ValidateOptions(directml).ok());
 }
 
 TEST(ServerOptions, TimeoutsAreChecked) {

@@ -60,6 +60,10 @@ absl::StatusOr<ServerSecurity> MakeServerSecurity(const ServerOptions& o) {
   if (o.tls_reload_seconds < 1) {
     return absl::InvalidArgumentError("--tls_reload_seconds must be at least 1");
   }
+  if (o.auth_tokens_poll_ms < 0) {
+    return absl::InvalidArgumentError(
+        "--auth_tokens_poll_ms must be 0 (off) or more");
+  }
   for (const auto& [flag, path] :
        {std::pair<const char*, const std::string&>{"--tls_cert_file", o.tls_cert_file},
         {"--tls_key_file", o.tls_key_file},

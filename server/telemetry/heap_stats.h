@@ -5,8 +5,16 @@
 // large calls), which shows in RSS but is not lost. Telling the two apart
 // is what RSS alone cannot do.
 //
-// glibc only (mallinfo2); elsewhere `known` is false. Thread-safe: glibc
-// locks each arena while it walks it.
+// glibc: mallinfo2. Windows: HeapWalk over every heap of the process
+// (GetProcessHeaps), each held with HeapLock while it is walked, so other
+// threads' allocations from it wait: about 85 ns per heap block under Wine
+// 8 (8.4 ms for 100,000 blocks), read once per metrics scrape. HeapSummary
+// would be cheaper but Wine 8 does not implement it (the call aborts).
+// Under Wine 8 the busy blocks add up exactly to what malloc handed out,
+// from 1 KiB to 1 MiB blocks (checked 100 of each). Elsewhere `known` is
+// false.
+// Thread-safe: glibc locks each arena while it walks it; Windows, each
+// heap.
 #ifndef DMLSERVE_SERVER_TELEMETRY_HEAP_STATS_H_
 #define DMLSERVE_SERVER_TELEMETRY_HEAP_STATS_H_
 

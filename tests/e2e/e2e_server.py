@@ -39,17 +39,21 @@ SERVER_PREFIX = shlex.split(os.environ.get("DMLSERVE_PREFIX", ""))
 DMLSERVE_CMD = SERVER_PREFIX + [DMLSERVE_BIN]
 DMLCTL_CMD = SERVER_PREFIX + [DMLCTL_BIN]
 STOP_SIGNAL = getattr(signal, "SIG" + os.environ.get("DMLSERVE_STOP_SIGNAL", "TERM"))
+# The server is a Windows build (under Wine): no SIGHUP, for one.
+WINDOWS = os.environ.get("DMLS_E2E_WINDOWS") == "1"
 SOURCE_DIR = os.environ.get(
     "DMLS_SOURCE_DIR",
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 # The engine the tests run on: cpu by default (deterministic, always there);
 # DMLS_E2E_DEVICE=auto, gpu or software runs the same suite on Direct3D 12
-# (auto never falls back to the CPU engine).
+# (auto never falls back to the CPU engine); directml on DirectML.dll
+# (Windows builds: deploy/windows/run-e2e.sh).
 DEVICE = os.environ.get("DMLS_E2E_DEVICE", "cpu")
 # device_kind values the capabilities may report for DEVICE.
 DEVICE_KINDS = {"cpu": ("cpu",), "gpu": ("gpu",), "software": ("software",),
-                "auto": ("gpu", "software")}[DEVICE]
+                "auto": ("gpu", "software"),
+                "directml": ("gpu", "software")}[DEVICE]
 
 STARTUP_SECONDS = 30
 

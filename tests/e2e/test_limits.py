@@ -18,7 +18,7 @@ import reference as ref
 from dmlserve.v1 import dmlserve_pb2 as pb
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
 from e2e_server import (Server, ServerTestCase, free_port, health_status,
-                        metric_samples, scrape_metrics, STOP_SIGNAL)
+                        metric_samples, scrape_metrics, STOP_SIGNAL, WINDOWS)
 
 MAX_MESSAGE = 64 * 1024
 MAX_TENSOR = 32 * 1024
@@ -612,5 +612,9 @@ class CancelledLargeCallsTest(ServerTestCase):
         self.assertLess(heap, settled[0][3] + (24 << 20), counts)
         self.assertLess(heap, before[3] + (64 << 20), counts)
         self.assertLess(rss, rss_limit, counts)
-        self.assertLessEqual(fds, before[1] + 4, counts)
+        # Under Wine /proc lists the Wine process's fds: its cache of the
+        # Unix fds behind Windows handles fills during the first round
+        # (81 -> 97) and stays; a leak would still grow it round by round.
+        fd_base = settled[0][1] if WINDOWS else before[1]
+        self.assertLessEqual(fds, fd_base + 4, counts)
         self.assertLessEqual(threads, before[2] + 8, counts)

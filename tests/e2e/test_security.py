@@ -3,8 +3,9 @@ openssl at test time: the right credentials work; wrong, missing or expired
 ones fail with the right code; plaintext to a TLS port fails cleanly; the
 principal comes from the token or the client certificate (not from the
 `tenant` metadata), from each call's own token even where calls of several
-tokens share one connection; the tokens file reloads on SIGHUP; dmlctl and
-the Python client take the TLS and token options."""
+tokens share one connection; the tokens file reloads on SIGHUP and, polled,
+when it changes; dmlctl and the Python client take the TLS and token
+options."""
 
 import os
 import signal
@@ -20,7 +21,8 @@ import numpy as np
 
 import dmlserve_client as dc
 from dmlserve.v1 import dmlserve_pb2_grpc as pb_grpc
-from e2e_server import DMLCTL_CMD, DMLSERVE_CMD, SOURCE_DIR, Server, health_status
+from e2e_server import (DMLCTL_CMD, DMLSERVE_CMD, SOURCE_DIR, WINDOWS, Server,
+                        health_status)
 
 CELU_JSON = os.path.join(SOURCE_DIR, "client", "examples", "celu.json")
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
@@ -263,18 +265,60 @@ BOB = "bob-token-0123456789abcdefgh"  # execute only
 CAROL = "carol-token-0123456789abcdef"  # tensors only
 
 
-class TokenTest(SecureServerCase):
+def reload_tokens_case(test, sig):
+    """A new token works once the file is reloaded, after `sig` (SIGHUP) or,
+    when None, by --auth_tokens_poll_ms alone; then a broken file keeps the
+    tokens in use, with the error logged."""
+    new_token = "dave-token-0123456789abcdefgh"
+    test.assertCode(UNAUTHENTICATED, test.client(token=new_token).capabilities)
+    test.write_tokens(TOKENS + new_token + " dave\n")
+    test.addCleanup(test.write_tokens, TOKENS)
+    if sig is not None:
+        test.server.process.send_signal(sig)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            test.client(token=new_token).capabilities()
+            break
+        except dc.DmlError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    # A broken file keeps the tokens in use.
+    test.write_tokens("short dave\n")
+    if sig is not None:
+        test.server.process.send_signal(sig)
+    deadline = time.monotonic() + 10
+    while "tokens file line 1" not in test.server.stderr():
+        test.assertLess(time.monotonic(), deadline, test.server.stderr())
+        time.sleep(0.05)
+    test.assertIn("keeping the tokens in use", test.server.stderr())
+    test.client(token=new_token).capabilities()
+    test.assertEqual(test.server.process.poll(), None)
+
+
+class TokensFileCase(SecureServerCase):
+    """A server with the tokens file TOKENS, polled every POLL_MS (0: not)."""
+    POLL_MS = 0
 
     @classmethod
     def server_flags(cls, pki):
         cls.tokens_path = pki.path("tokens.txt")
         with open(cls.tokens_path, "w") as f:
             f.write(TOKENS)
-        return super().server_flags(pki) + ["--auth_tokens_file=" + cls.tokens_path]
+        return super().server_flags(pki) + [
+            "--auth_tokens_file=" + cls.tokens_path,
+            "--auth_tokens_poll_ms=%d" % cls.POLL_MS]
 
     def write_tokens(self, text):
         with open(self.tokens_path, "w") as f:
             f.write(text)
+
+
+class TokenTest(TokensFileCase):
+    # POSIX: the file is reloaded on SIGHUP only, so that the SIGHUP case
+    # tests SIGHUP; Windows (no SIGHUP) polls it. TokenPollTest: the poll.
+    POLL_MS = 100 if WINDOWS else 0
 
     def test_the_right_token_works(self):
         celu_works(self, self.client(token="alice-token-0123456789abcdef"))
@@ -411,26 +455,9 @@ class TokenTest(SecureServerCase):
         self.assertEqual(wrong, [])
 
     def test_sighup_reloads_the_tokens_file(self):
-        new_token = "dave-token-0123456789abcdefgh"
-        self.assertCode(UNAUTHENTICATED, self.client(token=new_token).capabilities)
-        self.write_tokens(TOKENS + new_token + " dave\n")
-        self.addCleanup(self.write_tokens, TOKENS)
-        self.server.process.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                self.client(token=new_token).capabilities()
-                break
-            except dc.DmlError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        # A broken file keeps the tokens in use.
-        self.write_tokens("short dave\n")
-        self.server.process.send_signal(signal.SIGHUP)
-        time.sleep(0.3)
-        self.client(token=new_token).capabilities()
-        self.assertEqual(self.server.process.poll(), None)
+        # Windows has no SIGHUP (it ends a Wine process): there the server
+        # polls the file (server_flags) and the change itself reloads it.
+        reload_tokens_case(self, None if WINDOWS else signal.SIGHUP)
 
     def test_dmlctl_with_a_token(self):
         tls = ["--tls-ca=" + self.pki.path("ca.pem"), "--tls-server-name=localhost"]
@@ -445,6 +472,15 @@ class TokenTest(SecureServerCase):
         self.assertIn("UNAUTHENTICATED", wrong.stderr)
         # Health needs no token (the container health check relies on it).
         self.assertEqual(self.dmlctl(*tls, "health").returncode, 0)
+
+
+class TokenPollTest(TokensFileCase):
+    """--auth_tokens_poll_ms: a changed tokens file is reloaded without a
+    signal (every platform; the only trigger on Windows)."""
+    POLL_MS = 100
+
+    def test_a_changed_tokens_file_is_reloaded_without_a_signal(self):
+        reload_tokens_case(self, None)
 
 
 class StartupTest(unittest.TestCase):
@@ -464,6 +500,8 @@ class StartupTest(unittest.TestCase):
                 (["--tls_cert_file=/no/such.pem", "--tls_key_file=/no/such.key"],
                  "--tls_cert_file: cannot read /no/such.pem"),
                 (["--tls_client_ca_file=/x.pem"], "needs --tls_cert_file"),
+                (["--tls_cert_file=/no/such.pem", "--tls_key_file=/no/such.key",
+                  "--auth_tokens_poll_ms=-1"], "--auth_tokens_poll_ms must be 0"),
             )
             for flags, message in cases:
                 with self.subTest(flags=flags):
