@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <future>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -398,6 +399,57 @@ TEST(GpuEngineTest, ChainsAreRecordedOnTheRunnersQueue) {
   EXPECT_EQ(after.placed_lists - before.placed_lists, uint64_t{kChains} + 1);
   EXPECT_EQ(after.batches, before.batches);  // no plain request ran
   EXPECT_EQ(after.resident.chains - before.resident.chains, uint64_t{kChains});
+  engine->Shutdown();
+}
+
+// Issue 21 (Done when): a resident chain waits behind the runner's
+// in-flight limit like a plain request and expires there at its deadline.
+// One frame; the first chain's callback (on the completion thread, before
+// its frame is released) holds that frame until the test lets it go, so
+// the second chain stays queued in the scheduler until its deadline.
+TEST(GpuEngineTest, ChainQueuedBehindTheInFlightLimitExpiresAtItsDeadline) {
+  GpuEngineOptions o = Options();
+  o.frames_in_flight = 1;
+  auto engine = MakeEngine(std::move(o));
+  ASSERT_TRUE(engine);
+  constexpr uint64_t kElements = 1000;
+  const std::string a = testing::Pattern(kElements * 4, 7);
+  const ResidentPair pair = MakePair(*engine, a);
+  ASSERT_TRUE(pair.src && pair.dst);
+
+  std::promise<void> first_running, release_first;
+  std::shared_future<void> released = release_first.get_future().share();
+  // The frame is let go on every way out of the test (else Shutdown waits).
+  struct Release {
+    explicit Release(std::promise<void>* p) : p(p) {}
+    ~Release() { p->set_value(); }
+    std::promise<void>* p;
+  };
+  std::optional<Release> release(std::in_place, &release_first);
+  std::promise<absl::StatusOr<ChainResult>> first, second;
+  engine->ExecuteChain(CopyChain(pair, kElements), [&](absl::StatusOr<ChainResult> r) {
+    first_running.set_value();
+    released.wait();  // the only frame stays taken
+    first.set_value(std::move(r));
+  });
+  first_running.get_future().wait();
+
+  ChainRequest late = CopyChain(pair, kElements);
+  late.deadline = absl::Now() + absl::Milliseconds(50);
+  engine->ExecuteChain(std::move(late), [&](absl::StatusOr<ChainResult> r) {
+    second.set_value(std::move(r));
+  });
+  std::future<absl::StatusOr<ChainResult>> second_done = second.get_future();
+  // Answered while the first still holds the frame: expired in the queue.
+  ASSERT_EQ(second_done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  absl::StatusOr<ChainResult> expired = second_done.get();
+  EXPECT_EQ(expired.status().code(), absl::StatusCode::kDeadlineExceeded) << expired.status();
+  EXPECT_EQ(engine->stats().scheduler.expired, 1u);
+  EXPECT_EQ(engine->stats().resident.chains, 1u);  // only the first ran
+
+  release.reset();
+  absl::StatusOr<ChainResult> ran = first.get_future().get();
+  EXPECT_TRUE(ran.ok()) << ran.status();
   engine->Shutdown();
 }
 
