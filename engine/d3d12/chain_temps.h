@@ -2,10 +2,10 @@
 // A temporary whose contents no later step needs is retired (Retire) and
 // serves a later Get of a fitting size, so a chain of steps that each read
 // the last needs two temporaries, not one per step. New ones come from the
-// function given to Get (the executor's free list, then the pool).
+// function given to Get (the chain recorder's free list, then the pool).
 //
 // Ownership: tracks the buffers, does not own them; all() lists every one
-// once, for the executor to take back when the chain's work is done.
+// once, for the recorder to take back when the chain's work is done.
 // Thread-compatible: the recording thread uses it.
 #ifndef DMLSERVE_ENGINE_D3D12_CHAIN_TEMPS_H_
 #define DMLSERVE_ENGINE_D3D12_CHAIN_TEMPS_H_

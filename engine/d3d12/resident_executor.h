@@ -1,11 +1,8 @@
 // ResidentExecutor: resident tensors and operator chains on a GpuRunner's
 // device (engine/core/resident.h). Buffers are DEFAULT-heap pool buffers
 // (so they count against the engine's memory cap); writes and reads go
-// through staging buffers of its own; a chain is recorded into one command
-// list -- inline inputs uploaded, each step's kernels, barriers between
-// steps, copies into resident outputs and readbacks of returned outputs
-// right after the step that makes them -- and submitted once, so
-// intermediates never leave the device.
+// through staging buffers of its own; chains are recorded by its
+// ChainRecorder (chain_recorder.h) at their place in the call order.
 //
 // Every command list -- a chain's, and the copies of writes, reads and
 // zero-fills -- is recorded into one of the GpuRunner's frames and
@@ -18,8 +15,8 @@
 // (chain_ticket.h). The GpuRunner's batches never touch resident buffers.
 //
 // Ownership: borrows the runner's device, pool and pipeline cache (the
-// runner must outlive it); buffers hold the pool buffer until their last
-// user lets go. Thread-safety: every method is thread-safe; transfer
+// runner must outlive it); owns the chain recorder; buffers hold the pool
+// buffer until their last user lets go. Thread-safety: every method is thread-safe; transfer
 // callbacks run on the worker thread, chain answers on the runner's
 // completion thread (or, for errors, the thread that records the chain).
 #ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
@@ -27,14 +24,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <array>
 #include <deque>
-#include <map>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -44,46 +38,29 @@
 #include "engine/core/mutex.h"
 #include "engine/core/resident.h"
 #include "engine/d3d12/buffer_pool.h"
+#include "engine/d3d12/chain_recorder.h"
 #include "engine/d3d12/chain_ticket.h"
-#include "engine/d3d12/dispatch_binder.h"
 #include "engine/d3d12/gpu_runner.h"
-#include "engine/d3d12/view_cache.h"
 #include "spdlog/logger.h"
 
 namespace dmls::d3d12 {
 
-struct ResidentExecutorOptions {
+// The chain recorder's options (binder, cached views) and the staging.
+struct ResidentExecutorOptions : ChainRecorderOptions {
   // Bytes of each of the two upload and two readback staging halves: big
   // transfers alternate between the halves, so that the CPU fills one
   // while the GPU copies the other. At most a 32nd of the memory cap.
   uint64_t staging_bytes = uint64_t{16} << 20;
-  // Ring descriptors (5 per dispatch), no persistent ones, constant blocks.
-  DispatchBinderOptions binder{16384, 0, 8192};
-  // Whole-buffer views kept for reuse (5 formats at most per buffer).
-  uint32_t cached_views = 16384;
 };
 
-struct ResidentExecutorStats {
+// The chain recorder's counters and the buffers' and transfers'.
+struct ResidentExecutorStats : ChainRecorderStats {
   uint64_t buffers = 0;        // resident buffers alive
   uint64_t buffer_bytes = 0;   // their pool bytes
-  uint64_t chains = 0;
-  uint64_t chain_steps = 0;
   uint64_t writes = 0;
   uint64_t reads = 0;
   uint64_t bytes_written = 0;
   uint64_t bytes_read = 0;
-  // Time chains spent being recorded (planning, binding, recording) and
-  // waiting for the device, summed; typed views created for them.
-  uint64_t chain_record_us = 0;
-  uint64_t chain_wait_us = 0;
-  // Recording time by phase (parts of chain_record_us): planning each step
-  // and finding its buffers, binding its views and constants, its resource
-  // barriers, and its pipeline / root arguments / Dispatch calls.
-  uint64_t chain_plan_us = 0;
-  uint64_t chain_bind_us = 0;
-  uint64_t chain_barrier_us = 0;
-  uint64_t chain_dispatch_us = 0;
-  uint64_t views_created = 0;
 };
 
 class ResidentExecutor {
@@ -116,7 +93,6 @@ class ResidentExecutor {
 
  private:
   class DeviceBuffer;
-  struct ChainPlan;
 
   ResidentExecutor(GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
                    std::shared_ptr<spdlog::logger> logger);
@@ -136,26 +112,6 @@ class ResidentExecutor {
                       uint64_t size, bool zero);
   absl::Status Download(ID3D12Resource* src, uint64_t offset, uint64_t length,
                         std::string& out);
-  struct InFlightChain;
-  // Records `request` into a frame of the runner's and submits it (at its
-  // place: chain_ticket.h); on success `done` has moved to the runner's
-  // completion thread.
-  absl::Status RecordChain(ChainRequest& request, ChainCallback& done);
-  // Answers a chain whose list completed (`s`: OK or the device loss).
-  void Complete(InFlightChain& c, const absl::Status& s);
-
-  // Views are copies of whole-buffer views cached per buffer
-  // (view_cache.h), so a chain over buffers seen before creates none; a
-  // buffer's views are forgotten before it goes back to the pool.
-  absl::StatusOr<std::vector<BoundDispatch>> BindStep(const gpu::DispatchPlan& plan,
-                                                      const SlotBuffers& slots);
-  // Device temporaries of chains stay with the executor for reuse (their
-  // views with them), up to max_free_temp_bytes_.
-  absl::StatusOr<PoolBuffer*> AcquireTemp(uint64_t bytes);
-  void KeepTemps(const std::vector<PoolBuffer*>& temps);
-  // Gives free temporaries back to the pool until at most `keep_bytes`
-  // remain.
-  void DropTemps(uint64_t keep_bytes);
   static ID3D12Resource* ResourceOf(const ResidentBuffer& buffer);
 
   GpuRunner* const runner_;
@@ -163,34 +119,15 @@ class ResidentExecutor {
   const ResidentExecutorOptions options_;
   const std::shared_ptr<spdlog::logger> log_;
 
-  // Used by one thread at a time: the worker, or the thread that records
-  // a chain while the worker waits at its place (chain_ticket.h). Fence
-  // values are the runner's.
-  std::unique_ptr<DispatchBinder> binder_;
-  std::unique_ptr<ViewCache> views_;
+  // Run by one thread at a time: the worker, or the thread that records a
+  // chain while the worker waits at its place (chain_ticket.h). A buffer's
+  // views are forgotten before it goes back to the pool.
+  std::unique_ptr<ChainRecorder> chains_;
   // Worker-thread state.
   PoolBuffer* upload_ = nullptr;    // two halves of staging_bytes
   PoolBuffer* readback_ = nullptr;  // two halves of staging_bytes
   uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
-
-  Mutex temps_mu_;
-  std::multimap<uint64_t, PoolBuffer*> free_temps_ ABSL_GUARDED_BY(temps_mu_);  // by size
-  uint64_t free_temp_bytes_ ABSL_GUARDED_BY(temps_mu_) = 0;
-  uint64_t max_free_temp_bytes_ = uint64_t{1} << 30;
-
-  // A chain submitted and not yet answered: what must live until its
-  // fence completes.
-  struct InFlightChain {
-    absl::Time submitted;
-    ChainRequest request;  // holds its resident buffers
-    ChainCallback done;
-    size_t steps = 0;
-    PoolBuffer* readback = nullptr;  // in temps
-    std::vector<std::tuple<size_t, uint64_t, uint64_t>> returned;  // step, offset, bytes
-    std::vector<PoolBuffer*> temps;         // back to the pool
-    std::vector<PoolBuffer*> device_temps;  // back to free_temps_
-  };
 
   Mutex mu_;
   CondVar cv_;
@@ -199,7 +136,7 @@ class ResidentExecutor {
   std::thread worker_;
 
   mutable Mutex stats_mu_;
-  ResidentExecutorStats stats_ ABSL_GUARDED_BY(stats_mu_);
+  ResidentExecutorStats stats_ ABSL_GUARDED_BY(stats_mu_);  // less the recorder's
 };
 
 }  // namespace dmls::d3d12
