@@ -6,8 +6,6 @@
 namespace dmls::d3d12 {
 
 absl::StatusOr<sched::Prepared> EngineRunner::PrepareChain(ChainRequest& chain) {
-  absl::StatusOr<std::unique_ptr<ChainTicket>> ticket = resident_->ReserveChain();
-  if (!ticket.ok()) return ticket.status();
   sched::Prepared p;
   // Payload and output bytes, as a plain request counts them.
   for (const ChainStep& step : chain.steps) {
@@ -16,7 +14,6 @@ absl::StatusOr<sched::Prepared> EngineRunner::PrepareChain(ChainRequest& chain) 
     }
     if (step.return_output) p.bytes += StepOutputBytes(step);
   }
-  p.state = std::move(*ticket);
   return p;
 }
 
@@ -30,9 +27,15 @@ void EngineRunner::Run(sched::Batch batch) {
       plain = plain || !group.empty();
       continue;
     }
+    // In submission order: transfers run here, chains are recorded here.
     for (sched::Job& job : group) {
-      static_cast<ChainTicket&>(*job.state)
-          .Run(std::move(job.chain->request), std::move(job.chain->done));
+      if (auto* transfer = dynamic_cast<ResidentTransfer*>(job.state.get())) {
+        absl::StatusOr<ChainResult> result = transfer->Run();
+        job.state.reset();
+        job.chain->done(std::move(result));
+      } else {
+        resident_->RunChain(std::move(job.chain->request), std::move(job.chain->done));
+      }
     }
     group.clear();
   }

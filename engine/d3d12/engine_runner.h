@@ -1,22 +1,21 @@
 // EngineRunner: the sched::Runner behind GpuEngine's scheduler
 // (gpu_engine.h). Plain requests go to the GpuRunner (gpu_runner.h),
-// resident chains to the ResidentExecutor (resident_executor.h), so that
-// both are queued, admitted, expired and batched by the one scheduler.
+// resident chains and transfers to the ResidentExecutor
+// (resident_executor.h), so that all are queued, expired and batched by the
+// one scheduler (chains admitted too), in one call order.
 //
 //  - Prepare: GpuRunner::Prepare.
-//  - PrepareChain: the chain's place in the resident call order
-//    (ResidentExecutor::ReserveChain, chain_ticket.h), carried as the
-//    job's state; its key is never coalesced (the scheduler's chain lane).
+//  - PrepareChain: the chain's bytes; no state, and its key is never
+//    coalesced (the scheduler's chain lane keeps the call order).
 //  - CanAccept: the GpuRunner's (a chain waits behind the runner's frames
 //    in flight like a plain request).
-//  - Run, on the scheduler's dispatch thread: the plain groups of the batch
-//    go to GpuRunner::Run as one batch; each chain's ticket is Run, which
-//    records it into the GpuRunner's frames (GpuRunner::PlaceList) on this
-//    thread when the executor's worker is at its place, else hands it to
-//    the worker to record there (chain_ticket.h).
-//  - Drain: the GpuRunner's (chain lists are in flight on its queue);
-//    chains left with the worker are recorded before the executor shuts
-//    down (GpuEngine::Shutdown, after the scheduler's).
+//  - Run, on the scheduler's dispatch thread: the chain lane's jobs in
+//    submission order -- a resident transfer (ResidentTransfer, queued by
+//    Scheduler::SubmitOrdered) is run and answered here, a chain recorded
+//    into the GpuRunner's frames (ResidentExecutor::RunChain,
+//    GpuRunner::PlaceList) -- then the plain groups of the batch go to
+//    GpuRunner::Run as one batch.
+//  - Drain: the GpuRunner's (chain lists are in flight on its queue).
 //
 // Ownership: borrows both (they must outlive it). Thread-safety: as
 // sched::Runner.

@@ -16,8 +16,14 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(
   if (!runner.ok()) return runner.status();
   std::unique_ptr<GpuEngine> engine(new GpuEngine());
   engine->runner_ = std::move(*runner);
+  // Transfers take their place in the scheduler's chain lane (made below,
+  // before any transfer can be called).
+  GpuEngine* e = engine.get();
   absl::StatusOr<std::unique_ptr<ResidentExecutor>> executor = ResidentExecutor::Create(
-      engine->runner_.get(), engine.get(), resident,
+      engine->runner_.get(), e, resident,
+      [e](std::unique_ptr<sched::JobState> transfer, ChainCallback done) {
+        e->scheduler_->SubmitOrdered(std::move(transfer), std::move(done));
+      },
       logger ? logger : spdlog::default_logger());
   if (!executor.ok()) return executor.status();
   engine->resident_ = std::move(*executor);
@@ -54,9 +60,9 @@ void GpuEngine::ExecuteChain(ChainRequest request, ChainCallback done) {
 }
 
 void GpuEngine::Shutdown() {
-  // The scheduler first: it runs or drops every queued chain; the
-  // executor's worker then records the chains left at its places, and the
-  // runner last waits for every list on its queue.
+  // The scheduler first: it runs or drops every queued chain and transfer
+  // and refuses new ones; then the lists on the runner's queue are waited
+  // for.
   if (scheduler_) scheduler_->Shutdown();
   if (resident_) resident_->Shutdown();
   if (runner_) runner_->Shutdown();

@@ -9,7 +9,11 @@
 // docs/PERFORMANCE.md ("Serving") for what this buys. ExecuteChain() goes
 // through the same scheduler (SubmitChain: admission, deadline, queue,
 // in-flight count); at dispatch the resident executor records it into the
-// runner's frames, on the runner's queue (engine_runner.h).
+// runner's frames, on the runner's queue (engine_runner.h). Resident
+// writes, reads and zero-fills queue in the scheduler's chain lane too
+// (SubmitOrdered), so resident work runs in call order; AllocateResident
+// waits for its zero-fill, so it must not be called from a completion
+// callback or a transfer's callback.
 //
 // Ownership: owns the runner (and with it the device), the resident
 // executor, the runner in front of both and the scheduler.

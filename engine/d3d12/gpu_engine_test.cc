@@ -10,7 +10,6 @@
 #include <functional>
 #include <memory>
 #include <future>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +59,47 @@ ChainRequest CopyChain(const ResidentPair& pair, uint64_t elements) {
   step.output = pair.dst;
   return c;
 }
+
+// An engine with one frame, which a FrameHold takes.
+std::unique_ptr<GpuEngine> OneFrameEngine() {
+  GpuEngineOptions o = Options();
+  o.frames_in_flight = 1;
+  return MakeEngine(std::move(o));
+}
+
+// Holds a frame of the engine's: `chain`'s callback (on the completion
+// thread, before its frame is released) waits until Release, or the end of
+// the hold's scope on every way out of a test (else Shutdown would wait).
+class FrameHold {
+ public:
+  FrameHold(GpuEngine& engine, ChainRequest chain)
+      : released_(release_.get_future().share()), answer_(answered_.get_future()) {
+    std::future<void> running = running_.get_future();
+    engine.ExecuteChain(std::move(chain), [this](absl::StatusOr<ChainResult> r) {
+      running_.set_value();
+      released_.wait();
+      answered_.set_value(std::move(r));
+    });
+    running.wait();
+  }
+  ~FrameHold() {
+    if (!let_go_) release_.set_value();
+    if (answer_.valid()) answer_.wait();
+  }
+  // Lets the frame go; the chain's answer. Once.
+  absl::StatusOr<ChainResult> Release() {
+    let_go_ = true;
+    release_.set_value();
+    return answer_.get();
+  }
+
+ private:
+  std::promise<void> running_, release_;
+  std::shared_future<void> released_;
+  std::promise<absl::StatusOr<ChainResult>> answered_;
+  std::future<absl::StatusOr<ChainResult>> answer_;
+  bool let_go_ = false;
+};
 
 TEST(GpuEngineTest, ReportsTheSoftwareAdapter) {
   auto engine = MakeEngine(Options());
@@ -300,7 +340,7 @@ TEST(GpuEngineTest, ShutdownDrainsAndThenRefuses) {
 // Issue 21: a chain goes through the scheduler. It waits in its queue
 // (here behind a batching delay on a fake clock), expires there at its
 // deadline, and keeps its place in the resident call order meanwhile: a
-// write called after a queued chain waits for it.
+// write called after a queued chain is queued behind it in the chain lane.
 TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
   auto clock = std::make_shared<sched::FakeClock>();
   GpuEngineOptions o = Options();
@@ -311,8 +351,20 @@ TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
   constexpr uint64_t kElements = 1000;
   const std::string a = testing::Pattern(kElements * 4, 1);
   const std::string b = testing::Pattern(kElements * 4, 2);
-  const ResidentPair pair = MakePair(*engine, a);
+  // Transfers wait the batching delay in the chain lane too: they are
+  // waited for while the clock moves past it (a plain request wakes the
+  // dispatch thread each time).
+  auto ticking = [&](auto future) {
+    while (future.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
+      clock->Advance(absl::Seconds(2));
+      engine->Execute(Request(10, true, 4), [](absl::StatusOr<ExecuteResult>) {});
+    }
+    return future.get();
+  };
+  const ResidentPair pair =
+      ticking(std::async(std::launch::async, [&] { return MakePair(*engine, a); }));
   ASSERT_TRUE(pair.src && pair.dst);
+  const uint64_t queued_before = engine->stats().scheduler.queued;
   auto copy_chain = [&](absl::Time deadline) {
     ChainRequest c = CopyChain(pair, kElements);
     c.deadline = deadline;
@@ -326,8 +378,8 @@ TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
   std::promise<absl::Status> wrote_b;
   std::future<absl::Status> wrote_b_done = wrote_b.get_future();
   engine->WriteResident(pair.src, 0, b, [&](absl::Status s) { wrote_b.set_value(s); });
-  EXPECT_EQ(engine->stats().scheduler.queued, 2u);
-  // Both chains are queued; the write waits behind them.
+  // Both chains are queued, and the write behind them.
+  EXPECT_EQ(engine->stats().scheduler.queued - queued_before, 3u);
   EXPECT_EQ(wrote_b_done.wait_for(std::chrono::milliseconds(200)),
             std::future_status::timeout);
 
@@ -348,7 +400,7 @@ TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
     std::promise<absl::StatusOr<std::string>> p;
     engine->ReadResident(std::move(buffer), 0, a.size(),
                          [&](absl::StatusOr<std::string> r) { p.set_value(std::move(r)); });
-    return p.get_future().get();
+    return ticking(p.get_future());
   };
   absl::StatusOr<std::string> got_dst = read(pair.dst);
   absl::StatusOr<std::string> got_src = read(pair.src);
@@ -404,35 +456,18 @@ TEST(GpuEngineTest, ChainsAreRecordedOnTheRunnersQueue) {
 
 // Issue 21 (Done when): a resident chain waits behind the runner's
 // in-flight limit like a plain request and expires there at its deadline.
-// One frame; the first chain's callback (on the completion thread, before
-// its frame is released) holds that frame until the test lets it go, so
-// the second chain stays queued in the scheduler until its deadline.
+// One frame, held by the first chain (FrameHold), so the second chain stays
+// queued in the scheduler until its deadline.
 TEST(GpuEngineTest, ChainQueuedBehindTheInFlightLimitExpiresAtItsDeadline) {
-  GpuEngineOptions o = Options();
-  o.frames_in_flight = 1;
-  auto engine = MakeEngine(std::move(o));
+  auto engine = OneFrameEngine();
   ASSERT_TRUE(engine);
   constexpr uint64_t kElements = 1000;
   const std::string a = testing::Pattern(kElements * 4, 7);
   const ResidentPair pair = MakePair(*engine, a);
   ASSERT_TRUE(pair.src && pair.dst);
 
-  std::promise<void> first_running, release_first;
-  std::shared_future<void> released = release_first.get_future().share();
-  // The frame is let go on every way out of the test (else Shutdown waits).
-  struct Release {
-    explicit Release(std::promise<void>* p) : p(p) {}
-    ~Release() { p->set_value(); }
-    std::promise<void>* p;
-  };
-  std::optional<Release> release(std::in_place, &release_first);
-  std::promise<absl::StatusOr<ChainResult>> first, second;
-  engine->ExecuteChain(CopyChain(pair, kElements), [&](absl::StatusOr<ChainResult> r) {
-    first_running.set_value();
-    released.wait();  // the only frame stays taken
-    first.set_value(std::move(r));
-  });
-  first_running.get_future().wait();
+  FrameHold first(*engine, CopyChain(pair, kElements));  // the only frame
+  std::promise<absl::StatusOr<ChainResult>> second;
 
   ChainRequest late = CopyChain(pair, kElements);
   late.deadline = absl::Now() + absl::Milliseconds(50);
@@ -447,9 +482,41 @@ TEST(GpuEngineTest, ChainQueuedBehindTheInFlightLimitExpiresAtItsDeadline) {
   EXPECT_EQ(engine->stats().scheduler.expired, 1u);
   EXPECT_EQ(engine->stats().resident.chains, 1u);  // only the first ran
 
-  release.reset();
-  absl::StatusOr<ChainResult> ran = first.get_future().get();
+  absl::StatusOr<ChainResult> ran = first.Release();
   EXPECT_TRUE(ran.ok()) << ran.status();
+  engine->Shutdown();
+}
+
+// Issue 21: resident transfers go through the scheduler's chain lane. With
+// the runner's one frame held (by a chain's callback), a write called next
+// waits in the scheduler's queue, not on a thread of its own, and runs once
+// the frame is free; a read called after it sees it.
+TEST(GpuEngineTest, TransfersQueueBehindTheInFlightLimitInTheChainLane) {
+  auto engine = OneFrameEngine();
+  ASSERT_TRUE(engine);
+  constexpr uint64_t kElements = 1000;
+  const std::string a = testing::Pattern(kElements * 4, 8);
+  const std::string b = testing::Pattern(kElements * 4, 9);
+  const ResidentPair pair = MakePair(*engine, a);
+  ASSERT_TRUE(pair.src && pair.dst);
+
+  FrameHold first(*engine, CopyChain(pair, kElements));  // the only frame
+
+  std::promise<absl::Status> wrote;
+  std::future<absl::Status> wrote_done = wrote.get_future();
+  engine->WriteResident(pair.src, 0, b, [&](absl::Status s) { wrote.set_value(s); });
+  std::promise<absl::StatusOr<std::string>> read;
+  engine->ReadResident(pair.src, 0, b.size(),
+                       [&](absl::StatusOr<std::string> r) { read.set_value(std::move(r)); });
+  EXPECT_EQ(wrote_done.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(engine->stats().scheduler.queued, 2u);  // the write and the read
+
+  EXPECT_TRUE(first.Release().ok());
+  EXPECT_TRUE(wrote_done.get().ok());
+  absl::StatusOr<std::string> got = read.get_future().get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*got == b) << "the read overtook the write";
+  EXPECT_EQ(engine->stats().scheduler.queued, 0u);
   engine->Shutdown();
 }
 

@@ -50,18 +50,22 @@ ID3D12Resource* ResidentExecutor::ResourceOf(const ResidentBuffer& buffer) {
 }
 
 absl::StatusOr<std::unique_ptr<ResidentExecutor>> ResidentExecutor::Create(
-    GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
+    GpuRunner* runner, Engine* engine, ResidentExecutorOptions options, OrderedQueue queue,
     std::shared_ptr<spdlog::logger> logger) {
   std::unique_ptr<ResidentExecutor> e(
-      new ResidentExecutor(runner, engine, options, std::move(logger)));
+      new ResidentExecutor(runner, engine, options, std::move(queue), std::move(logger)));
   if (absl::Status s = e->Init(); !s.ok()) return s;
   return e;
 }
 
 ResidentExecutor::ResidentExecutor(GpuRunner* runner, Engine* engine,
-                                   ResidentExecutorOptions options,
+                                   ResidentExecutorOptions options, OrderedQueue queue,
                                    std::shared_ptr<spdlog::logger> logger)
-    : runner_(runner), engine_(engine), options_(options), log_(std::move(logger)) {}
+    : runner_(runner),
+      engine_(engine),
+      options_(options),
+      queue_(std::move(queue)),
+      log_(std::move(logger)) {}
 
 absl::Status ResidentExecutor::Init() {
   absl::StatusOr<std::unique_ptr<ChainRecorder>> chains =
@@ -76,7 +80,6 @@ absl::Status ResidentExecutor::Init() {
   if (const uint64_t cap = runner_->pool()->memory_cap_bytes(); cap != 0) {
     staging_bytes_ = std::max<uint64_t>(64 << 10, std::min(staging_bytes_, cap / 32));
   }
-  worker_ = std::thread([this] { WorkerLoop(); });
   return absl::OkStatus();
 }
 
@@ -87,39 +90,16 @@ ResidentExecutor::~ResidentExecutor() {
 }
 
 void ResidentExecutor::Shutdown() {
-  {
-    MutexLock lock(&mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  cv_.SignalAll();
-  if (worker_.joinable()) worker_.join();
-  // Chains in flight on the runner's queue call back into the executor.
+  // Chains in flight on the runner's queue call back into the recorder.
   runner_->Drain();
 }
 
-bool ResidentExecutor::Post(absl::AnyInvocable<void()> task) {
-  {
-    MutexLock lock(&mu_);
-    if (stopping_) return false;
-    tasks_.push_back(std::move(task));
-  }
-  cv_.Signal();
-  return true;
-}
-
-void ResidentExecutor::WorkerLoop() {
-  for (;;) {
-    absl::AnyInvocable<void()> task;
-    {
-      MutexLock lock(&mu_);
-      while (!stopping_ && tasks_.empty()) cv_.Wait(&mu_);
-      if (tasks_.empty()) return;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
-    }
-    task();
-  }
+void ResidentExecutor::Queue(ResidentTransfer::Task task, BytesCallback done) {
+  queue_(std::make_unique<ResidentTransfer>(std::move(task)),
+         [done = std::move(done)](absl::StatusOr<ChainResult> r) mutable {
+           if (!r.ok()) return done(r.status());
+           done(r->outputs.empty() ? std::string() : std::move(r->outputs[0]));
+         });
 }
 
 absl::Status ResidentExecutor::DeviceStatus() const {
@@ -222,11 +202,14 @@ absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint6
   // Pool buffers are reused: clear before anyone can read it.
   std::promise<absl::Status> cleared;
   std::future<absl::Status> result = cleared.get_future();
-  if (!Post([this, buffer, &cleared] {
-        cleared.set_value(Upload(buffer->resource(), 0, nullptr, buffer->capacity(), true));
-      })) {
-    return absl::UnavailableError("the GPU engine is shutting down");
-  }
+  Queue(
+      [this, buffer]() -> absl::StatusOr<ChainResult> {
+        absl::Status s = DeviceStatus();
+        if (s.ok()) s = Upload(buffer->resource(), 0, nullptr, buffer->capacity(), true);
+        if (!s.ok()) return s;
+        return ChainResult{};
+      },
+      [&cleared](absl::StatusOr<std::string> r) { cleared.set_value(r.status()); });
   if (absl::Status s = result.get(); !s.ok()) return s;
   return std::shared_ptr<ResidentBuffer>(std::move(buffer));
 }
@@ -238,19 +221,17 @@ void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
   if (absl::Status s = CheckResidentRange(buffer->size(), offset, bytes.size()); !s.ok()) {
     return done(s);
   }
-  auto task = std::make_shared<StatusCallback>(std::move(done));
-  if (!Post([this, buffer, r, offset, bytes = std::move(bytes), task]() mutable {
+  Queue(
+      [this, buffer, r, offset, bytes = std::move(bytes)]() -> absl::StatusOr<ChainResult> {
         absl::Status s = DeviceStatus();
         if (s.ok()) s = Upload(r, offset, bytes.data(), bytes.size(), false);
-        if (s.ok()) {
-          MutexLock lock(&stats_mu_);
-          ++stats_.writes;
-          stats_.bytes_written += bytes.size();
-        }
-        (*task)(s);
-      })) {
-    (*task)(absl::UnavailableError("the GPU engine is shutting down"));
-  }
+        if (!s.ok()) return s;
+        MutexLock lock(&stats_mu_);
+        ++stats_.writes;
+        stats_.bytes_written += bytes.size();
+        return ChainResult{};
+      },
+      [done = std::move(done)](absl::StatusOr<std::string> r) mutable { done(r.status()); });
 }
 
 void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
@@ -260,36 +241,23 @@ void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t off
   if (absl::Status s = CheckResidentRange(buffer->size(), offset, length); !s.ok()) {
     return done(s);
   }
-  auto task = std::make_shared<BytesCallback>(std::move(done));
-  if (!Post([this, buffer, r, offset, length, task] {
-        std::string out;
+  Queue(
+      [this, buffer, r, offset, length]() -> absl::StatusOr<ChainResult> {
+        ChainResult result;
+        std::string& out = result.outputs.emplace_back();
         absl::Status s = DeviceStatus();
         if (s.ok()) s = Download(r, offset, length, out);
-        if (!s.ok()) return (*task)(s);
-        {
-          MutexLock lock(&stats_mu_);
-          ++stats_.reads;
-          stats_.bytes_read += length;
-        }
-        (*task)(std::move(out));
-      })) {
-    (*task)(absl::UnavailableError("the GPU engine is shutting down"));
-  }
-}
-
-absl::StatusOr<std::unique_ptr<ChainTicket>> ResidentExecutor::ReserveChain() {
-  auto ticket = std::make_unique<ChainTicket>(
-      [this](ChainRequest r, ChainCallback done) { chains_->Run(std::move(r), std::move(done)); });
-  if (!Post([place = ticket->place()] { place->Reach(); })) {
-    return absl::UnavailableError("the GPU engine is shutting down");
-  }
-  return ticket;
+        if (!s.ok()) return s;
+        MutexLock lock(&stats_mu_);
+        ++stats_.reads;
+        stats_.bytes_read += length;
+        return result;
+      },
+      std::move(done));
 }
 
 void ResidentExecutor::RunChain(ChainRequest request, ChainCallback done) {
-  absl::StatusOr<std::unique_ptr<ChainTicket>> ticket = ReserveChain();
-  if (!ticket.ok()) return done(ticket.status());
-  (*ticket)->Run(std::move(request), std::move(done));
+  chains_->Run(std::move(request), std::move(done));
 }
 
 ResidentExecutorStats ResidentExecutor::stats() const {

@@ -8,27 +8,30 @@
 // zero-fills -- is recorded into one of the GpuRunner's frames and
 // submitted on its queue under its fence (GpuRunner::PlaceList), so the
 // queue's order is the call order; the runner's completion thread answers
-// chains. Transfers are issued in call order by a worker thread of the
-// executor's (they wait for their copies); a chain takes its place in that
-// order when it is submitted (ReserveChain) and is recorded once the
-// scheduler dispatches it and the worker has reached the place
-// (chain_ticket.h). The GpuRunner's batches never touch resident buffers.
+// chains. The call order is the scheduler's: transfers are queued in its
+// chain lane (OrderedQueue: Scheduler::SubmitOrdered), FIFO with the
+// chains, and the scheduler's dispatch thread runs both when they reach the
+// front (EngineRunner::Run: RunTransfer, RunChain), so transfers wait
+// behind the runner's frames in flight like chains. The GpuRunner's batches
+// never touch resident buffers.
 //
 // Ownership: borrows the runner's device, pool and pipeline cache (the
 // runner must outlive it); owns the chain recorder; buffers hold the pool
-// buffer until their last user lets go. Thread-safety: every method is thread-safe; transfer
-// callbacks run on the worker thread, chain answers on the runner's
-// completion thread (or, for errors, the thread that records the chain).
+// buffer until their last user lets go. Thread-safety: Allocate, Write,
+// Read and stats are thread-safe; RunChain and ResidentTransfer::Run are
+// called by one thread at a time (the dispatch thread). Transfer callbacks
+// run on the dispatch thread (or, for queue errors, the scheduler's
+// caller), chain answers on the runner's completion thread (or, for errors,
+// the dispatch thread). Allocate blocks until its zero-fill has run, so it
+// must not be called on the runner's completion thread.
 #ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 #define DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -39,8 +42,8 @@
 #include "engine/core/resident.h"
 #include "engine/d3d12/buffer_pool.h"
 #include "engine/d3d12/chain_recorder.h"
-#include "engine/d3d12/chain_ticket.h"
 #include "engine/d3d12/gpu_runner.h"
+#include "engine/sched/job.h"
 #include "spdlog/logger.h"
 
 namespace dmls::d3d12 {
@@ -63,11 +66,29 @@ struct ResidentExecutorStats : ChainRecorderStats {
   uint64_t bytes_read = 0;
 };
 
+// A transfer (a write, a read, a zero-fill) waiting in the scheduler's
+// chain lane as a chain job's state; run on the dispatch thread when it
+// reaches the front. Its result is a ChainResult whose one output is a
+// read's bytes.
+class ResidentTransfer final : public sched::JobState {
+ public:
+  using Task = absl::AnyInvocable<absl::StatusOr<ChainResult>()>;
+  explicit ResidentTransfer(Task task) : task_(std::move(task)) {}
+  absl::StatusOr<ChainResult> Run() { return task_(); }
+
+ private:
+  Task task_;
+};
+
+// Queues a transfer in call order with the chains (Scheduler::SubmitOrdered).
+using OrderedQueue =
+    std::function<void(std::unique_ptr<sched::JobState>, ChainCallback)>;
+
 class ResidentExecutor {
  public:
   // `engine` is what the buffers report as theirs (the GpuEngine).
   static absl::StatusOr<std::unique_ptr<ResidentExecutor>> Create(
-      GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
+      GpuRunner* runner, Engine* engine, ResidentExecutorOptions options, OrderedQueue queue,
       std::shared_ptr<spdlog::logger> logger);
   ~ResidentExecutor();
 
@@ -77,16 +98,12 @@ class ResidentExecutor {
              StatusCallback done);
   void Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, uint64_t length,
             BytesCallback done);
-  // A chain's place in call order: the worker records the chain there when
-  // the ticket is Run, and skips the place when the ticket is destroyed
-  // unrun. The deadline is the scheduler's to check; cancellation and
-  // device loss are checked again when the worker reaches the chain.
-  absl::StatusOr<std::unique_ptr<ChainTicket>> ReserveChain();
-  // ReserveChain and Run at once (no scheduler in front).
+  // Records and submits a chain the scheduler dispatched (ChainRecorder::Run);
+  // cancellation and device loss are checked again here.
   void RunChain(ChainRequest request, ChainCallback done);
 
-  // Runs what is queued, then stops the worker; later calls fail
-  // UNAVAILABLE. Idempotent.
+  // Waits for the chains in flight (after the scheduler's Shutdown, which
+  // runs or fails whatever it holds and refuses the rest). Idempotent.
   void Shutdown();
 
   ResidentExecutorStats stats() const;
@@ -95,11 +112,10 @@ class ResidentExecutor {
   class DeviceBuffer;
 
   ResidentExecutor(GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
-                   std::shared_ptr<spdlog::logger> logger);
+                   OrderedQueue queue, std::shared_ptr<spdlog::logger> logger);
   absl::Status Init();
-  // Queues `task` for the worker; false (task not run) after Shutdown.
-  bool Post(absl::AnyInvocable<void()> task);
-  void WorkerLoop();
+  // Queues `task`; `done` gets its error, or its first output (or nothing).
+  void Queue(ResidentTransfer::Task task, BytesCallback done);
 
   // Places one copy on the runner's queue and returns its fence value
   // (does not wait); `to_device`: dst is the device buffer, else src.
@@ -117,23 +133,17 @@ class ResidentExecutor {
   GpuRunner* const runner_;
   Engine* const engine_;
   const ResidentExecutorOptions options_;
+  const OrderedQueue queue_;
   const std::shared_ptr<spdlog::logger> log_;
 
-  // Run by one thread at a time: the worker, or the thread that records a
-  // chain while the worker waits at its place (chain_ticket.h). A buffer's
-  // views are forgotten before it goes back to the pool.
+  // Run by the dispatch thread. A buffer's views are forgotten before it
+  // goes back to the pool.
   std::unique_ptr<ChainRecorder> chains_;
-  // Worker-thread state.
+  // Dispatch-thread state (transfers).
   PoolBuffer* upload_ = nullptr;    // two halves of staging_bytes
   PoolBuffer* readback_ = nullptr;  // two halves of staging_bytes
   uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
-
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread worker_;
 
   mutable Mutex stats_mu_;
   ResidentExecutorStats stats_ ABSL_GUARDED_BY(stats_mu_);  // less the recorder's

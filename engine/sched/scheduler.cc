@@ -57,6 +57,14 @@ void Scheduler::SubmitChain(ChainRequest chain, ChainCallback done) {
   Start(job);
 }
 
+void Scheduler::SubmitOrdered(std::unique_ptr<JobState> state, ChainCallback done) {
+  Job job;
+  job.chain = std::make_unique<ChainJob>();
+  job.chain->done = std::move(done);
+  job.state = std::move(state);
+  Enqueue(job, clock_->Now());
+}
+
 void Scheduler::Start(Job& job) {
   if (admission_ != nullptr) {
     absl::StatusOr<Admitted> admitted = admission_->Admit(
@@ -88,6 +96,10 @@ void Scheduler::Start(Job& job) {
   job.key = std::move(prepared->key);
   job.bytes = prepared->bytes;
   job.state = std::move(prepared->state);
+  Enqueue(job, now);
+}
+
+void Scheduler::Enqueue(Job& job, absl::Time now) {
   job.enqueued = now;
   job.staged = clock_->Now();
   job.seq = next_seq_.fetch_add(1);

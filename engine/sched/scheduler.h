@@ -88,6 +88,11 @@ class Scheduler {
   // A validated resident chain (engine/core/resident.h), as Submit; the
   // runner must implement PrepareChain (else UNIMPLEMENTED).
   void SubmitChain(ChainRequest chain, ChainCallback done);
+  // The runner's own work in the chain lane, in submission order with the
+  // chains (the GPU engine's resident writes and reads): no admission, no
+  // PrepareChain; Runner::Run gets a chain job with no steps and `state`,
+  // and answers `done` (queue errors answer it here or in the queue).
+  void SubmitOrdered(std::unique_ptr<JobState> state, ChainCallback done);
 
   // Stops admitting (UNAVAILABLE), hands every queued request to the
   // runner, waits for it to finish them, joins the dispatch thread.
@@ -104,6 +109,8 @@ class Scheduler {
  private:
   // Submit and SubmitChain from admission on.
   void Start(Job& job);
+  // Start's last part: into the queue (or rejected), prepared at `now`.
+  void Enqueue(Job& job, absl::Time now);
   void DispatchLoop();
   // Stamps each job of `batch`, handed to the runner at `now`, with its
   // times (StampedCallback, job.h: its answer tells the observer the run

@@ -466,6 +466,36 @@ TEST(SchedulerTest, ChainsReachTheRunnerInSubmissionOrder) {
   for (size_t i = 1; i < 4; ++i) EXPECT_LT(runner.chain_seqs[i - 1], runner.chain_seqs[i]);
 }
 
+// The runner's own work (SubmitOrdered: the GPU engine's resident
+// transfers) takes its place among the chains, with the state it was given
+// and without admission: the in-flight limit that refuses a chain lets it
+// in.
+TEST(SchedulerTest, OrderedWorkKeepsItsPlaceAmongTheChains) {
+  FakeRunner runner;
+  runner.capacity = 0;
+  runner.complete_inline = true;
+  SchedulerOptions o;
+  o.admission->max_in_flight = 1;
+  Scheduler s(&runner, o);
+  Outcomes out;
+  s.SubmitChain(ReluChain(8), ChainOutcome(out));
+  s.SubmitOrdered(std::make_unique<CountingState>(&runner.live_states), ChainOutcome(out));
+  s.SubmitOrdered(std::make_unique<CountingState>(&runner.live_states), ChainOutcome(out));
+  EXPECT_EQ(s.stats().queued, 3u);
+  EXPECT_EQ(runner.live_states.load(), 3);  // the chain's and the two given
+  runner.capacity = 1;
+  s.Poke();
+  WaitFor(out.count, 3);
+  EXPECT_EQ(runner.live_states.load(), 0);
+  {
+    MutexLock lock(&out.mu);
+    for (const absl::Status& st : out.statuses) EXPECT_TRUE(st.ok()) << st;
+  }
+  MutexLock lock(&runner.mu);
+  ASSERT_EQ(runner.chain_seqs.size(), 3u);
+  for (size_t i = 1; i < 3; ++i) EXPECT_LT(runner.chain_seqs[i - 1], runner.chain_seqs[i]);
+}
+
 TEST(SchedulerTest, ChainChecksBeforeTheQueue) {
   FakeRunner runner;
   runner.complete_inline = true;
