@@ -255,6 +255,13 @@ inline constexpr uint8_t kMvnVariantVec4 = 0x40;
 // ceil((N + lanes - 1) / kMvnChunk) chunks (MvnArgs::chunks; the others
 // read 0 to lanes - 1 elements of the texel before the group's first).
 // Shares its bit with kMvnVariantSmallRow, which is kMvnRow's only.
+// kMvnNormalise with the same bit: groups back to back in the input and the
+// output (N >= lanes; the two passes, so that every group's statistic is in
+// scratch): t0 and u0 are R32G32B32A32_UINT views of the whole tensors,
+// texel t belongs to the group holding its lane 0 (chunk c of a group is
+// its texels from ceil(first element / lanes) + c * kMvnChunk / lanes on),
+// and the texel where a group ends takes the next group's statistic for
+// its lanes past the end. Scale and Bias keep their R32_UINT views.
 inline constexpr uint8_t kMvnVariantTexelSpan = 0x10;
 // kMvnPartial with kMvnVariantTexelSpan: kMvnLongSpanElementsPerThread
 // elements a thread, so a group takes
