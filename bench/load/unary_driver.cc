@@ -45,8 +45,14 @@ void UnaryDriver::Send(int64_t due_ns) {
         } else {
           c.message = status.error_message();
         }
-        sink_(c, status.ok() ? &call->response : nullptr);
+        // The call (its ClientContext) goes before the sink hears of it:
+        // once the sink has counted the last call the runner may destroy
+        // the channels and the process may exit, and a context deleted
+        // after that tripped gRPC's "prior > 0" assertion at exit (CI,
+        // stop 26). Nothing of `this` is used after the sink either.
+        dmlserve::v1::ExecuteResponse response = std::move(call->response);
         delete call;
+        sink_(c, status.ok() ? &response : nullptr);
       });
 }
 

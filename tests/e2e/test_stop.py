@@ -160,21 +160,26 @@ class StopTest(unittest.TestCase):
 
     def test_calls_across_the_end_of_the_drain_are_answered_or_refused(self):
         refused = []
-        for _ in range(2):
+        # At least two rounds; more (at most four) until the stop has
+        # refused a call itself.
+        for round_ in range(4):
             counts, code, log = probe()
             self.assertEqual(lost(counts), {}, "%s\n%s" % (dict(counts), log))
             self.assertEqual(code, 0, log)
             # The drain served calls.
             self.assertGreater(counts["OK after SIGTERM"], 0, dict(counts))
             refused.append(dict(counts))
+            seen = sum(c.get("refused by the server", 0) for c in refused)
+            if round_ >= 1 and seen > 0:
+                break
         # And the stop refused some of the rest itself. The window for that
         # (from the idle moment to the sockets' close) is short: on a busy
-        # machine one round can miss it (stop 25: load 4, 0 of 160), so it
-        # is counted over both rounds. test_shutdown's
+        # machine a round can miss it (stop 25: load 4, 0 of 160; stop 26:
+        # two rounds in a row beside a build), so it is counted over up to
+        # four rounds. test_shutdown's
         # test_a_call_after_the_stop_began_is_refused_at_once checks the
         # refusal itself, deterministically.
-        self.assertGreater(sum(c["refused by the server"] for c in refused), 0,
-                           refused)
+        self.assertGreater(seen, 0, refused)
 
 
 if __name__ == "__main__":
