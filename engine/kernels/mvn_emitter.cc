@@ -177,37 +177,61 @@ Operand MvnEmitter::Reference(Operand base_in) {
   return ref;
 }
 
-void MvnEmitter::SpanElements(Operand base_in, std::vector<Operand>& x,
-                              std::vector<Operand>& ok) {
+MvnEmitter::SpanTexels MvnEmitter::SpanElements(Operand base_in, std::vector<Operand>& x) {
   const uint32_t lanes = texel_.lanes(), shift = texel_.shift();
-  Operand first = T(), end = T(), t_end = T(), c0 = T();
+  SpanTexels sp{base_in, T(), T(), {}};
+  Operand first = T(), t_end = T();
   b_.UShr(first, base_in, U(shift));  // the texel of the group's first element
-  b_.IAdd(end, base_in, CB0(0).z());  // past its last element
-  b_.IAdd(t_end, end, U(lanes - 1));
+  b_.IAdd(sp.end, base_in, CB0(0).z());  // past its last element
+  b_.IAdd(t_end, sp.end, U(lanes - 1));
   b_.UShr(t_end, t_end, U(shift));
-  b_.IMad(c0, c_, U(chunk_ / lanes), first);
-  std::vector<Operand> t(elems_ / lanes), v;
-  for (uint32_t k = 0; k < t.size(); ++k) {
-    Operand in = T(), addr = T();
-    t[k] = T();
-    b_.IAdd(t[k], c0, tid_);
-    b_.IAdd(t[k], t[k], U(k * threads_));
-    b_.ULt(in, t[k], t_end);
-    b_.Movc(addr, in, t[k], first);  // past the group: a texel of it, all masked
+  b_.IMad(sp.c0, c_, U(chunk_ / lanes), first);
+  std::vector<Operand> v;
+  for (uint32_t k = 0; k < elems_ / lanes; ++k) {
+    Operand in = T(), addr = T(), t = T();
+    b_.IAdd(t, sp.c0, tid_);
+    b_.IAdd(t, t, U(k * threads_));
+    b_.ULt(in, t, t_end);
+    b_.Movc(addr, in, t, first);  // past the group: a texel of it, all masked
     b_.IAdd(addr, addr, SrvBase(0));
     v.push_back(texel_.Load(0, addr));
+    sp.t.push_back(t);
   }
+  for (uint32_t j = 0; j < elems_; ++j) {
+    x[j] = T();
+    texel_.Unpack(x[j], v[j / lanes], j % lanes);
+  }
+  return sp;
+}
+
+Operand MvnEmitter::SpanInside(const SpanTexels& sp) {
+  // The chunk's elements [e, e + chunk_) with e = c0 * lanes: inside the
+  // group [base_in, end) when base_in <= e < end and end - e >= chunk_
+  // (no sum that could wrap). Uniform over the workgroup.
+  Operand e = T(), inside = T(), t = T();
+  b_.IShl(e, sp.c0, U(texel_.shift()));
+  b_.UGe(inside, e, sp.base_in);
+  b_.ULt(t, e, sp.end);
+  b_.And(inside, inside, t);
+  b_.IAdd(t, sp.end, e.Neg());
+  b_.UGe(t, t, U(chunk_));
+  b_.And(inside, inside, t);
+  return inside;
+}
+
+void MvnEmitter::SpanMasks(const SpanTexels& sp, std::vector<Operand>& ok) {
   // Per texel, the mask of its lanes inside the group: lanes [lo, hi) with
   // lo = base_in - first element of the texel and hi = end - the same,
   // both clamped to [0, lanes]; a lane's ok is its bit (nonzero, not ~0).
   // Signed differences: both ends are within a chunk of the texel.
-  std::vector<Operand> mask(t.size());
-  for (uint32_t k = 0; k < t.size(); ++k) {
+  const uint32_t lanes = texel_.lanes(), shift = texel_.shift();
+  std::vector<Operand> mask(sp.t.size());
+  for (uint32_t k = 0; k < sp.t.size(); ++k) {
     Operand e0 = T(), lo = T(), hi = T();
     mask[k] = T();
-    b_.IShl(e0, t[k], U(shift));
-    b_.IAdd(lo, base_in, e0.Neg());
-    b_.IAdd(hi, end, e0.Neg());
+    b_.IShl(e0, sp.t[k], U(shift));
+    b_.IAdd(lo, sp.base_in, e0.Neg());
+    b_.IAdd(hi, sp.end, e0.Neg());
     b_.IMax(lo, lo, I(0));
     b_.IMin(lo, lo, I(static_cast<int32_t>(lanes)));
     b_.IMax(hi, hi, lo);  // an empty texel: hi <= lo, no lane
@@ -217,10 +241,8 @@ void MvnEmitter::SpanElements(Operand base_in, std::vector<Operand>& x,
     b_.IAdd(mask[k], hi, lo.Neg());  // bits [lo, hi)
   }
   for (uint32_t j = 0; j < elems_; ++j) {
-    x[j] = T();
     ok[j] = T();
     b_.And(ok[j], mask[j / lanes], U(1u << (j % lanes)));
-    texel_.Unpack(x[j], v[j / lanes], j % lanes);
   }
 }
 

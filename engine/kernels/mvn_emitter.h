@@ -222,10 +222,28 @@ class MvnEmitter {
   // atomics per element.
   void ElementIndex(uint32_t j, Operand n_clamped, Operand ok);
 
-  // kMvnVariantTexelSpan: x[j], ok[j] for this thread's texels of chunk
-  // c_ of the group whose first element is at element offset `base_in`
-  // (all loads first; lanes outside the group not ok).
-  void SpanElements(Operand base_in, std::vector<Operand>& x, std::vector<Operand>& ok);
+  // kMvnVariantTexelSpan: this thread's texels of chunk c_ of the group
+  // whose first element is at element offset `base_in`.
+  struct SpanTexels {
+    Operand base_in;
+    Operand end;  // past the group's last element
+    Operand c0;   // the chunk's first texel
+    std::vector<Operand> t;  // this thread's texels
+  };
+  // Loads the texels (all loads first) and unpacks x[j]; lanes outside the
+  // group hold neighbours' values or repeats, which SpanMasks masks.
+  SpanTexels SpanElements(Operand base_in, std::vector<Operand>& x);
+  // Whether the whole chunk lies inside the group (a uniform value): then
+  // every lane counts and no mask is needed.
+  Operand SpanInside(const SpanTexels& sp);
+  // ok[j]: whether x[j] is inside the group.
+  void SpanMasks(const SpanTexels& sp, std::vector<Operand>& ok);
+
+  // kMvnVariantVec4: the thread's statistic of x[j] (stats_.Local), with
+  // no masks where chunk c_ lies wholly inside the group (a branch on a
+  // uniform value), with `ok` elsewhere.
+  MvnStat LocalUnlessPartial(const std::vector<Operand>& x, const std::vector<Operand>& ok,
+                             Operand ref);
 
   // The statistic of chunk c_ of the group whose input starts at `base_in`
   // (loaded, reduced over the workgroup: every thread holds it).

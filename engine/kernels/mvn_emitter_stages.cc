@@ -37,8 +37,22 @@ MvnStat MvnEmitter::ChunkStat(Operand base_in, Operand ref) {
       x[j] = el[j].y;
       ok[j] = el[j].ok;
     }
+    MvnStat st = LocalUnlessPartial(x, ok, ref);
+    stats_.GroupReduce(st, tid_, threads_);
+    return st;
   } else if (span_) {
-    SpanElements(base_in, x, ok);
+    // Most chunks of a long group lie wholly inside it: their threads skip
+    // the masks (fewer instructions and registers per element).
+    const SpanTexels sp = SpanElements(base_in, x);
+    MvnStat st = stats_.NewStat();
+    b_.IfNz(SpanInside(sp));
+    stats_.LocalInto(st, x, {}, ref);
+    b_.Else();
+    SpanMasks(sp, ok);
+    stats_.LocalInto(st, x, ok, ref);
+    b_.EndIf();
+    stats_.GroupReduce(st, tid_, threads_);
+    return st;
   } else {
     std::vector<Operand> off(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
@@ -52,6 +66,23 @@ MvnStat MvnEmitter::ChunkStat(Operand base_in, Operand ref) {
   }
   MvnStat st = stats_.Local(x, ok, ref);
   stats_.GroupReduce(st, tid_, threads_);
+  return st;
+}
+
+MvnStat MvnEmitter::LocalUnlessPartial(const std::vector<Operand>& x,
+                                       const std::vector<Operand>& ok, Operand ref) {
+  // Texels of chunk c_ are elements [c_ * chunk_, (c_ + 1) * chunk_) of the
+  // group (kMvnVariantVec4: groups start on a texel); all inside when the
+  // chunk's end is at most N. Uniform over the workgroup.
+  MvnStat st = stats_.NewStat();
+  Operand end = T(), full = T();
+  b_.IMad(end, c_, U(chunk_), U(chunk_));
+  b_.UGe(full, CB0(0).z(), end);  // MvnArgs: N
+  b_.IfNz(full);
+  stats_.LocalInto(st, x, {}, ref);
+  b_.Else();
+  stats_.LocalInto(st, x, ok, ref);
+  b_.EndIf();
   return st;
 }
 
@@ -352,7 +383,9 @@ absl::StatusOr<KernelInfo> MvnEmitter::Row() {
     x.push_back(e.y);
     ok.push_back(e.ok);
   }
-  MvnStat st = stats_.Local(x, ok, ref);
+  // A row that fills the workgroup's texels (N = 1,024 in a small row)
+  // counts every lane.
+  MvnStat st = vec4_ ? LocalUnlessPartial(x, ok, ref) : stats_.Local(x, ok, ref);
   stats_.GroupReduce(st, tid_, threads_);
   Normalise(st, ref, el, defer ? &base : nullptr);
   return Finish(b_, threads_);

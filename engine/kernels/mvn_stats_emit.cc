@@ -55,26 +55,40 @@ void MvnStatsEmitter::Shifted(Operand d, Operand x, Operand inv, Operand rs) {
 MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<Operand>& ok,
                                Operand ref) {
   MvnStat st = NewStat();
+  LocalInto(st, x, ok, ref);
+  return st;
+}
+
+void MvnStatsEmitter::LocalInto(const MvnStat& st, const std::vector<Operand>& x,
+                                const std::vector<Operand>& ok, Operand ref) {
+  const bool masked = !ok.empty();
   Operand amax = T(), a = T(), inv = T(), rs = T(), d = T(), one = T(), pos = T();
   b_.Mov(amax, ref.Abs());
   for (size_t j = 0; j < x.size(); ++j) {
-    b_.Movc(a, ok[j], x[j], F(0.0f));
-    b_.Max(amax, amax, a.Abs());
+    if (masked) {
+      b_.Movc(a, ok[j], x[j], F(0.0f));
+      b_.Max(amax, amax, a.Abs());
+    } else {
+      b_.Max(amax, amax, x[j].Abs());
+    }
   }
   ScaleFor(amax, st.s, inv);
   if (exact_mean_) {
     LocalSum(st, x, ok, inv);
-    return st;
+    return;
   }
   ScaledRef(rs, ref, inv);
-  // Pass 1: count and mean of d = x/s - ref/s (x - ref when s = 1).
-  b_.Mov(st.n, F(0.0f));
+  // Pass 1: count and mean of d = x/s - ref/s (x - ref when s = 1). A
+  // masked element adds +0, which leaves every sum as it was.
+  b_.Mov(st.n, F(masked ? 0.0f : static_cast<float>(x.size())));
   b_.Mov(st.m, F(0.0f));
   for (size_t j = 0; j < x.size(); ++j) {
     Shifted(d, x[j], inv, rs);
-    b_.Movc(d, ok[j], d, F(0.0f));
-    b_.Movc(one, ok[j], F(1.0f), F(0.0f));
-    b_.Add(st.n, st.n, one);
+    if (masked) {
+      b_.Movc(d, ok[j], d, F(0.0f));
+      b_.Movc(one, ok[j], F(1.0f), F(0.0f));
+      b_.Add(st.n, st.n, one);
+    }
     b_.Add(st.m, st.m, d);
   }
   b_.Lt(pos, F(0.0f), st.n);
@@ -85,10 +99,9 @@ MvnStat MvnStatsEmitter::Local(const std::vector<Operand>& x, const std::vector<
   for (size_t j = 0; j < x.size(); ++j) {
     Shifted(d, x[j], inv, rs);
     b_.Add(d, d, st.m.Neg());
-    b_.Movc(d, ok[j], d, F(0.0f));
+    if (masked) b_.Movc(d, ok[j], d, F(0.0f));
     b_.Mad(st.M, d, d, st.M);
   }
-  return st;
 }
 
 void MvnStatsEmitter::MeanOf(Operand c_hi, Operand c_lo, const MvnStat& st) {
@@ -138,17 +151,19 @@ void MvnStatsEmitter::LocalSum(const MvnStat& st, const std::vector<Operand>& x,
                                const std::vector<Operand>& ok, Operand inv) {
   // A compensated sum of x/s (exact values: s is a power of two).
   Operand xs = T(), one = T();
-  b_.Mov(st.n, F(0.0f));
+  b_.Mov(st.n, F(ok.empty() ? static_cast<float>(x.size()) : 0.0f));
   b_.Mov(st.m, F(0.0f));
   b_.Mov(st.M, F(0.0f));
   for (size_t j = 0; j < x.size(); ++j) {
     const uint32_t mark = b_.TempMark();  // TwoSum's temps: reused per element
     b_.Mul(xs, x[j], inv);
     math_.Launder(xs);
-    b_.Movc(xs, ok[j], xs, F(0.0f));
+    if (!ok.empty()) b_.Movc(xs, ok[j], xs, F(0.0f));
     math_.TwoSum(st.m, st.M, xs);
-    b_.Movc(one, ok[j], F(1.0f), F(0.0f));
-    b_.Add(st.n, st.n, one);
+    if (!ok.empty()) {
+      b_.Movc(one, ok[j], F(1.0f), F(0.0f));
+      b_.Add(st.n, st.n, one);
+    }
     b_.RewindTemps(mark);
   }
   Operand fin = T();

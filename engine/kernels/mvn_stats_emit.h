@@ -78,7 +78,13 @@ class MvnStatsEmitter {
   // fast math is free to; the scaling exists to avoid exactly that).
   void ScaledRef(Operand rs, Operand ref, Operand inv);
   // A thread's statistic of x[j] (float32) where ok[j] != 0; `ref` finite.
+  // An empty `ok` counts every x[j] and emits no mask (a thread whose
+  // elements are all inside its group): the same bits as all-true masks.
   MvnStat Local(const std::vector<Operand>& x, const std::vector<Operand>& ok, Operand ref);
+  // Local into the temps of `st`, so that both sides of a branch can
+  // write one statistic.
+  void LocalInto(const MvnStat& st, const std::vector<Operand>& x, const std::vector<Operand>& ok,
+                 Operand ref);
   // a <- a combined with b (b unchanged; a = b when a is empty).
   void Combine(const MvnStat& a, const MvnStat& b);
   // Combines every thread's statistic over the workgroup through

@@ -451,6 +451,16 @@ TEST_F(MvnScheduleTest, TexelSpanStatistics) {
                             std::vector<uint64_t>{2 * gpu::kMvnLongSpanChunk + 11, 1});
   ASSERT_TRUE(spans(op, long_span, kLong));
   Run(op, long_span, MvnSchedule::kTwoPass, 96, 2.0, 1e3);
+  // Chunks wholly inside their group take the statistics without masks.
+  // N = 2 long chunks less half a texel: row 0's first chunk is inside,
+  // its second not; row 1 starts mid-texel (its first chunk is masked) and
+  // its second chunk ends exactly on its last element (inside).
+  for (DataType t : {DataType::kFloat16, DataType::kFloat32}) {
+    const uint32_t half_texel = t == DataType::kFloat16 ? 4 : 2;
+    OperatorDesc whole = Mvn1(t, {4, 2 * gpu::kMvnLongSpanChunk - half_texel}, {1});
+    ASSERT_TRUE(spans(whole, long_span, kLong));
+    Run(whole, long_span, MvnSchedule::kTwoPass, 99, 2.0, 1e3);
+  }
   gpu::PlannerOptions long_apart = long_span;
   long_apart.mvn_combine_min_chunks = 0;
   ASSERT_TRUE(spans(op, long_apart));
@@ -547,7 +557,7 @@ TEST_F(MvnScheduleTest, Vec4RowsFloat32) {
 
 TEST_F(MvnScheduleTest, Vec4RowsFloat16WithScaleBiasAndFusedActivation) {
   gpu::PlannerOptions o;
-  for (uint64_t n : {1000u, 8u, 336u, 4088u}) {
+  for (uint64_t n : {1000u, 8u, 336u, 4088u, 1024u}) {  // 1,024: every lane of a small row
     OperatorDesc op = Mvn1(DataType::kFloat16, {4, n}, {1});
     op.scale = MakeTensorDesc(DataType::kFloat16, {1, n});
     op.bias = MakeTensorDesc(DataType::kFloat16, {4, 1});
