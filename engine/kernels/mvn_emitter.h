@@ -239,11 +239,15 @@ class MvnEmitter {
   // ok[j]: whether x[j] is inside the group.
   void SpanMasks(const SpanTexels& sp, std::vector<Operand>& ok);
 
-  // kMvnVariantVec4: the thread's statistic of x[j] (stats_.Local), with
-  // no masks where chunk c_ lies wholly inside the group (a branch on a
-  // uniform value), with `ok` elsewhere.
-  MvnStat LocalUnlessPartial(const std::vector<Operand>& x, const std::vector<Operand>& ok,
-                             Operand ref);
+  // kMvnVariantVec4: whether chunk c_ lies wholly inside the group (a
+  // uniform value).
+  Operand ChunkIsFull();
+
+  // The workgroup's statistic of x[j] (every thread holds it): where
+  // `inside` (uniform) with no masks and the reduction's constant weights,
+  // elsewhere with `ok` (filled by SpanMasks first when `sp` is given).
+  MvnStat ReducedStat(const std::vector<Operand>& x, std::vector<Operand>& ok, Operand ref,
+                      Operand inside, const SpanTexels* sp);
 
   // The statistic of chunk c_ of the group whose input starts at `base_in`
   // (loaded, reduced over the workgroup: every thread holds it).

@@ -37,22 +37,11 @@ MvnStat MvnEmitter::ChunkStat(Operand base_in, Operand ref) {
       x[j] = el[j].y;
       ok[j] = el[j].ok;
     }
-    MvnStat st = LocalUnlessPartial(x, ok, ref);
-    stats_.GroupReduce(st, tid_, threads_);
-    return st;
+    return ReducedStat(x, ok, ref, ChunkIsFull(), nullptr);
   } else if (span_) {
-    // Most chunks of a long group lie wholly inside it: their threads skip
-    // the masks (fewer instructions and registers per element).
+    // Most chunks of a long group lie wholly inside it.
     const SpanTexels sp = SpanElements(base_in, x);
-    MvnStat st = stats_.NewStat();
-    b_.IfNz(SpanInside(sp));
-    stats_.LocalInto(st, x, {}, ref);
-    b_.Else();
-    SpanMasks(sp, ok);
-    stats_.LocalInto(st, x, ok, ref);
-    b_.EndIf();
-    stats_.GroupReduce(st, tid_, threads_);
-    return st;
+    return ReducedStat(x, ok, ref, SpanInside(sp), &sp);
   } else {
     std::vector<Operand> off(elems_);
     for (uint32_t j = 0; j < elems_; ++j) {
@@ -69,19 +58,29 @@ MvnStat MvnEmitter::ChunkStat(Operand base_in, Operand ref) {
   return st;
 }
 
-MvnStat MvnEmitter::LocalUnlessPartial(const std::vector<Operand>& x,
-                                       const std::vector<Operand>& ok, Operand ref) {
+Operand MvnEmitter::ChunkIsFull() {
   // Texels of chunk c_ are elements [c_ * chunk_, (c_ + 1) * chunk_) of the
   // group (kMvnVariantVec4: groups start on a texel); all inside when the
   // chunk's end is at most N. Uniform over the workgroup.
-  MvnStat st = stats_.NewStat();
   Operand end = T(), full = T();
   b_.IMad(end, c_, U(chunk_), U(chunk_));
   b_.UGe(full, CB0(0).z(), end);  // MvnArgs: N
-  b_.IfNz(full);
+  return full;
+}
+
+MvnStat MvnEmitter::ReducedStat(const std::vector<Operand>& x, std::vector<Operand>& ok,
+                                Operand ref, Operand inside, const SpanTexels* sp) {
+  // Inside: no masks, and every thread counts elems_ elements, so the
+  // reduction's weights are constants (GroupReduceFull). A branch on a
+  // uniform value, barriers included.
+  MvnStat st = stats_.NewStat();
+  b_.IfNz(inside);
   stats_.LocalInto(st, x, {}, ref);
+  stats_.GroupReduceFull(st, tid_, threads_, elems_);
   b_.Else();
+  if (sp) SpanMasks(*sp, ok);
   stats_.LocalInto(st, x, ok, ref);
+  stats_.GroupReduce(st, tid_, threads_);
   b_.EndIf();
   return st;
 }
@@ -385,8 +384,13 @@ absl::StatusOr<KernelInfo> MvnEmitter::Row() {
   }
   // A row that fills the workgroup's texels (N = 1,024 in a small row)
   // counts every lane.
-  MvnStat st = vec4_ ? LocalUnlessPartial(x, ok, ref) : stats_.Local(x, ok, ref);
-  stats_.GroupReduce(st, tid_, threads_);
+  MvnStat st;
+  if (vec4_) {
+    st = ReducedStat(x, ok, ref, ChunkIsFull(), nullptr);
+  } else {
+    st = stats_.Local(x, ok, ref);
+    stats_.GroupReduce(st, tid_, threads_);
+  }
   Normalise(st, ref, el, defer ? &base : nullptr);
   return Finish(b_, threads_);
 }

@@ -221,7 +221,9 @@ void MvnStatsEmitter::Assign(const MvnStat& a, const MvnStat& b, Operand n, Oper
   b_.Mov(a.n, n);
 }
 
-void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
+void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) { Combine(a, b, std::nullopt); }
+
+void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b, std::optional<uint32_t> count) {
   if (exact_mean_) {
     CombineSum(a, b);
     return;
@@ -238,39 +240,64 @@ void MvnStatsEmitter::Combine(const MvnStat& a, const MvnStat& b) {
   b_.Mul(Mb, Mb, fb);
   Operand total = T(), delta = T(), inv = T(), pos = T(), wb = T(), wa = T(), t = T();
   Operand fin = T(), safe = T();
-  b_.Add(total, a.n, b.n);
-  b_.Add(delta, mb, ma.Neg());
-  b_.Lt(pos, F(0.0f), total);
-  b_.Div(inv, F(1.0f), total);
-  b_.Movc(inv, pos, inv, F(0.0f));
-  b_.Mul(wb, b.n, inv);
-  b_.Mul(wa, a.n, inv);
+  // With `count` (both sides count that many elements, a power of two)
+  // the weights are exact constants: 1/total and n/total = 0.5 are the
+  // bits the division and products give, so the result is the same.
+  const Operand na = count ? F(static_cast<float>(*count)) : a.n;
+  Operand w_b = wb, w_a = wa;
+  if (count) {
+    b_.Mov(total, F(2.0f * static_cast<float>(*count)));
+    b_.Add(delta, mb, ma.Neg());
+    w_b = F(0.5f);
+    w_a = F(0.5f);
+  } else {
+    b_.Add(total, a.n, b.n);
+    b_.Add(delta, mb, ma.Neg());
+    b_.Lt(pos, F(0.0f), total);
+    b_.Div(inv, F(1.0f), total);
+    b_.Movc(inv, pos, inv, F(0.0f));
+    b_.Mul(wb, b.n, inv);
+    b_.Mul(wa, a.n, inv);
+  }
   b_.Mul(t, delta, delta);
-  b_.Mul(t, t, a.n);
-  b_.Mul(t, t, wb);
+  b_.Mul(t, t, na);
+  b_.Mul(t, t, w_b);
   // Mean: ma + delta * wb, unless delta is not finite (an infinite member):
   // then the weighted sum, which keeps ±inf where the exact mean is ±inf.
-  b_.Mul(safe, mb, wb);
-  b_.Mad(safe, ma, wa, safe);
-  b_.Mad(ma, delta, wb, ma);
+  b_.Mul(safe, mb, w_b);
+  b_.Mad(safe, ma, w_a, safe);
+  b_.Mad(ma, delta, w_b, ma);
   math_.IsFinite(fin, delta);
   b_.Movc(ma, fin, ma, safe);
   b_.Add(Ma, Ma, Mb);
   b_.Add(Ma, Ma, t);
+  if (count) {  // neither side is empty
+    b_.Mov(a.n, total);
+    b_.Mov(a.m, ma);
+    b_.Mov(a.M, Ma);
+    b_.Mov(a.s, st);
+    return;
+  }
   Assign(a, b, total, ma, Ma, st);
 }
 
 void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads) {
-  Reduce(st, tid, threads, std::nullopt);
+  Reduce(st, tid, threads, std::nullopt, std::nullopt);
 }
 
 void MvnStatsEmitter::GroupReduce(const MvnStat& st, Operand tid, uint32_t threads,
                                   Operand active) {
-  Reduce(st, tid, threads, active);
+  Reduce(st, tid, threads, active, std::nullopt);
+}
+
+void MvnStatsEmitter::GroupReduceFull(const MvnStat& st, Operand tid, uint32_t threads,
+                                      uint32_t count) {
+  const bool power_of_two = count != 0 && (count & (count - 1)) == 0;
+  Reduce(st, tid, threads, std::nullopt, power_of_two ? std::optional<uint32_t>(count) : std::nullopt);
 }
 
 void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
-                             std::optional<Operand> active) {
+                             std::optional<Operand> active, std::optional<uint32_t> count) {
   Operand addr = T(), pk = b_.NewTemp(), other = b_.NewTemp(), cond = T(), oaddr = T();
   b_.IMul(addr, tid, U(kMvnStatBytes));
   auto store_own = [&]() {
@@ -283,7 +310,7 @@ void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
   store_own();
   MvnStat o{other.x(), other.y(), other.z(), other.w()};
   Operand needed = T();
-  for (uint32_t s = threads / 2; s >= 1; s /= 2) {
+  for (uint32_t s = threads / 2; s >= 1; s /= 2, count = count ? std::optional(*count * 2) : count) {
     // Level s combines thread t < s with t + s: nothing when active <= s.
     if (active) {
       b_.ULt(needed, U(s), *active);
@@ -294,7 +321,7 @@ void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
     b_.IfNz(cond);
     b_.IAdd(oaddr, addr, U(s * kMvnStatBytes));
     b_.LdRaw(other.Comps("xyzw"), oaddr, Operand::GroupShared(0));
-    Combine(st, o);
+    Combine(st, o, count);
     store_own();
     b_.EndIf();
     if (active) b_.EndIf();

@@ -95,9 +95,16 @@ class MvnStatsEmitter {
   // skipped (uniform branches around the barriers).
   void GroupReduce(const MvnStat& st, Operand tid, uint32_t threads);
   void GroupReduce(const MvnStat& st, Operand tid, uint32_t threads, Operand active);
+  // GroupReduce where every thread's statistic counts exactly `count`
+  // elements: with a power of two, each level's weights are constants (no
+  // division, no empty side); the same bits as GroupReduce.
+  void GroupReduceFull(const MvnStat& st, Operand tid, uint32_t threads, uint32_t count);
 
  private:
-  void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active);
+  void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active,
+              std::optional<uint32_t> count);
+  // Combine where both sides count `count` elements (GroupReduceFull).
+  void Combine(const MvnStat& a, const MvnStat& b, std::optional<uint32_t> count);
   // Exact-mean forms of Local and Combine.
   void LocalSum(const MvnStat& st, const std::vector<Operand>& x, const std::vector<Operand>& ok,
                 Operand inv);
