@@ -162,6 +162,64 @@ TEST_F(ResidentExecutorTest, WritesAndReadsAnyRangeOfAZeroedBuffer) {
   EXPECT_EQ(counter("resident_buffers"), 0u);
 }
 
+// A read's bytes are copied out of the readback halves on the completion
+// thread and answered there: the dispatch thread is free for the next
+// transfer while a read's callback runs. (Before, the dispatch thread
+// copied every half into a fresh string and ran the callback, so a
+// callback waiting for a later write never saw it.)
+TEST_F(ResidentExecutorTest, ReadsAreAnsweredOffTheDispatchThread) {
+  const uint64_t size = 300000;  // five 64 KiB halves
+  std::shared_ptr<ResidentBuffer> b = Alloc(size);
+  std::shared_ptr<ResidentBuffer> other = Alloc(4096);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(other, nullptr);
+  const std::string data = Pattern(size, 11);
+  ASSERT_TRUE(Write(b, 0, data).ok());
+
+  std::promise<absl::Status> wrote;
+  std::future<absl::Status> wrote_f = wrote.get_future();
+  std::promise<bool> read;
+  std::future<bool> read_f = read.get_future();
+  gpu_->ReadResident(b, 7, size - 7, [&](absl::StatusOr<std::string> bytes) {
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_TRUE(bytes.ok() && *bytes == data.substr(7)) << "the bytes read differ";
+    // Queued after this read: runs only if this callback is not on the
+    // dispatch thread.
+    gpu_->WriteResident(other, 0, std::string(16, 'w'),
+                        [&](absl::Status w) { wrote.set_value(w); });
+    read.set_value(wrote_f.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  });
+  EXPECT_TRUE(read_f.get()) << "the read's callback held up the dispatch thread";
+  EXPECT_TRUE(wrote_f.get().ok());
+}
+
+// ReadResidentInto fills the caller's memory; the dispatch thread copies
+// none of it.
+TEST_F(ResidentExecutorTest, ReadIntoFillsTheCallersMemoryOffTheDispatchThread) {
+  const uint64_t size = 300000;
+  std::shared_ptr<ResidentBuffer> b = Alloc(size);
+  ASSERT_NE(b, nullptr);
+  const std::string data = Pattern(size, 13);
+  ASSERT_TRUE(Write(b, 0, data).ok());
+  std::string into(size - 7, 'x');
+  std::promise<absl::Status> read;
+  gpu_->ReadResidentInto(b, 7, absl::MakeSpan(into), [&](absl::Status s) { read.set_value(s); });
+  absl::Status s = read.get_future().get();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(into == data.substr(7)) << "the bytes read differ";
+  const GpuEngineStats stats = gpu_->stats();
+  EXPECT_EQ(stats.resident.bytes_read_on_dispatch, 0u);
+  EXPECT_EQ(stats.resident.bytes_read, size - 7);
+
+  // Out of range: an error, and the caller's memory is left alone.
+  std::string untouched(8, 'u');
+  std::promise<absl::Status> bad;
+  gpu_->ReadResidentInto(b, size - 4, absl::MakeSpan(untouched),
+                         [&](absl::Status st) { bad.set_value(st); });
+  EXPECT_EQ(bad.get_future().get().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(untouched, std::string(8, 'u'));
+}
+
 TEST_F(ResidentExecutorTest, ChainEqualsTheOperatorsRunOneByOne) {
   const uint64_t n = 4096;
   const std::string x = FloatBytes(n, 3);
