@@ -218,7 +218,11 @@ void ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset, absl::Span
   }
   const std::thread::id dispatch = std::this_thread::get_id();
   // Piece by piece, alternating halves: the GPU copies a piece while the
-  // completion thread copies the previous one out.
+  // completion thread copies the previous one out. This thread lets go of
+  // its hold before placing the last piece, so that the read is answered
+  // on the completion thread (here only when nothing or not all of it was
+  // placed).
+  bool holding = true;
   for (uint64_t at = 0; at < into.size();) {
     const uint64_t n = std::min<uint64_t>(half, into.size() - at);
     const int h = next_readback_half_;
@@ -229,6 +233,10 @@ void ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset, absl::Span
       readback_busy_[h] = true;
     }
     read->Hold();
+    if (at + n == into.size()) {
+      read->Release(absl::OkStatus());  // the piece's hold stays
+      holding = false;
+    }
     char* const to = into.data() + at;
     absl::StatusOr<uint64_t> placed = PlaceCopy(
         readback_->resource.get(), h * half, src, offset + at, n, false,
@@ -250,7 +258,7 @@ void ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset, absl::Span
     }
     at += n;
   }
-  read->Release(absl::OkStatus());
+  if (holding) read->Release(absl::OkStatus());
 }
 
 absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint64_t bytes) {

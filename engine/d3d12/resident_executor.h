@@ -28,8 +28,8 @@
 // ResidentTransfer::Run are called by one thread at a time (the dispatch
 // thread). Write and zero-fill callbacks run on the dispatch thread, read
 // callbacks and chain answers on the runner's completion thread (or, for
-// errors, the dispatch thread), and for queue errors any of them on the
-// scheduler's caller. Allocate blocks until its zero-fill has run, so it
+// errors and empty reads, the dispatch thread), and for queue errors any
+// of them on the scheduler's caller. Allocate blocks until its zero-fill has run, so it
 // must not be called on the runner's completion thread.
 #ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 #define DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
