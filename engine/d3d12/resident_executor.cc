@@ -45,13 +45,13 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
   PoolBuffer* const buffer_;
 };
 
-// A read under way: its pieces copied out on the completion thread. Holds
-// the buffer read; answers once, when the last hold (each piece in flight,
-// and the dispatch thread while it places them) lets go, with the first
-// error. Thread-safe.
-class ResidentExecutor::PendingRead {
+// A read or write under way: its pieces answered on the completion thread.
+// Holds the resident buffer; answers once, when the last hold (each piece in
+// flight, and the dispatch thread while it places them) lets go, with the
+// first error. Thread-safe.
+class ResidentExecutor::PendingTransfer {
  public:
-  PendingRead(std::shared_ptr<ResidentBuffer> buffer, StatusCallback done)
+  PendingTransfer(std::shared_ptr<ResidentBuffer> buffer, StatusCallback done)
       : buffer_(std::move(buffer)), done_(std::move(done)) {}
   void Hold() {
     MutexLock lock(&mu_);
@@ -190,6 +190,8 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
     if (!zero) {
       if (absl::Status s = runner_->WaitFence(half_fence_[h]); !s.ok()) return s;
       std::memcpy(upload_->mapped + h * half, bytes + at, n);
+      MutexLock lock(&stats_mu_);
+      stats_.bytes_written_on_dispatch += n;
     }
     absl::StatusOr<uint64_t> v =
         PlaceCopy(dst, offset + at, upload_->resource.get(), h * half, n, true);
@@ -209,7 +211,7 @@ void ResidentExecutor::FreeReadbackHalf(int h) {
 }
 
 void ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset, absl::Span<char> into,
-                                const std::shared_ptr<PendingRead>& read) {
+                                const std::shared_ptr<PendingTransfer>& read) {
   const uint64_t half = staging_bytes_;
   if (readback_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kReadback, 2 * half);
@@ -294,14 +296,54 @@ void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
   if (absl::Status s = CheckResidentRange(buffer->size(), offset, bytes.size()); !s.ok()) {
     return done(s);
   }
+  const uint64_t n = bytes.size();
+  auto count = [this, n] {
+    MutexLock lock(&stats_mu_);
+    ++stats_.writes;
+    stats_.bytes_written += n;
+  };
+  // Up to a staging half (a chunk): copied here, on the caller's thread,
+  // into upload memory of its own, which goes back to the pool once the
+  // GPU has copied it; the dispatch thread only records the copy and the
+  // completion thread answers. Larger writes, and writes the pool has no
+  // memory for, go through the upload halves on the dispatch thread.
+  if (n != 0 && n <= staging_bytes_) {
+    absl::StatusOr<PoolBuffer*> own = runner_->pool()->Acquire(HeapKind::kUpload, n);
+    if (own.ok()) {
+      std::memcpy((*own)->mapped, bytes.data(), n);
+      std::string().swap(bytes);
+      BufferPool* pool = runner_->pool();
+      std::shared_ptr<PoolBuffer> upload(*own, [pool](PoolBuffer* b) { pool->Release(b, 0); });
+      Queue(
+          [this, buffer, r, offset, n, upload, count](ChainCallback answer) mutable {
+            auto write = std::make_shared<PendingTransfer>(
+                std::move(buffer), [count, answer = std::move(answer)](absl::Status s) mutable {
+                  if (!s.ok()) return answer(s);
+                  count();
+                  answer(ChainResult{});
+                });
+            if (absl::Status s = DeviceStatus(); !s.ok()) return write->Release(s);
+            write->Hold();
+            write->Release(absl::OkStatus());  // answered on the completion thread
+            ID3D12Resource* const src = upload->resource.get();
+            absl::StatusOr<uint64_t> placed =
+                PlaceCopy(r, offset, src, 0, n, true,
+                          [write, upload = std::move(upload)](absl::Status s) mutable {
+                            upload.reset();
+                            write->Release(s);
+                          });
+            if (!placed.ok()) write->Release(placed.status());
+          },
+          std::move(done));
+      return;
+    }
+  }
   QueueInline(
-      [this, buffer, r, offset, bytes = std::move(bytes)]() -> absl::Status {
+      [this, r, offset, bytes = std::move(bytes), count]() -> absl::Status {
         absl::Status s = DeviceStatus();
         if (s.ok()) s = Upload(r, offset, bytes.data(), bytes.size(), false);
         if (!s.ok()) return s;
-        MutexLock lock(&stats_mu_);
-        ++stats_.writes;
-        stats_.bytes_written += bytes.size();
+        count();
         return absl::OkStatus();
       },
       std::move(done));
@@ -335,7 +377,7 @@ void ResidentExecutor::ReadInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t
   Queue(
       [this, buffer, r, offset, into](ChainCallback answer) mutable {
         const uint64_t length = into.size();
-        auto read = std::make_shared<PendingRead>(
+        auto read = std::make_shared<PendingTransfer>(
             std::move(buffer), [this, length, answer = std::move(answer)](absl::Status s) mutable {
               if (!s.ok()) return answer(s);
               {

@@ -15,6 +15,11 @@
 // behind the runner's frames in flight like chains. The GpuRunner's batches
 // never touch resident buffers.
 //
+// Writes of up to a staging half (a chunk) are copied into upload memory of
+// their own on the caller's thread; the dispatch thread records the copy
+// and the completion thread answers. Larger ones go through the upload
+// halves on the dispatch thread, with its fence waits.
+//
 // Reads: the dispatch thread only records the copies into the readback
 // staging halves and submits them; the runner's completion thread copies
 // each half out into the caller's memory (ReadInto) once its fence is
@@ -26,9 +31,9 @@
 // buffer until their last user lets go. Thread-safety: Allocate, Write,
 // Read, ReadInto and stats are thread-safe; RunChain and
 // ResidentTransfer::Run are called by one thread at a time (the dispatch
-// thread). Write and zero-fill callbacks run on the dispatch thread, read
-// callbacks and chain answers on the runner's completion thread (or, for
-// errors and empty reads, the dispatch thread), and for queue errors any
+// thread). Zero-fill and large writes' callbacks run on the dispatch
+// thread, other writes', reads' and chain answers on the runner's
+// completion thread (or, for errors and empty reads, the dispatch thread), and for queue errors any
 // of them on the scheduler's caller. Allocate blocks until its zero-fill has run, so it
 // must not be called on the runner's completion thread.
 #ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
@@ -75,6 +80,10 @@ struct ResidentExecutorStats : ChainRecorderStats {
   // Read bytes copied out of the readback halves by the dispatch thread (0:
   // they are copied on the completion thread).
   uint64_t bytes_read_on_dispatch = 0;
+  // Written bytes copied into the upload halves by the dispatch thread:
+  // writes larger than a half, or that the pool had no memory for (others
+  // are copied on the caller's thread).
+  uint64_t bytes_written_on_dispatch = 0;
 };
 
 // A transfer (a write, a read, a zero-fill) waiting in the scheduler's
@@ -126,7 +135,7 @@ class ResidentExecutor {
 
  private:
   class DeviceBuffer;
-  class PendingRead;
+  class PendingTransfer;
 
   ResidentExecutor(GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
                    OrderedQueue queue, std::shared_ptr<spdlog::logger> logger);
@@ -151,7 +160,7 @@ class ResidentExecutor {
   // readback halves; each half is copied out into `into` on the completion
   // thread, and `read` answers after the last (dispatch thread).
   void Download(ID3D12Resource* src, uint64_t offset, absl::Span<char> into,
-                const std::shared_ptr<PendingRead>& read);
+                const std::shared_ptr<PendingTransfer>& read);
   // Half `h` is copied out (completion thread).
   void FreeReadbackHalf(int h);
   static ID3D12Resource* ResourceOf(const ResidentBuffer& buffer);
