@@ -7,7 +7,8 @@
 # alternating rounds, a fresh server each, server on cores 0-1 and the
 # bench on 2-15; the chain bench (chain, chain + ReadTensor, inline round
 # trips) and the transfer bench (WriteTensor, ReadTensor), 64 MiB in 16 MiB
-# chunks. Fewer iterations than res3 (20 and 10) so it ends within 500 s.
+# chunks, 20 and 10 iterations as res3 (whose rounds took about 40 s each
+# on the H200, by its server logs: about 2 minutes of runs, well within 500 s).
 #
 # Run from the repository root on the GPU machine (one visit):
 #   bash docs/perf/h200-rread-2026-11-28/res5.sh            # $OUT/summary.txt, logs.tgz
@@ -21,7 +22,7 @@ if [[ ${GPU_ENV:-1} == 1 ]]; then
 fi
 M=$((1 << 20)); G=$((1 << 30))
 BYTES=${BYTES:-$((64 * M))} CHUNK=${CHUNK:-$((16 * M))}
-CHAIN_ITERS=${CHAIN_ITERS:-12} TRANSFER_ITERS=${TRANSFER_ITERS:-6} ROUNDS=${ROUNDS:-3}
+CHAIN_ITERS=${CHAIN_ITERS:-20} TRANSFER_ITERS=${TRANSFER_ITERS:-10} ROUNDS=${ROUNDS:-3}
 SERVER_CPUS=${SERVER_CPUS:-0-1} BENCH_CPUS=${BENCH_CPUS:-2-15}
 declare -A dir=([before]=${BEFORE:-.gpu/h0} [after]=${AFTER:-.gpu/rread})
 start=$SECONDS
