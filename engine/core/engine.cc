@@ -42,6 +42,16 @@ void Engine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
   done(host->Read(offset, length));
 }
 
+void Engine::ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer,
+                              uint64_t offset, absl::Span<char> into,
+                              StatusCallback done) {
+  HostResidentBuffer* host = HostBufferOf(this, buffer.get());
+  if (host == nullptr) {
+    return done(absl::InternalError("a resident tensor of another engine reached this one"));
+  }
+  done(host->ReadInto(offset, into));
+}
+
 void Engine::ExecuteChain(ChainRequest request, ChainCallback done) {
   RunChainOnHost(
       this,

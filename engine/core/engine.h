@@ -17,6 +17,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/core/execute_request.h"
@@ -73,6 +74,14 @@ class Engine {
   virtual void ReadResident(std::shared_ptr<ResidentBuffer> buffer,
                             uint64_t offset, uint64_t length,
                             BytesCallback done);
+  // Copies [offset, offset + into.size()) of `buffer` into `into`, memory
+  // of the caller's that it keeps alive and leaves alone until `done` (the
+  // engine allocates nothing for the bytes: a caller can reuse its chunk
+  // buffers). `done` once, possibly on another thread; `into` holds the
+  // bytes only when it says OK. In call order like ReadResident.
+  virtual void ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer,
+                                uint64_t offset, absl::Span<char> into,
+                                StatusCallback done);
   // Runs a validated chain (resident.h): its resident buffers are this
   // engine's. `done` is called exactly once.
   virtual void ExecuteChain(ChainRequest request, ChainCallback done);

@@ -149,6 +149,13 @@ absl::StatusOr<std::string> HostResidentBuffer::Read(uint64_t offset,
   return bytes_.substr(offset, length);
 }
 
+absl::Status HostResidentBuffer::ReadInto(uint64_t offset, absl::Span<char> into) const {
+  if (absl::Status s = CheckResidentRange(size(), offset, into.size()); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  bytes_.copy(into.data(), into.size(), offset);
+  return absl::OkStatus();
+}
+
 void RunChainOnHost(Engine* owner, ExecuteFn execute, ChainRequest request,
                     ChainCallback done) {
   auto chain = std::make_shared<HostChain>();

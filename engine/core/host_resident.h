@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "engine/core/execute_request.h"
 #include "engine/core/mutex.h"
 #include "engine/core/resident.h"
@@ -33,6 +34,8 @@ class HostResidentBuffer : public ResidentBuffer {
   // OUT_OF_RANGE when [offset, offset + bytes.size()) is not inside.
   absl::Status Write(uint64_t offset, absl::string_view bytes);
   absl::StatusOr<std::string> Read(uint64_t offset, uint64_t length) const;
+  // [offset, offset + into.size()) into `into`.
+  absl::Status ReadInto(uint64_t offset, absl::Span<char> into) const;
 
  private:
   HostResidentBuffer(Engine* engine, uint64_t size, std::string device)

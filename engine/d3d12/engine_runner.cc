@@ -30,9 +30,9 @@ void EngineRunner::Run(sched::Batch batch) {
     // In submission order: transfers run here, chains are recorded here.
     for (sched::Job& job : group) {
       if (auto* transfer = dynamic_cast<ResidentTransfer*>(job.state.get())) {
-        absl::StatusOr<ChainResult> result = transfer->Run();
+        // Answered here or, for a read, on the completion thread.
+        transfer->Run(std::move(job.chain->done));
         job.state.reset();
-        job.chain->done(std::move(result));
       } else {
         resident_->RunChain(std::move(job.chain->request), std::move(job.chain->done));
       }

@@ -11,7 +11,8 @@
 //    in flight like a plain request).
 //  - Run, on the scheduler's dispatch thread: the chain lane's jobs in
 //    submission order -- a resident transfer (ResidentTransfer, queued by
-//    Scheduler::SubmitOrdered) is run and answered here, a chain recorded
+//    Scheduler::SubmitOrdered) is run here and answered here (a read: on the
+//    GpuRunner's completion thread once copied out), a chain recorded
 //    into the GpuRunner's frames (ResidentExecutor::RunChain,
 //    GpuRunner::PlaceList) -- then the plain groups of the batch go to
 //    GpuRunner::Run as one batch.

@@ -55,6 +55,11 @@ void GpuEngine::ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
   resident_->Read(std::move(buffer), offset, length, std::move(done));
 }
 
+void GpuEngine::ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                                 absl::Span<char> into, StatusCallback done) {
+  resident_->ReadInto(std::move(buffer), offset, into, std::move(done));
+}
+
 void GpuEngine::ExecuteChain(ChainRequest request, ChainCallback done) {
   scheduler_->SubmitChain(std::move(request), std::move(done));
 }

@@ -63,6 +63,8 @@ class GpuEngine : public Engine {
                      std::string bytes, StatusCallback done) override;
   void ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                     uint64_t length, BytesCallback done) override;
+  void ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                        absl::Span<char> into, StatusCallback done) override;
   void ExecuteChain(ChainRequest request, ChainCallback done) override;
 
   GpuEngineStats stats() const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -42,6 +43,38 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
  private:
   ResidentExecutor* const owner_;
   PoolBuffer* const buffer_;
+};
+
+// A read or write under way: its pieces answered on the completion thread.
+// Holds the resident buffer; answers once, when the last hold (each piece in
+// flight, and the dispatch thread while it places them) lets go, with the
+// first error. Thread-safe.
+class ResidentExecutor::PendingTransfer {
+ public:
+  PendingTransfer(std::shared_ptr<ResidentBuffer> buffer, StatusCallback done)
+      : buffer_(std::move(buffer)), done_(std::move(done)) {}
+  void Hold() {
+    MutexLock lock(&mu_);
+    ++holds_;
+  }
+  void Release(const absl::Status& s) {
+    absl::Status status;
+    {
+      MutexLock lock(&mu_);
+      if (!s.ok() && status_.ok()) status_ = s;
+      if (--holds_ > 0) return;
+      status = status_;
+    }
+    buffer_.reset();
+    done_(status);
+  }
+
+ private:
+  std::shared_ptr<ResidentBuffer> buffer_;
+  StatusCallback done_;
+  Mutex mu_;
+  int holds_ ABSL_GUARDED_BY(mu_) = 1;  // the placing thread's
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
 ID3D12Resource* ResidentExecutor::ResourceOf(const ResidentBuffer& buffer) {
@@ -94,12 +127,20 @@ void ResidentExecutor::Shutdown() {
   runner_->Drain();
 }
 
-void ResidentExecutor::Queue(ResidentTransfer::Task task, BytesCallback done) {
+void ResidentExecutor::Queue(ResidentTransfer::Task task, StatusCallback done) {
   queue_(std::make_unique<ResidentTransfer>(std::move(task)),
-         [done = std::move(done)](absl::StatusOr<ChainResult> r) mutable {
-           if (!r.ok()) return done(r.status());
-           done(r->outputs.empty() ? std::string() : std::move(r->outputs[0]));
-         });
+         [done = std::move(done)](absl::StatusOr<ChainResult> r) mutable { done(r.status()); });
+}
+
+void ResidentExecutor::QueueInline(absl::AnyInvocable<absl::Status()> task,
+                                   StatusCallback done) {
+  Queue(
+      [task = std::move(task)](ChainCallback answer) mutable {
+        absl::Status s = task();
+        if (!s.ok()) return answer(s);
+        answer(ChainResult{});
+      },
+      std::move(done));
 }
 
 absl::Status ResidentExecutor::DeviceStatus() const {
@@ -109,7 +150,8 @@ absl::Status ResidentExecutor::DeviceStatus() const {
 
 absl::StatusOr<uint64_t> ResidentExecutor::PlaceCopy(ID3D12Resource* dst, uint64_t dst_offset,
                                                      ID3D12Resource* src, uint64_t src_offset,
-                                                     uint64_t bytes, bool to_device) {
+                                                     uint64_t bytes, bool to_device,
+                                                     absl::AnyInvocable<void(absl::Status)> done) {
   return runner_->PlaceList(
       [&](ID3D12GraphicsCommandList* list) {
         // The staging side stays in its heap's state; the device side moves.
@@ -123,7 +165,7 @@ absl::StatusOr<uint64_t> ResidentExecutor::PlaceCopy(ID3D12Resource* dst, uint64
         list->CopyBufferRegion(dst, dst_offset, src, src_offset, bytes);
         return absl::OkStatus();
       },
-      nullptr);
+      std::move(done));
 }
 
 absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
@@ -148,6 +190,8 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
     if (!zero) {
       if (absl::Status s = runner_->WaitFence(half_fence_[h]); !s.ok()) return s;
       std::memcpy(upload_->mapped + h * half, bytes + at, n);
+      MutexLock lock(&stats_mu_);
+      stats_.bytes_written_on_dispatch += n;
     }
     absl::StatusOr<uint64_t> v =
         PlaceCopy(dst, offset + at, upload_->resource.get(), h * half, n, true);
@@ -158,33 +202,65 @@ absl::Status ResidentExecutor::Upload(ID3D12Resource* dst, uint64_t offset,
   return runner_->WaitFence(last);
 }
 
-absl::Status ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset,
-                                        uint64_t length, std::string& out) {
+void ResidentExecutor::FreeReadbackHalf(int h) {
+  {
+    MutexLock lock(&readback_mu_);
+    readback_busy_[h] = false;
+  }
+  readback_cv_.SignalAll();
+}
+
+void ResidentExecutor::Download(ID3D12Resource* src, uint64_t offset, absl::Span<char> into,
+                                const std::shared_ptr<PendingTransfer>& read) {
   const uint64_t half = staging_bytes_;
   if (readback_ == nullptr) {
     absl::StatusOr<PoolBuffer*> b = runner_->pool()->Acquire(HeapKind::kReadback, 2 * half);
-    if (!b.ok()) return b.status();
+    if (!b.ok()) return read->Release(b.status());
     readback_ = *b;
   }
-  out.resize(length);
-  // Copy piece i+1 on the GPU while the CPU copies piece i out.
-  auto start = [&](uint64_t at, int h) -> absl::StatusOr<uint64_t> {
-    return PlaceCopy(readback_->resource.get(), h * half, src, offset + at,
-                     std::min(half, length - at), false);
-  };
-  if (length == 0) return absl::OkStatus();
-  absl::StatusOr<uint64_t> pending = start(0, 0);
-  for (uint64_t at = 0, i = 0; at < length; ++i) {
-    if (!pending.ok()) return pending.status();
-    const uint64_t value = *pending;
-    const uint64_t n = std::min(half, length - at);
-    const int h = static_cast<int>(i % 2);
-    if (absl::Status s = runner_->WaitFence(value); !s.ok()) return s;
-    if (at + n < length) pending = start(at + n, 1 - h);
-    std::memcpy(out.data() + at, readback_->mapped + h * half, n);
+  const std::thread::id dispatch = std::this_thread::get_id();
+  // Piece by piece, alternating halves: the GPU copies a piece while the
+  // completion thread copies the previous one out. This thread lets go of
+  // its hold before placing the last piece, so that the read is answered
+  // on the completion thread (here only when nothing or not all of it was
+  // placed).
+  bool holding = true;
+  for (uint64_t at = 0; at < into.size();) {
+    const uint64_t n = std::min<uint64_t>(half, into.size() - at);
+    const int h = next_readback_half_;
+    next_readback_half_ = 1 - h;
+    {
+      MutexLock lock(&readback_mu_);
+      while (readback_busy_[h]) readback_cv_.Wait(&readback_mu_);
+      readback_busy_[h] = true;
+    }
+    read->Hold();
+    if (at + n == into.size()) {
+      read->Release(absl::OkStatus());  // the piece's hold stays
+      holding = false;
+    }
+    char* const to = into.data() + at;
+    absl::StatusOr<uint64_t> placed = PlaceCopy(
+        readback_->resource.get(), h * half, src, offset + at, n, false,
+        [this, read, h, to, n, half, dispatch](absl::Status s) {
+          if (s.ok()) {
+            std::memcpy(to, readback_->mapped + h * half, n);
+            if (std::this_thread::get_id() == dispatch) {
+              MutexLock lock(&stats_mu_);
+              stats_.bytes_read_on_dispatch += n;
+            }
+          }
+          FreeReadbackHalf(h);
+          read->Release(s);
+        });
+    if (!placed.ok()) {
+      FreeReadbackHalf(h);
+      read->Release(placed.status());
+      break;
+    }
     at += n;
   }
-  return absl::OkStatus();
+  if (holding) read->Release(absl::OkStatus());
 }
 
 absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint64_t bytes) {
@@ -202,14 +278,13 @@ absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint6
   // Pool buffers are reused: clear before anyone can read it.
   std::promise<absl::Status> cleared;
   std::future<absl::Status> result = cleared.get_future();
-  Queue(
-      [this, buffer]() -> absl::StatusOr<ChainResult> {
+  QueueInline(
+      [this, buffer]() -> absl::Status {
         absl::Status s = DeviceStatus();
         if (s.ok()) s = Upload(buffer->resource(), 0, nullptr, buffer->capacity(), true);
-        if (!s.ok()) return s;
-        return ChainResult{};
+        return s;
       },
-      [&cleared](absl::StatusOr<std::string> r) { cleared.set_value(r.status()); });
+      [&cleared](absl::Status s) { cleared.set_value(s); });
   if (absl::Status s = result.get(); !s.ok()) return s;
   return std::shared_ptr<ResidentBuffer>(std::move(buffer));
 }
@@ -221,37 +296,99 @@ void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
   if (absl::Status s = CheckResidentRange(buffer->size(), offset, bytes.size()); !s.ok()) {
     return done(s);
   }
-  Queue(
-      [this, buffer, r, offset, bytes = std::move(bytes)]() -> absl::StatusOr<ChainResult> {
+  const uint64_t n = bytes.size();
+  auto count = [this, n] {
+    MutexLock lock(&stats_mu_);
+    ++stats_.writes;
+    stats_.bytes_written += n;
+  };
+  // Up to a staging half (a chunk): copied here, on the caller's thread,
+  // into upload memory of its own, which goes back to the pool once the
+  // GPU has copied it; the dispatch thread only records the copy and the
+  // completion thread answers. Larger writes, and writes the pool has no
+  // memory for, go through the upload halves on the dispatch thread.
+  if (n != 0 && n <= staging_bytes_) {
+    absl::StatusOr<PoolBuffer*> own = runner_->pool()->Acquire(HeapKind::kUpload, n);
+    if (own.ok()) {
+      std::memcpy((*own)->mapped, bytes.data(), n);
+      std::string().swap(bytes);
+      BufferPool* pool = runner_->pool();
+      std::shared_ptr<PoolBuffer> upload(*own, [pool](PoolBuffer* b) { pool->Release(b, 0); });
+      Queue(
+          [this, buffer, r, offset, n, upload, count](ChainCallback answer) mutable {
+            auto write = std::make_shared<PendingTransfer>(
+                std::move(buffer), [count, answer = std::move(answer)](absl::Status s) mutable {
+                  if (!s.ok()) return answer(s);
+                  count();
+                  answer(ChainResult{});
+                });
+            if (absl::Status s = DeviceStatus(); !s.ok()) return write->Release(s);
+            write->Hold();
+            write->Release(absl::OkStatus());  // answered on the completion thread
+            ID3D12Resource* const src = upload->resource.get();
+            absl::StatusOr<uint64_t> placed =
+                PlaceCopy(r, offset, src, 0, n, true,
+                          [write, upload = std::move(upload)](absl::Status s) mutable {
+                            upload.reset();
+                            write->Release(s);
+                          });
+            if (!placed.ok()) write->Release(placed.status());
+          },
+          std::move(done));
+      return;
+    }
+  }
+  QueueInline(
+      [this, r, offset, bytes = std::move(bytes), count]() -> absl::Status {
         absl::Status s = DeviceStatus();
         if (s.ok()) s = Upload(r, offset, bytes.data(), bytes.size(), false);
         if (!s.ok()) return s;
-        MutexLock lock(&stats_mu_);
-        ++stats_.writes;
-        stats_.bytes_written += bytes.size();
-        return ChainResult{};
+        count();
+        return absl::OkStatus();
       },
-      [done = std::move(done)](absl::StatusOr<std::string> r) mutable { done(r.status()); });
+      std::move(done));
 }
 
 void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                             uint64_t length, BytesCallback done) {
-  ID3D12Resource* r = buffer ? ResourceOf(*buffer) : nullptr;
-  if (r == nullptr) return done(absl::InternalError("not a resident buffer of this GPU"));
+  if (buffer == nullptr || ResourceOf(*buffer) == nullptr) {
+    return done(absl::InternalError("not a resident buffer of this GPU"));
+  }
   if (absl::Status s = CheckResidentRange(buffer->size(), offset, length); !s.ok()) {
     return done(s);
   }
+  // Made (and its pages touched) here, on the caller's thread.
+  auto out = std::make_unique<std::string>(length, '\0');
+  const absl::Span<char> into(out->data(), out->size());
+  ReadInto(std::move(buffer), offset, into,
+           [out = std::move(out), done = std::move(done)](absl::Status s) mutable {
+             if (!s.ok()) return done(s);
+             done(std::move(*out));
+           });
+}
+
+void ResidentExecutor::ReadInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                                absl::Span<char> into, StatusCallback done) {
+  ID3D12Resource* r = buffer ? ResourceOf(*buffer) : nullptr;
+  if (r == nullptr) return done(absl::InternalError("not a resident buffer of this GPU"));
+  if (absl::Status s = CheckResidentRange(buffer->size(), offset, into.size()); !s.ok()) {
+    return done(s);
+  }
   Queue(
-      [this, buffer, r, offset, length]() -> absl::StatusOr<ChainResult> {
-        ChainResult result;
-        std::string& out = result.outputs.emplace_back();
-        absl::Status s = DeviceStatus();
-        if (s.ok()) s = Download(r, offset, length, out);
-        if (!s.ok()) return s;
-        MutexLock lock(&stats_mu_);
-        ++stats_.reads;
-        stats_.bytes_read += length;
-        return result;
+      [this, buffer, r, offset, into](ChainCallback answer) mutable {
+        const uint64_t length = into.size();
+        auto read = std::make_shared<PendingTransfer>(
+            std::move(buffer), [this, length, answer = std::move(answer)](absl::Status s) mutable {
+              if (!s.ok()) return answer(s);
+              {
+                MutexLock lock(&stats_mu_);
+                ++stats_.reads;
+                stats_.bytes_read += length;
+              }
+              answer(ChainResult{});
+            });
+        if (absl::Status s = DeviceStatus(); !s.ok()) return read->Release(s);
+        Download(r, offset, into, read);
       },
       std::move(done));
 }

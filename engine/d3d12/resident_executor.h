@@ -15,14 +15,26 @@
 // behind the runner's frames in flight like chains. The GpuRunner's batches
 // never touch resident buffers.
 //
+// Writes of up to a staging half (a chunk) are copied into upload memory of
+// their own on the caller's thread; the dispatch thread records the copy
+// and the completion thread answers. Larger ones go through the upload
+// halves on the dispatch thread, with its fence waits.
+//
+// Reads: the dispatch thread only records the copies into the readback
+// staging halves and submits them; the runner's completion thread copies
+// each half out into the caller's memory (ReadInto) once its fence is
+// reached and answers. The dispatch thread waits only when both halves are
+// still to be copied out (a read longer than two halves).
+//
 // Ownership: borrows the runner's device, pool and pipeline cache (the
 // runner must outlive it); owns the chain recorder; buffers hold the pool
 // buffer until their last user lets go. Thread-safety: Allocate, Write,
-// Read and stats are thread-safe; RunChain and ResidentTransfer::Run are
-// called by one thread at a time (the dispatch thread). Transfer callbacks
-// run on the dispatch thread (or, for queue errors, the scheduler's
-// caller), chain answers on the runner's completion thread (or, for errors,
-// the dispatch thread). Allocate blocks until its zero-fill has run, so it
+// Read, ReadInto and stats are thread-safe; RunChain and
+// ResidentTransfer::Run are called by one thread at a time (the dispatch
+// thread). Zero-fill and large writes' callbacks run on the dispatch
+// thread, other writes', reads' and chain answers on the runner's
+// completion thread (or, for errors and empty reads, the dispatch thread), and for queue errors any
+// of them on the scheduler's caller. Allocate blocks until its zero-fill has run, so it
 // must not be called on the runner's completion thread.
 #ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 #define DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
@@ -37,6 +49,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "engine/core/engine.h"
 #include "engine/core/mutex.h"
 #include "engine/core/resident.h"
@@ -64,17 +77,25 @@ struct ResidentExecutorStats : ChainRecorderStats {
   uint64_t reads = 0;
   uint64_t bytes_written = 0;
   uint64_t bytes_read = 0;
+  // Read bytes copied out of the readback halves by the dispatch thread (0:
+  // they are copied on the completion thread).
+  uint64_t bytes_read_on_dispatch = 0;
+  // Written bytes copied into the upload halves by the dispatch thread:
+  // writes larger than a half, or that the pool had no memory for (others
+  // are copied on the caller's thread).
+  uint64_t bytes_written_on_dispatch = 0;
 };
 
 // A transfer (a write, a read, a zero-fill) waiting in the scheduler's
 // chain lane as a chain job's state; run on the dispatch thread when it
-// reaches the front. Its result is a ChainResult whose one output is a
-// read's bytes.
+// reaches the front. It answers the job's callback once, there or later on
+// another thread (a read: on the completion thread); the ChainResult has no
+// outputs.
 class ResidentTransfer final : public sched::JobState {
  public:
-  using Task = absl::AnyInvocable<absl::StatusOr<ChainResult>()>;
+  using Task = absl::AnyInvocable<void(ChainCallback done)>;
   explicit ResidentTransfer(Task task) : task_(std::move(task)) {}
-  absl::StatusOr<ChainResult> Run() { return task_(); }
+  void Run(ChainCallback done) { task_(std::move(done)); }
 
  private:
   Task task_;
@@ -96,8 +117,12 @@ class ResidentExecutor {
   absl::StatusOr<std::shared_ptr<ResidentBuffer>> Allocate(uint64_t bytes);
   void Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, std::string bytes,
              StatusCallback done);
+  // Into a string of its own, made on the caller's thread (ReadInto).
   void Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, uint64_t length,
             BytesCallback done);
+  // Into the caller's memory, which it keeps until `done` (Engine::ReadResidentInto).
+  void ReadInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, absl::Span<char> into,
+                StatusCallback done);
   // Records and submits a chain the scheduler dispatched (ChainRecorder::Run);
   // cancellation and device loss are checked again here.
   void RunChain(ChainRequest request, ChainCallback done);
@@ -110,24 +135,34 @@ class ResidentExecutor {
 
  private:
   class DeviceBuffer;
+  class PendingTransfer;
 
   ResidentExecutor(GpuRunner* runner, Engine* engine, ResidentExecutorOptions options,
                    OrderedQueue queue, std::shared_ptr<spdlog::logger> logger);
   absl::Status Init();
-  // Queues `task`; `done` gets its error, or its first output (or nothing).
-  void Queue(ResidentTransfer::Task task, BytesCallback done);
+  // Queues `task` (which answers its ChainCallback once); `done` gets its status.
+  void Queue(ResidentTransfer::Task task, StatusCallback done);
+  // Queues `task`, run and answered on the dispatch thread.
+  void QueueInline(absl::AnyInvocable<absl::Status()> task, StatusCallback done);
 
   // Places one copy on the runner's queue and returns its fence value
   // (does not wait); `to_device`: dst is the device buffer, else src.
+  // `done` as GpuRunner::PlaceList's (on the completion thread).
   absl::StatusOr<uint64_t> PlaceCopy(ID3D12Resource* dst, uint64_t dst_offset,
                                      ID3D12Resource* src, uint64_t src_offset,
-                                     uint64_t bytes, bool to_device);
+                                     uint64_t bytes, bool to_device,
+                                     absl::AnyInvocable<void(absl::Status)> done = nullptr);
   absl::Status DeviceStatus() const;
   // Copies `bytes` into [offset, +size) of `dst` through the upload halves.
   absl::Status Upload(ID3D12Resource* dst, uint64_t offset, const char* bytes,
                       uint64_t size, bool zero);
-  absl::Status Download(ID3D12Resource* src, uint64_t offset, uint64_t length,
-                        std::string& out);
+  // Places the copies of [offset, +into.size()) of `src` through the
+  // readback halves; each half is copied out into `into` on the completion
+  // thread, and `read` answers after the last (dispatch thread).
+  void Download(ID3D12Resource* src, uint64_t offset, absl::Span<char> into,
+                const std::shared_ptr<PendingTransfer>& read);
+  // Half `h` is copied out (completion thread).
+  void FreeReadbackHalf(int h);
   static ID3D12Resource* ResourceOf(const ResidentBuffer& buffer);
 
   GpuRunner* const runner_;
@@ -144,6 +179,13 @@ class ResidentExecutor {
   PoolBuffer* readback_ = nullptr;  // two halves of staging_bytes
   uint64_t half_fence_[2] = {0, 0};  // last use of each upload half
   uint64_t staging_bytes_ = 0;       // options_.staging_bytes, fitted to the cap
+  int next_readback_half_ = 0;
+
+  // A readback half is busy from its copy's placement until the completion
+  // thread has copied it out.
+  Mutex readback_mu_;
+  CondVar readback_cv_;
+  bool readback_busy_[2] ABSL_GUARDED_BY(readback_mu_) = {false, false};
 
   mutable Mutex stats_mu_;
   ResidentExecutorStats stats_ ABSL_GUARDED_BY(stats_mu_);  // less the recorder's

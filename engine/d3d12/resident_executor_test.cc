@@ -124,6 +124,17 @@ class ResidentExecutorTest : public ::testing::Test {
     }
   }
 
+  // Whether the dispatch thread places a command list (a transfer queued
+  // by the caller before this) within 20 s of `before` lists.
+  bool DispatchPlacesAList(uint64_t before) {
+    const absl::Time end = absl::Now() + absl::Seconds(20);
+    while (gpu_->stats().placed_lists <= before) {
+      if (absl::Now() > end) return false;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return true;
+  }
+
   std::unique_ptr<GpuEngine> gpu_;
 };
 
@@ -160,6 +171,107 @@ TEST_F(ResidentExecutorTest, WritesAndReadsAnyRangeOfAZeroedBuffer) {
   // The worker drops its references just after answering.
   for (int i = 0; i < 100 && counter("resident_buffers") != 0; ++i) absl::SleepFor(absl::Milliseconds(10));
   EXPECT_EQ(counter("resident_buffers"), 0u);
+}
+
+// A read's bytes are copied out of the readback halves on the completion
+// thread and answered there: the dispatch thread is free for the next
+// transfer while a read's callback runs. (Before, the dispatch thread
+// copied every half into a fresh string and ran the callback, so a
+// callback waiting for a later write never saw it.)
+TEST_F(ResidentExecutorTest, ReadsAreAnsweredOffTheDispatchThread) {
+  const uint64_t size = 300000;  // five 64 KiB halves
+  std::shared_ptr<ResidentBuffer> b = Alloc(size);
+  std::shared_ptr<ResidentBuffer> other = Alloc(4096);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(other, nullptr);
+  const std::string data = Pattern(size, 11);
+  ASSERT_TRUE(Write(b, 0, data).ok());
+
+  std::promise<absl::Status> wrote;
+  std::future<absl::Status> wrote_f = wrote.get_future();
+  std::promise<bool> read;
+  std::future<bool> read_f = read.get_future();
+  gpu_->ReadResident(b, 7, size - 7, [&](absl::StatusOr<std::string> bytes) {
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_TRUE(bytes.ok() && *bytes == data.substr(7)) << "the bytes read differ";
+    // Queued after this read: placed only if this callback is not on the
+    // dispatch thread.
+    const uint64_t lists = gpu_->stats().placed_lists;
+    gpu_->WriteResident(other, 0, std::string(16, 'w'),
+                        [&](absl::Status w) { wrote.set_value(w); });
+    read.set_value(DispatchPlacesAList(lists));
+  });
+  EXPECT_TRUE(read_f.get()) << "the read's callback held up the dispatch thread";
+  EXPECT_TRUE(wrote_f.get().ok());
+}
+
+// ReadResidentInto fills the caller's memory; the dispatch thread copies
+// none of it.
+TEST_F(ResidentExecutorTest, ReadIntoFillsTheCallersMemoryOffTheDispatchThread) {
+  const uint64_t size = 300000;
+  std::shared_ptr<ResidentBuffer> b = Alloc(size);
+  ASSERT_NE(b, nullptr);
+  const std::string data = Pattern(size, 13);
+  ASSERT_TRUE(Write(b, 0, data).ok());
+  std::string into(size - 7, 'x');
+  std::promise<absl::Status> read;
+  gpu_->ReadResidentInto(b, 7, absl::MakeSpan(into), [&](absl::Status s) { read.set_value(s); });
+  absl::Status s = read.get_future().get();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(into == data.substr(7)) << "the bytes read differ";
+  const GpuEngineStats stats = gpu_->stats();
+  EXPECT_EQ(stats.resident.bytes_read_on_dispatch, 0u);
+  EXPECT_EQ(stats.resident.bytes_read, size - 7);
+
+  // Out of range: an error, and the caller's memory is left alone.
+  std::string untouched(8, 'u');
+  std::promise<absl::Status> bad;
+  gpu_->ReadResidentInto(b, size - 4, absl::MakeSpan(untouched),
+                         [&](absl::Status st) { bad.set_value(st); });
+  EXPECT_EQ(bad.get_future().get().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(untouched, std::string(8, 'u'));
+}
+
+// A write of up to a staging half (a chunk) is copied into upload memory on
+// the caller's thread and answered on the completion thread: its callback
+// does not hold up the dispatch thread (before, the dispatch thread copied
+// it and answered), and the dispatch thread copies none of its bytes.
+// Larger writes still go through the halves.
+TEST_F(ResidentExecutorTest, ChunkWritesAreCopiedAndAnsweredOffTheDispatchThread) {
+  const uint64_t size = 300000;
+  std::shared_ptr<ResidentBuffer> b = Alloc(size);
+  ASSERT_NE(b, nullptr);
+  const std::string data = Pattern(size, 17);
+  const uint64_t chunk = 60000;  // under the tests' 64 KiB halves
+  for (uint64_t at = 0; at < size; at += chunk) {
+    ASSERT_TRUE(Write(b, at, data.substr(at, chunk)).ok());
+  }
+  EXPECT_EQ(gpu_->stats().resident.bytes_written_on_dispatch, 0u);
+  absl::StatusOr<std::string> all = Read(b, 0, size);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(*all == data) << "the bytes written differ";
+
+  std::promise<absl::StatusOr<std::string>> read;
+  std::future<absl::StatusOr<std::string>> read_f = read.get_future();
+  std::promise<bool> wrote;
+  gpu_->WriteResident(b, 5, std::string(1000, 'q'), [&](absl::Status s) {
+    EXPECT_TRUE(s.ok()) << s;
+    // Queued after this write: placed only if this callback is not on the
+    // dispatch thread.
+    const uint64_t lists = gpu_->stats().placed_lists;
+    gpu_->ReadResident(b, 0, 2000, [&](absl::StatusOr<std::string> r) {
+      read.set_value(std::move(r));
+    });
+    wrote.set_value(DispatchPlacesAList(lists));
+  });
+  EXPECT_TRUE(wrote.get_future().get()) << "the write's callback held up the dispatch thread";
+  absl::StatusOr<std::string> head = read_f.get();
+  ASSERT_TRUE(head.ok()) << head.status();
+  EXPECT_TRUE(*head == data.substr(0, 5) + std::string(1000, 'q') + data.substr(1005, 995));
+
+  // Larger than a half: through the halves, on the dispatch thread.
+  ASSERT_TRUE(Write(b, 0, data).ok());
+  EXPECT_EQ(gpu_->stats().resident.bytes_written_on_dispatch, size);
 }
 
 TEST_F(ResidentExecutorTest, ChainEqualsTheOperatorsRunOneByOne) {

@@ -206,6 +206,13 @@ void MultiEngine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
   owner->ReadResident(std::move(buffer), offset, length, std::move(done));
 }
 
+void MultiEngine::ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                                   absl::Span<char> into, StatusCallback done) {
+  Engine* owner = OwnerOf(buffer.get(), this);
+  if (owner == nullptr) return done(absl::InternalError("a resident buffer of no device"));
+  owner->ReadResidentInto(std::move(buffer), offset, into, std::move(done));
+}
+
 void MultiEngine::ExecuteChain(ChainRequest request, ChainCallback done) {
   Engine* owner = nullptr;
   for (const ChainStep& step : request.steps) {

@@ -84,6 +84,8 @@ class MultiEngine : public Engine {
                      std::string bytes, StatusCallback done) override;
   void ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                     uint64_t length, BytesCallback done) override;
+  void ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                        absl::Span<char> into, StatusCallback done) override;
   void ExecuteChain(ChainRequest request, ChainCallback done) override;
   // routed (requests), retried (runs again after a loss), retry_unavailable
   // (handed back with no untried live child left), engines_lost, then per

@@ -420,7 +420,8 @@ grpc::Status SerializeExecuteResponse(dmlserve::v1::ExecuteResponse& response,
   constexpr uint32_t kOutputTag =
       (dmlserve::v1::ExecuteResponse::kOutputFieldNumber << 3) | 2;
   const size_t fields = response.ByteSizeLong();
-  grpc::Slice head(fields + 1 + CodedOutputStream::VarintSize64(output->size()));
+  grpc::Slice head(fields + CodedOutputStream::VarintSize32(kOutputTag) +
+                   CodedOutputStream::VarintSize64(output->size()));
   uint8_t* at = const_cast<uint8_t*>(head.begin());
   at = response.SerializeWithCachedSizesToArray(at);
   at = CodedOutputStream::WriteTagToArray(kOutputTag, at);

@@ -9,6 +9,7 @@
 #include "engine/core/mutex.h"
 #include "engine/ops/rule_status.h"
 #include "server/rpc/call_metadata.h"
+#include "server/rpc/chunk_buffers.h"
 #include "server/rpc/chunk_cursor.h"
 #include "server/rpc/message_codec.h"
 #include "server/rpc/ref_counted_reactor.h"
@@ -299,7 +300,10 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
 };
 
 // ReadTensor: the range in chunks; the engine reads chunk k+1 while chunk k
-// is written. Lives until gRPC is done and the engine has answered.
+// is written. Each chunk is read into a buffer of the service's
+// ChunkBuffers (chunk_buffers.h), which becomes the response's data slice
+// and goes back to the pool when gRPC has sent it. Lives until gRPC is done
+// and the engine has answered.
 class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc::ByteBuffer>> {
  public:
   ReadReactor(TensorServiceImpl& service, grpc::CallbackServerContext* context,
@@ -380,25 +384,23 @@ class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc
       }
     }
     if (n == 0) return;
-    service_.engine().ReadResident(
-        tensor_->buffer, offset, n, [this, offset](absl::StatusOr<std::string> bytes) {
+    ChunkBuffers::Lease lease = service_.chunk_buffers().Take(n);
+    const absl::Span<char> into(lease.data(), n);
+    service_.engine().ReadResidentInto(
+        tensor_->buffer, offset, into,
+        [this, offset, n, lease = std::move(lease)](absl::Status read) mutable {
           {
             MutexLock lock(&mu_);
             fetching_ = false;
-            if (!bytes.ok()) {
-              FinishLocked(ToGrpcStatus(RequestError::FromEngine(bytes.status()),
-                                        &service_.logger()));
+            if (!read.ok()) {
+              FinishLocked(ToGrpcStatus(RequestError::FromEngine(read), &service_.logger()));
             } else {
               v1::TensorChunk chunk;
               chunk.set_slot(v1::TENSOR_SLOT_OUTPUT);
               chunk.set_offset(offset);
-              chunk.set_data(std::move(*bytes));
-              grpc::Status s = SerializeResponse(chunk, &ready_);
-              if (s.ok()) {
-                have_ready_ = true;
-              } else {
-                FinishLocked(s);
-              }
+              SerializeWithBytesField(chunk, v1::TensorChunk::kDataFieldNumber,
+                                      std::move(lease).IntoSlice(n), &ready_);
+              have_ready_ = true;
             }
           }
           Pump();
@@ -435,7 +437,8 @@ TensorServiceImpl::TensorServiceImpl(TensorStore* store, Engine* engine,
       admission_(admission),
       calls_(calls),
       options_(options),
-      logger_(std::move(logger)) {}
+      logger_(std::move(logger)),
+      chunk_buffers_(ChunkBuffers::Create(options.chunk_buffer_idle_bytes)) {}
 
 grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,

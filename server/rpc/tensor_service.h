@@ -10,7 +10,8 @@
 // takes its chunks one at a time: each is handed to the engine and the next
 // is read once the engine has taken it, so a fast client meets gRPC flow
 // control rather than growing the server's memory. ReadTensor keeps one
-// chunk being read from the engine while the previous one is written.
+// chunk being read from the engine (into a reused buffer that gRPC then
+// sends as it is: chunk_buffers.h) while the previous one is written.
 //
 // Every call is tracked in the DmlService's CallTracker and refused with
 // UNAVAILABLE once it is closed (call_tracker.h). WriteTensor and ReadTensor
@@ -31,6 +32,7 @@
 #include "engine/core/engine.h"
 #include "engine/sched/admission.h"
 #include "server/lifecycle/call_tracker.h"
+#include "server/rpc/chunk_buffers.h"
 #include "server/security/token_auth.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
@@ -41,6 +43,9 @@ struct TensorServiceOptions {
   // ReadTensor chunks: the default and the largest a client may ask for.
   uint64_t default_chunk_bytes = uint64_t{1} << 20;
   uint64_t max_chunk_bytes = uint64_t{4} << 20;
+  // ReadTensor's chunk buffers kept for reuse when idle (chunk_buffers.h):
+  // a stream holds two or three chunks at a time.
+  uint64_t chunk_buffer_idle_bytes = uint64_t{64} << 20;
   // The server's bearer tokens (token_auth.h); null: none. Each call's
   // principal comes from its own token through it (principal.h).
   std::shared_ptr<const TokenAuthenticator> tokens;
@@ -81,6 +86,7 @@ class TensorServiceImpl final : public TensorServiceBase {
   Engine& engine() { return *engine_; }
   sched::Admission& admission() { return *admission_; }
   spdlog::logger& logger() { return *logger_; }
+  ChunkBuffers& chunk_buffers() { return *chunk_buffers_; }
 
  private:
   TensorStore* const store_;
@@ -89,6 +95,7 @@ class TensorServiceImpl final : public TensorServiceBase {
   CallTracker* const calls_;
   const TensorServiceOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
+  const std::shared_ptr<ChunkBuffers> chunk_buffers_;
 };
 
 // The wire description of a tensor.
