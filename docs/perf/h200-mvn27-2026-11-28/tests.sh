@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The GPU tests of the after build (.gpu/m2 = 213ff7c) on the hardware.
+# The GPU tests of a build (A, default .gpu/m2 = 213ff7c) on the hardware.
 set -uo pipefail
 FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL"
 source bench/gpu_env.sh
-A=.gpu/m2
+A=${A:-.gpu/m2}
 {
   s=$(date +%s)
   DMLS_KERNELS_TEST_ADAPTER=gpu DMLS_CONFORMANCE_DATA_DIR=tests/data \
