@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -372,6 +373,67 @@ TEST(CpuEngine, ManyConcurrentRequestsEachCompleteOnce) {
   engine.Shutdown();  // drains
   EXPECT_EQ(completed.load(), kRequests);
   EXPECT_EQ(good.load(), kRequests);
+}
+
+// The thread a request of `elements` FLOAT32 elements is answered on.
+std::thread::id AnsweringThread(CpuEngine& engine, uint64_t elements) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {elements});
+  ExecuteRequest r = Threshold(t, t, 0.0f);
+  r.input = MakePayload<float>(t, {1.0f});
+  absl::Notification done;
+  std::thread::id thread;
+  bool ok = false;
+  engine.Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> result) {
+    ok = result.ok();
+    thread = std::this_thread::get_id();
+    done.Notify();
+  });
+  done.WaitForNotification();
+  EXPECT_TRUE(ok);
+  return thread;
+}
+
+TEST(CpuEngine, SmallRequestsRunOnTheCallersThreadLargeOnesOnThePool) {
+  CpuEngineOptions options = TwoThreads();
+  options.inline_max_bytes = 1024;
+  CpuEngine engine(options);
+  // 64 elements: 256 bytes in, 256 out.
+  EXPECT_EQ(AnsweringThread(engine, 64), std::this_thread::get_id());
+  // 1024 elements: 8 KiB in and out, above the bound.
+  EXPECT_NE(AnsweringThread(engine, 1024), std::this_thread::get_id());
+  EXPECT_EQ(engine.Counters()[0].second, 2u);  // both counted as requests
+
+  options.inline_max_bytes = 0;
+  CpuEngine pooled(options);
+  EXPECT_NE(AnsweringThread(pooled, 64), std::this_thread::get_id());
+}
+
+// Through the pool only, more requests than the runner takes at once: the
+// queue moves on when capacity frees (CpuRunner tells the scheduler when
+// its count falls below the limit), not only at shutdown.
+TEST(CpuEngine, PooledRequestsBeyondTheRunnersLimitAllComplete) {
+  CpuEngineOptions options = TwoThreads();
+  options.inline_max_bytes = 0;
+  // The dispatch thread would otherwise also wake for its scan of
+  // cancelled requests and hide a missing capacity signal.
+  options.scheduler.cancel_scan_interval = absl::Hours(1);
+  options.scheduler.policy.max_batch_requests = 1;  // four handed out at most
+  CpuEngine engine(options);
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {16384});
+  std::atomic<int> completed{0};
+  constexpr int kRequests = 300;
+  for (int i = 0; i < kRequests; ++i) {
+    ExecuteRequest r = Threshold(t, t, 0.0f);
+    r.input = MakePayload<float>(t, {0.0f});
+    engine.Execute(std::move(r), [&](absl::StatusOr<ExecuteResult> res) {
+      if (res.ok()) ++completed;
+    });
+  }
+  for (int i = 0; i < 5000 && completed.load() < kRequests; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(completed.load(), kRequests);
+  engine.Shutdown();
 }
 
 TEST(CpuEngineFloat16, ActivationRoundsOnceAndKeepsSubnormals) {

@@ -20,9 +20,7 @@ absl::StatusOr<sched::Prepared> CpuRunner::Prepare(ExecuteRequest& request) {
   return p;
 }
 
-bool CpuRunner::CanAccept() {
-  return handed_out_.load() < 2 * pool_.thread_count();
-}
+bool CpuRunner::CanAccept() { return handed_out_.load() < limit(); }
 
 void CpuRunner::SetCapacityListener(std::function<void()> listener) {
   MutexLock lock(&listener_mu_);
@@ -30,7 +28,11 @@ void CpuRunner::SetCapacityListener(std::function<void()> listener) {
 }
 
 void CpuRunner::Finished() {
-  handed_out_.fetch_sub(1);
+  // Only the step from the limit to below it frees capacity that
+  // CanAccept refused (each step down is one fetch_sub, so none is
+  // missed); below it the scheduler is not waiting, and waking its
+  // thread for every answer would cost a hop per request.
+  if (handed_out_.fetch_sub(1) != limit()) return;
   std::function<void()> listener;
   {
     MutexLock lock(&listener_mu_);
@@ -39,28 +41,38 @@ void CpuRunner::Finished() {
   if (listener) listener();
 }
 
+void CpuRunner::RunJob(sched::Job& job) {
+  ExecuteRequest& req = job.request;
+  if (job.Cancelled()) {
+    job.done(absl::CancelledError("request cancelled before execution"));
+  } else if (absl::Now() > req.deadline) {
+    job.done(absl::DeadlineExceededError("deadline passed before execution"));
+  } else {
+    absl::StatusOr<ExecuteResult> result = RunReference(req, options_);
+    // Each request runs alone; its output is written in place.
+    if (result.ok()) {
+      result->timing.execution_requests = 1;
+      result->timing.counts_execution = true;
+    }
+    job.done(std::move(result));
+  }
+  Finished();
+}
+
+bool CpuRunner::AcceptInline(const sched::Job& job) {
+  if (job.bytes > options_.inline_max_bytes || handed_out_.load() >= limit()) return false;
+  handed_out_.fetch_add(1);
+  return true;
+}
+
+void CpuRunner::RunInline(sched::Job job) { RunJob(job); }
+
 void CpuRunner::Run(sched::Batch batch) {
   for (std::vector<sched::Job>& group : batch.groups) {
     for (sched::Job& job : group) {
       handed_out_.fetch_add(1);
       auto task = std::make_shared<sched::Job>(std::move(job));
-      const bool queued = pool_.Schedule([this, task] {
-        ExecuteRequest& req = task->request;
-        if (task->Cancelled()) {
-          task->done(absl::CancelledError("request cancelled before execution"));
-        } else if (absl::Now() > req.deadline) {
-          task->done(absl::DeadlineExceededError("deadline passed before execution"));
-        } else {
-          absl::StatusOr<ExecuteResult> result = RunReference(req, options_);
-          // Each request runs alone; its output is written in place.
-          if (result.ok()) {
-            result->timing.execution_requests = 1;
-            result->timing.counts_execution = true;
-          }
-          task->done(std::move(result));
-        }
-        Finished();
-      });
+      const bool queued = pool_.Schedule([this, task] { RunJob(*task); });
       if (!queued) {
         task->done(absl::UnavailableError("CPU engine is shut down"));
         Finished();

@@ -1,8 +1,10 @@
 #include "engine/sched/admission.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -24,12 +26,18 @@ uint64_t Bytes(const std::optional<TensorDesc>& t) {
 
 // One step as the checks see it: its operator's field paths and whether
 // its descriptor passed validation (the rest of its checks trust it only
-// then).
+// then). Paths are made only for a message that names them, so that work
+// that passes every check makes no string (admission runs per request).
 struct StepView {
   const WorkStep* step = nullptr;
-  std::string prefix;   // "", "steps[2].", "header."
-  std::string op_path;  // prefix + "operator.celu"
+  std::string prefix;   // "", "steps[2].", "header." (short: no allocation)
+  std::string_view op_field = "unknown";  // the schema's "celu"
   bool valid = false;
+
+  // prefix + "operator.celu"
+  std::string op_path() const {
+    return absl::StrCat(prefix, "operator.", absl::string_view(op_field.data(), op_field.size()));
+  }
 };
 
 struct Slot {
@@ -38,10 +46,10 @@ struct Slot {
   const WorkSource* source;
 };
 
-std::vector<Slot> SlotsOf(const WorkStep& s) {
-  return {{"input", &s.op.input, &s.input},
-          {"scale", &s.op.scale, &s.scale},
-          {"bias", &s.op.bias, &s.bias}};
+std::array<Slot, 3> SlotsOf(const WorkStep& s) {
+  return {{{"input", &s.op.input, &s.input},
+           {"scale", &s.op.scale, &s.scale},
+           {"bias", &s.op.bias, &s.bias}}};
 }
 
 std::string StepPrefix(const Work& work, size_t i) {
@@ -96,18 +104,17 @@ std::vector<ops::Violation> ValidateSteps(const Work& work, std::vector<StepView
     }
     v.valid = own.empty();
     const ops::OperatorSchema* schema = v.valid ? ops::FindOperator(s.op.type) : nullptr;
-    v.op_path =
-        absl::StrCat(v.prefix, "operator.", schema ? std::string(schema->field) : "unknown");
+    if (schema != nullptr) v.op_field = schema->field;
     if (!v.valid) continue;  // the descriptor says nothing reliable
 
     for (const Slot& slot : SlotsOf(s)) {
       const WorkSource& src = *slot.source;
-      const std::string field = absl::StrCat(v.prefix, slot.name);
-      const std::string path = SourcePath(work, v, slot.name, src);
+      auto field = [&] { return absl::StrCat(v.prefix, slot.name); };
+      auto path = [&] { return SourcePath(work, v, slot.name, src); };
       if (!slot.desc->has_value()) {
         // An Execute's empty payload is no source; its size is checked in 3.
         if (src.kind != Source::kNone && work.kind == Work::Kind::kChain) {
-          add("CHAIN_SOURCE_UNEXPECTED", field,
+          add("CHAIN_SOURCE_UNEXPECTED", field(),
               absl::StrCat("a source was given for ", slot.name, " but the operator has no ",
                            slot.name, " tensor"));
         }
@@ -117,16 +124,16 @@ std::vector<ops::Violation> ValidateSteps(const Work& work, std::vector<StepView
       const uint32_t type = (*slot.desc)->data_type;
       switch (src.kind) {
         case Source::kNone:
-          add("CHAIN_SOURCE_MISSING", field,
+          add("CHAIN_SOURCE_MISSING", field(),
               absl::StrCat("the ", slot.name, " tensor has no source (data, handle or step)"));
           break;
         case Source::kResident:
           if (src.data_type != type) {
-            add("HANDLE_TYPE_MISMATCH", path,
+            add("HANDLE_TYPE_MISMATCH", path(),
                 absl::StrCat("the resident tensor is of data type ", src.data_type, ", the ",
                              slot.name, " tensor of ", type));
           } else if (src.bytes != want) {
-            add("HANDLE_SIZE_MISMATCH", path,
+            add("HANDLE_SIZE_MISMATCH", path(),
                 absl::StrCat("the resident tensor has ", src.bytes, " bytes, the ", slot.name,
                              " tensor ", want));
           }
@@ -134,7 +141,7 @@ std::vector<ops::Violation> ValidateSteps(const Work& work, std::vector<StepView
         case Source::kStep: {
           const uint32_t k = src.step;
           if (k >= i) {
-            add("CHAIN_STEP_FORWARD", path,
+            add("CHAIN_STEP_FORWARD", path(),
                 absl::StrCat("step ", i, " can only use the output of an earlier step, not ", k));
             break;
           }
@@ -142,11 +149,11 @@ std::vector<ops::Violation> ValidateSteps(const Work& work, std::vector<StepView
           const WorkStep& from = work.steps[k];
           const uint64_t bytes = OutputRange(from.op, from.in_place);
           if (bytes != want) {
-            add("CHAIN_SIZE_MISMATCH", path,
+            add("CHAIN_SIZE_MISMATCH", path(),
                 absl::StrCat("step ", k, "'s output range has ", bytes, " bytes, the ",
                              slot.name, " tensor ", want));
           } else if (from.op.output->data_type != type) {
-            add("CHAIN_TYPE_MISMATCH", path,
+            add("CHAIN_TYPE_MISMATCH", path(),
                 absl::StrCat("step ", k, "'s output is of data type ",
                              from.op.output->data_type, ", the ", slot.name, " tensor of ",
                              type));
@@ -222,12 +229,10 @@ absl::Status Limits(const Work& work, const std::vector<StepView>& views,
     const OperatorDesc& op = v.step->op;
     for (const auto& [name, t] : {std::pair{"input", &op.input}, std::pair{"scale", &op.scale},
                                   std::pair{"bias", &op.bias}, std::pair{"output", &op.output}}) {
-      if (absl::Status s = TensorLimit(
-              Bytes(*t), absl::StrCat(v.op_path, ".", name, ".total_tensor_size_in_bytes"),
-              absl::StrCat(name, " tensor"), o);
-          !s.ok()) {
-        return s;
-      }
+      if (Bytes(*t) <= o.max_tensor_bytes) continue;
+      return TensorLimit(Bytes(*t),
+                         absl::StrCat(v.op_path(), ".", name, ".total_tensor_size_in_bytes"),
+                         absl::StrCat(name, " tensor"), o);
     }
     if (v.step->returns_output && op.output) returned += OutputRange(op, v.step->in_place);
   }
@@ -244,7 +249,7 @@ absl::Status Limits(const Work& work, const std::vector<StepView>& views,
                      "; keep outputs resident and read them with ReadTensor"));
   }
   return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "MESSAGE_BYTES_LIMIT",
-                         absl::StrCat(views[0].op_path, ".output.total_tensor_size_in_bytes"),
+                         absl::StrCat(views[0].op_path(), ".output.total_tensor_size_in_bytes"),
                          absl::StrCat("the response would carry ", returned,
                                       " output bytes, above the server's limit of ",
                                       o.max_output_bytes, " output bytes"));
@@ -257,7 +262,6 @@ std::vector<ops::Violation> Sizes(const Work& work, const std::vector<StepView>&
     for (const Slot& slot : SlotsOf(*v.step)) {
       const WorkSource& src = *slot.source;
       if (src.kind != Source::kInline) continue;
-      const std::string path = SourcePath(work, v, slot.name, src);
       std::string message;
       if (!slot.desc->has_value()) {
         if (src.bytes == 0) continue;
@@ -266,12 +270,13 @@ std::vector<ops::Violation> Sizes(const Work& work, const std::vector<StepView>&
                                " tensor");
       } else if (src.bytes != (*slot.desc)->total_tensor_size_in_bytes) {
         message = absl::StrCat("the ", slot.name, " payload has ", src.bytes, " bytes but ",
-                               v.op_path, ".", slot.name, ".total_tensor_size_in_bytes is ",
+                               v.op_path(), ".", slot.name, ".total_tensor_size_in_bytes is ",
                                (*slot.desc)->total_tensor_size_in_bytes);
       } else {
         continue;
       }
-      found.push_back({"PAYLOAD_SIZE_MISMATCH", path, ops::BoundedMessage(std::move(message))});
+      found.push_back({"PAYLOAD_SIZE_MISMATCH", SourcePath(work, v, slot.name, src),
+                       ops::BoundedMessage(std::move(message))});
     }
   }
   return found;
@@ -299,7 +304,7 @@ absl::Status Amplification(const Work& work, const std::vector<StepView>& views,
     }
     return ops::RuleStatus(
         absl::StatusCode::kResourceExhausted, "OUTPUT_AMPLIFICATION",
-        absl::StrCat(v.op_path, ".output.total_tensor_size_in_bytes"),
+        absl::StrCat(v.op_path(), ".output.total_tensor_size_in_bytes"),
         absl::StrCat("the output range of ", out, " bytes is more than ", ratio,
                      " times the ", brought,
                      " bytes the request brings in; raise the ratio with the "

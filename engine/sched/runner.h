@@ -22,6 +22,14 @@
 //    It is only ever called from the scheduler's one dispatch thread.
 //  - Whenever capacity frees up, the runner calls the function given to
 //    SetCapacityListener (from any thread, with none of its locks held).
+//  - AcceptInline() (optional; the default says no) offers a plain job that
+//    the queue would hand over at once as a batch of one (the queue is
+//    empty and the policy does not wait for company) to run on Submit's
+//    caller thread instead: no hop to the dispatch thread and on to a
+//    worker. Called with the scheduler's lock held, like CanAccept, and as
+//    cheap; true means the runner counts the job as handed out (Drain waits
+//    for it) and RunInline() follows at once, on the caller's thread,
+//    without the lock: it answers the job before returning.
 // Implementations are thread-safe in the sense above.
 #ifndef DMLSERVE_ENGINE_SCHED_RUNNER_H_
 #define DMLSERVE_ENGINE_SCHED_RUNNER_H_
@@ -54,6 +62,8 @@ class Runner {
   }
   virtual bool CanAccept() = 0;
   virtual void Run(Batch batch) = 0;
+  virtual bool AcceptInline(const Job& /*job*/) { return false; }
+  virtual void RunInline(Job /*job*/) {}
   virtual void SetCapacityListener(std::function<void()> listener) = 0;
   // Waits until every batch handed to Run has completed.
   virtual void Drain() = 0;

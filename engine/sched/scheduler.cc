@@ -103,6 +103,16 @@ void Scheduler::Enqueue(Job& job, absl::Time now) {
   job.enqueued = now;
   job.staged = clock_->Now();
   job.seq = next_seq_.fetch_add(1);
+  if (!job.chain && TakeInline(job)) {
+    const absl::Time handed = clock_->Now();
+    if (SchedulerObserver* observer = options_.observer.get()) {
+      observer->OnQueued();
+      observer->OnBatch(1, job.bytes);
+    }
+    StampJob(job, handed);
+    runner_->RunInline(std::move(job));
+    return;
+  }
   // The queue node is made here, outside the lock (batcher.h).
   Batcher::Entry entry = Batcher::MakeEntry(std::move(job));
   absl::Status queued;
@@ -123,24 +133,42 @@ void Scheduler::Enqueue(Job& job, absl::Time now) {
   Reject(entry.mapped(), std::move(queued));
 }
 
-void Scheduler::Stamp(Batch& batch, absl::Time now) {
+bool Scheduler::TakeInline(const Job& job) {
+  // A policy that waits for company would hold a lone request back.
+  if (options_.policy.max_queue_delay > absl::ZeroDuration()) return false;
+  MutexLock lock(&mu_);
+  if (stopping_ || batcher_.size() != 0 || !runner_->AcceptInline(job)) return false;
+  ++stats_.admitted;
+  ++stats_.batches;
+  ++stats_.batched_requests;
+  stats_.largest_batch = std::max<uint64_t>(stats_.largest_batch, 1);
+  return true;
+}
+
+void Scheduler::StampJob(Job& job, absl::Time now) {
   SchedulerObserver* const observer = options_.observer.get();
+  if (observer != nullptr) observer->OnWaited(now - job.enqueued);
+  // The run time ends where the runner answers (a chain's result has
+  // no ExecuteTiming: only the observer hears).
+  const absl::Duration input = job.staged - job.enqueued;
+  if (job.chain) {
+    job.chain->done.Stamp(clock_.get(), observer, input, now - job.staged, now);
+  } else {
+    job.done.Stamp(clock_.get(), observer, input, now - job.staged, now);
+  }
+}
+
+void Scheduler::Stamp(Batch& batch, absl::Time now) {
   uint64_t bytes = 0;
   for (std::vector<Job>& group : batch.groups) {
     for (Job& job : group) {
       bytes += job.bytes;
-      if (observer != nullptr) observer->OnWaited(now - job.enqueued);
-      // The run time ends where the runner answers (a chain's result has
-      // no ExecuteTiming: only the observer hears).
-      const absl::Duration input = job.staged - job.enqueued;
-      if (job.chain) {
-        job.chain->done.Stamp(clock_.get(), observer, input, now - job.staged, now);
-      } else {
-        job.done.Stamp(clock_.get(), observer, input, now - job.staged, now);
-      }
+      StampJob(job, now);
     }
   }
-  if (observer != nullptr) observer->OnBatch(batch.size(), bytes);
+  if (SchedulerObserver* observer = options_.observer.get()) {
+    observer->OnBatch(batch.size(), bytes);
+  }
 }
 
 void Scheduler::Poke() {

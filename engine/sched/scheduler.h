@@ -14,14 +14,19 @@
 //      while queued);
 //   3. Runner::Prepare (PrepareChain for a chain): planning, so the batch key is known at enqueue, and
 //      the runner's staging (e.g. the GPU upload copy);
-//   4. Batcher::Enqueue (QUEUE_FULL beyond max_queue_depth).
+//   4. Batcher::Enqueue (QUEUE_FULL beyond max_queue_depth), or, for a
+//      plain request that would leave an empty queue at once as a batch of
+//      one, the runner's inline path when it takes it (runner.h
+//      AcceptInline: the request runs on the caller's thread, counted and
+//      stamped as a batch of one; what a small CPU request costs in thread
+//      hops then is what gRPC's own thread costs).
 // A failure in any step calls `done` before Submit returns.
 //
 // Ownership after Submit: once Submit has returned, the scheduler owns the
 // request and its callback whatever happened; `done` is called exactly once
-// (on the caller's thread for a rejection, else on the dispatch thread for a
-// request that expired or was cancelled in the queue, else wherever the
-// runner completes it). What its own admission admitted (an in-flight
+// (on the caller's thread for a rejection or a request run inline, else on
+// the dispatch thread for a request that expired or was cancelled in the
+// queue, else wherever the runner completes it). What its own admission admitted (an in-flight
 // slot, bytes of its budget) is held until `done` returns.
 //
 // One dispatch thread forms batches (batcher.h) whenever one is due and the
@@ -118,6 +123,11 @@ class Scheduler {
   // allocation) and, with an observer, reports the batch and the queue
   // times.
   void Stamp(Batch& batch, absl::Time now);
+  // One job of a batch handed over at `now` (Stamp's part per job).
+  void StampJob(Job& job, absl::Time now);
+  // Enqueue's inline path: true when the runner took `job` (then counted
+  // as admitted and as a batch of one).
+  bool TakeInline(const Job& job);
   // Answers `job` with `status` (counted as rejected), its state released
   // first.
   void Reject(Job& job, absl::Status status);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -522,6 +523,94 @@ TEST(SchedulerTest, ChainChecksBeforeTheQueue) {
   s.SubmitChain(ReluChain(8), ChainOutcome(out));
   WaitFor(out.count, 4);
   EXPECT_EQ(runner.live_states.load(), 0);
+}
+
+// A runner that takes jobs inline when `inline_ok`, answering them on the
+// submitting thread (and recording that thread).
+class InlineRunner : public FakeRunner {
+ public:
+  bool AcceptInline(const Job&) override { return inline_ok.load(); }
+  void RunInline(Job job) override {
+    ++inline_runs;
+    inline_thread = std::this_thread::get_id();
+    job.done(ExecuteResult{});
+  }
+  std::atomic<bool> inline_ok{true};
+  std::atomic<int> inline_runs{0};
+  std::thread::id inline_thread;
+};
+
+TEST(SchedulerTest, AnIdleQueueHandsSmallRequestsToTheRunnerInline) {
+  InlineRunner runner;
+  Scheduler s(&runner, SchedulerOptions{});
+  Outcomes out;
+  s.Submit(Relu(8), out.Callback());
+  // Answered before Submit returned, on this thread, as a batch of one
+  // with its timing.
+  ASSERT_EQ(out.count.load(), 1);
+  EXPECT_EQ(runner.inline_runs.load(), 1);
+  EXPECT_EQ(runner.inline_thread, std::this_thread::get_id());
+  {
+    MutexLock lock(&out.mu);
+    EXPECT_TRUE(out.statuses[0].ok());
+    ASSERT_EQ(out.timings.size(), 1u);
+    EXPECT_GE(out.timings[0].run, absl::ZeroDuration());
+  }
+  SchedulerStats stats = s.stats();
+  EXPECT_EQ(stats.admitted, 1u);
+  EXPECT_EQ(stats.batches, 1u);
+  EXPECT_EQ(stats.batched_requests, 1u);
+  EXPECT_EQ(stats.largest_batch, 1u);
+  // The checks before the queue still come first.
+  ExecuteRequest late = Relu(8);
+  late.deadline = absl::Now() - absl::Seconds(1);
+  s.Submit(std::move(late), out.Callback());
+  ASSERT_EQ(out.count.load(), 2);
+  EXPECT_EQ(runner.inline_runs.load(), 1);
+  // A runner that declines queues as before.
+  runner.inline_ok = false;
+  runner.complete_inline = true;
+  s.Submit(Relu(8), out.Callback());
+  WaitFor(out.count, 3);
+  EXPECT_EQ(runner.inline_runs.load(), 1);
+  MutexLock lock(&runner.mu);
+  EXPECT_EQ(runner.sizes.size(), 1u);
+}
+
+TEST(SchedulerTest, NoInlineRunPastQueuedRequestsADelayOrAStop) {
+  InlineRunner runner;
+  runner.capacity = 0;  // the dispatch thread cannot hand anything over
+  Scheduler s(&runner, SchedulerOptions{});
+  Outcomes out;
+  runner.inline_ok = false;
+  s.Submit(Relu(8), out.Callback());  // queued
+  runner.inline_ok = true;
+  s.Submit(Relu(8), out.Callback());  // must not overtake the queued one
+  EXPECT_EQ(runner.inline_runs.load(), 0);
+  EXPECT_EQ(s.stats().queued, 2u);
+  runner.capacity = 1;
+  runner.complete_inline = true;
+  runner.listener();
+  WaitFor(out.count, 2);
+  s.Shutdown();
+  s.Submit(Relu(8), out.Callback());
+  ASSERT_EQ(out.count.load(), 3);
+  EXPECT_EQ(runner.inline_runs.load(), 0);
+  {
+    MutexLock lock(&out.mu);
+    EXPECT_EQ(out.statuses[2].code(), absl::StatusCode::kUnavailable);
+  }
+
+  // A policy that waits for company keeps a lone request in the queue.
+  InlineRunner waiting;
+  waiting.complete_inline = true;
+  SchedulerOptions options;
+  options.policy.max_queue_delay = absl::Milliseconds(1);
+  Scheduler delayed(&waiting, options);
+  Outcomes later;
+  delayed.Submit(Relu(8), later.Callback());
+  WaitFor(later.count, 1);
+  EXPECT_EQ(waiting.inline_runs.load(), 0);
 }
 
 // A runner without resident chains refuses them (the CPU engine runs its
