@@ -150,7 +150,11 @@ TEST(KernelCostTest, Float16SpanStatisticsMaskEachTexelOnce) {
   // Texel loads (the group's first element is one more load in both).
   EXPECT_EQ(long_span[D3D10_SB_OPCODE_LD] - 1, 2 * (span[D3D10_SB_OPCODE_LD] - 1));
   EXPECT_LT(Instructions(long_span), 2 * Instructions(span));
-  EXPECT_LT(Instructions(span), Instructions(words));
+  // The span kernels carry two paths behind a uniform branch (chunks
+  // inside the group: no masks, constant reduction weights; the group's
+  // ends: masked); together they stay under two word kernels, where a
+  // thread runs one of them.
+  EXPECT_LT(Instructions(span), 2 * Instructions(words));
 }
 
 }  // namespace
