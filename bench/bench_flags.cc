@@ -62,6 +62,10 @@ ABSL_FLAG(bool, show_plan, kDefaults.show_plan,
           "blocked, two-pass or cooperative).");
 ABSL_FLAG(bool, plan_only, kDefaults.plan_only,
           "Print the plans without a device and measure nothing.");
+ABSL_FLAG(bool, kernel_stats, kDefaults.kernel_stats,
+          "Print what the Vulkan driver makes of each kernel of the plans "
+          "(registers, binary size, spills where it offers "
+          "VK_KHR_pipeline_executable_properties) and measure nothing.");
 ABSL_FLAG(int, only_dispatch, kDefaults.only_dispatch,
           "Time only this dispatch of each plan (0-based; -1: the whole plan), "
           "after one untimed run of the whole plan (e.g. MVN's two passes apart).");
@@ -190,6 +194,7 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
   o.dispatch_cost = !absl::GetFlag(FLAGS_no_dispatch_cost);
   o.list_adapters = absl::GetFlag(FLAGS_list_adapters);
   o.plan_only = absl::GetFlag(FLAGS_plan_only);
+  o.kernel_stats = absl::GetFlag(FLAGS_kernel_stats);
   o.only_dispatch = absl::GetFlag(FLAGS_only_dispatch);
   o.show_plan = absl::GetFlag(FLAGS_show_plan) || o.plan_only;
   o.engine_requests = absl::GetFlag(FLAGS_engine_requests);

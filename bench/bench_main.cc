@@ -41,6 +41,8 @@
 // keeps MVN off the row schedule (to compare with the two dispatches); --show_plan
 // prints the MVN schedule chosen (row, blocked, two-pass or cooperative);
 // --plan_only prints the plans without a device and measures nothing;
+// --kernel_stats prints each plan's kernels as the Vulkan driver compiles
+// them (registers, binary size, spills where it says; kernel_stats.h);
 // --only_dispatch=K times dispatch K of each plan alone (after one untimed
 // run of the whole plan), e.g. MVN's statistics and normalisation passes.
 // --mvn_coop_max_chunks=N turns on the cooperative MVN schedule (off by
@@ -66,6 +68,7 @@
 #include "bench/bench_flags.h"
 #include "bench/bench_options.h"
 #include "bench/engine_throughput.h"
+#include "bench/kernel_stats.h"
 #include "bench/kernel_timing.h"
 #include "bench/plan_report.h"
 #include "bench/result_table.h"
@@ -100,6 +103,7 @@ int Main(int argc, char** argv) {
     PrintPlans(flags);
     return 0;
   }
+  if (flags.kernel_stats) return PrintKernelStats(flags);
   BenchDevice bench;
   if (absl::Status s = bench.Init(flags.device); !s.ok()) {
     std::fprintf(stderr, "dmls_bench: no %s device: %s\n",

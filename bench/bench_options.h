@@ -31,6 +31,9 @@ struct BenchOptions {
   bool list_adapters = false;  // print the adapters and exit
   bool show_plan = false;      // print each plan's dispatches
   bool plan_only = false;      // print the plans, measure nothing (no device)
+  // Print each plan's kernels as the Vulkan driver compiles them (no D3D12
+  // device; kernel_stats.h), measure nothing.
+  bool kernel_stats = false;
   // Time only dispatch `only_dispatch` of each plan (0-based; -1: all), to
   // see where a multi-dispatch plan's time goes (MVN's statistics and
   // normalisation passes). The whole plan runs once first, untimed, so that

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -74,19 +75,24 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
   }
 }
 
+absl::StatusOr<OpPlan> PlanOp(const std::string& op, uint64_t n, const BenchOptions& options) {
+  absl::StatusOr<OperatorDesc> desc = MakeOp(op, n, options.mvn_rows, options.data_type);
+  if (!desc.ok()) return desc.status();
+  absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(*desc, false, options.planner);
+  if (!plan.ok()) return plan.status();
+  return OpPlan{*std::move(desc), *std::move(plan)};
+}
+
 void PrintPlans(const BenchOptions& options) {
   for (const std::string& op : options.ops) {
     for (uint64_t n : options.sizes) {
-      absl::StatusOr<OperatorDesc> desc = MakeOp(op, n, options.mvn_rows, options.data_type);
-      absl::StatusOr<gpu::DispatchPlan> plan =
-          desc.ok() ? gpu::PlanExecution(*desc, false, options.planner)
-                    : absl::StatusOr<gpu::DispatchPlan>(desc.status());
-      if (!plan.ok()) {
+      absl::StatusOr<OpPlan> p = PlanOp(op, n, options);
+      if (!p.ok()) {
         std::printf("  %s %llu: %s\n", op.c_str(), static_cast<unsigned long long>(n),
-                    std::string(plan.status().message()).c_str());
+                    std::string(p.status().message()).c_str());
         continue;
       }
-      ShowPlan(op, *desc, *plan, options.planner);
+      ShowPlan(op, p->desc, p->plan, options.planner);
     }
   }
 }

@@ -6,8 +6,10 @@
 #ifndef DMLSERVE_BENCH_PLAN_REPORT_H_
 #define DMLSERVE_BENCH_PLAN_REPORT_H_
 
+#include <cstdint>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "bench/bench_options.h"
 #include "engine/core/operator_desc.h"
 #include "engine/plan/planner.h"
@@ -20,6 +22,14 @@ namespace dmls::bench {
 // size `planner` planned it for.
 void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::DispatchPlan& plan,
               const gpu::PlannerOptions& planner);
+
+// Operator `op` (bench_ops.h) of `n` elements as `options` shape it
+// (mvn_rows, data_type), and its plan under `options.planner`.
+struct OpPlan {
+  OperatorDesc desc;
+  gpu::DispatchPlan plan;
+};
+absl::StatusOr<OpPlan> PlanOp(const std::string& op, uint64_t n, const BenchOptions& options);
 
 // --plan_only: the plan of every operator at every size of `options`,
 // without a device; an operator that does not plan prints its error.
