@@ -1,9 +1,18 @@
 #include "engine/kernels/mvn_stats_emit.h"
 
+#include <functional>
 #include <optional>
 
 namespace dmls::gpu {
 namespace {
+
+// Tree levels of GroupReduce between two barriers (ReduceByBarriers) in
+// workgroups of `threads`. Two levels took the FLOAT16 wide row (1,024
+// threads) from 217 to 208 us at 4,096 x 32,768 and the long-span partial
+// (256) from 258 to 251 us at 512 x 262,143 on the H200; three were slower
+// than two, and the 64-thread row lost with two (100.5 against 106.1 us at
+// 65,536 x 1,024: 47 against 55 registers). docs/perf/h200-mvn28-2026-11-28.
+uint32_t LevelsPerBarrier(uint32_t threads) { return threads >= 256 ? 2 : 1; }
 
 // Largest |E|: 2^-126 is the smallest normal power of two, and 2^126 the
 // largest whose inverse is normal.
@@ -309,6 +318,10 @@ void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
   };
   store_own();
   MvnStat o{other.x(), other.y(), other.z(), other.w()};
+  if (!active && LevelsPerBarrier(threads) > 1) {
+    ReduceByBarriers(st, addr, tid, threads, count, store_own);
+    return;
+  }
   Operand needed = T();
   for (uint32_t s = threads / 2; s >= 1; s /= 2, count = count ? std::optional(*count * 2) : count) {
     // Level s combines thread t < s with t + s: nothing when active <= s.
@@ -326,12 +339,50 @@ void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
     b_.EndIf();
     if (active) b_.EndIf();
   }
+  LoadResult(st, other);
+}
+
+void MvnStatsEmitter::LoadResult(const MvnStat& st, Operand other) {
   b_.SyncGroup();
   b_.LdRaw(other.Comps("xyzw"), U(0), Operand::GroupShared(0));
   b_.Mov(st.n, other.x());
   b_.Mov(st.m, other.y());
   b_.Mov(st.M, other.z());
   b_.Mov(st.s, other.w());
+}
+
+void MvnStatsEmitter::ReduceByBarriers(const MvnStat& st, Operand addr, Operand tid,
+                                       uint32_t threads, std::optional<uint32_t> count,
+                                       const std::function<void()>& store_own) {
+  // Levels s, s/2, ..., f of the tree after one barrier: thread t < f
+  // loads the entries t + j*f (j > 0) that its subtree combines and
+  // combines them in the tree's order (entry j with j + h at stride h*f),
+  // so the bits are the level-by-level tree's.
+  Operand cond = T(), oaddr = T();
+  for (uint32_t s = threads / 2; s >= 1;) {
+    uint32_t levels = 1;
+    while (levels < LevelsPerBarrier(threads) && (s >> levels) >= 1) ++levels;
+    const uint32_t f = s >> (levels - 1);
+    const uint32_t entries = 1u << levels;
+    b_.SyncGroup();
+    b_.ULt(cond, tid, U(f));
+    b_.IfNz(cond);
+    std::vector<MvnStat> e = {st};
+    for (uint32_t j = 1; j < entries; ++j) {
+      Operand r = b_.NewTemp();
+      b_.IAdd(oaddr, addr, U(j * f * kMvnStatBytes));
+      b_.LdRaw(r.Comps("xyzw"), oaddr, Operand::GroupShared(0));
+      e.push_back(MvnStat{r.x(), r.y(), r.z(), r.w()});
+    }
+    for (uint32_t h = entries / 2; h >= 1; h /= 2) {
+      for (uint32_t j = 0; j < h; ++j) Combine(e[j], e[j + h], count);
+      if (count) count = *count * 2;
+    }
+    store_own();
+    b_.EndIf();
+    s = f / 2;
+  }
+  LoadResult(st, b_.NewTemp());
 }
 
 }  // namespace dmls::gpu

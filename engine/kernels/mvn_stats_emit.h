@@ -27,6 +27,7 @@
 #define DMLSERVE_ENGINE_KERNELS_MVN_STATS_EMIT_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -103,6 +104,13 @@ class MvnStatsEmitter {
  private:
   void Reduce(const MvnStat& st, Operand tid, uint32_t threads, std::optional<Operand> active,
               std::optional<uint32_t> count);
+  // Reduce without `active`: several levels of the tree between two
+  // barriers, the same bits.
+  void ReduceByBarriers(const MvnStat& st, Operand addr, Operand tid, uint32_t threads,
+                        std::optional<uint32_t> count, const std::function<void()>& store_own);
+  // After the last level: every thread takes the group's statistic (entry
+  // 0) through `other` (a whole temp).
+  void LoadResult(const MvnStat& st, Operand other);
   // Combine where both sides count `count` elements (GroupReduceFull).
   void Combine(const MvnStat& a, const MvnStat& b, std::optional<uint32_t> count);
   // Exact-mean forms of Local and Combine.
