@@ -392,13 +392,20 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   return plan;
 }
 
+bool FillsWideRow(uint64_t n, uint32_t element_bytes) {
+  // More than 3/4 (FLOAT16) or 7/8 (FLOAT32) of the kernel's elements.
+  return element_bytes == 2 ? n * 4 > uint64_t{kMvnWideRowChunk} * 3
+                            : n * 8 > uint64_t{kMvnWideRowChunk} * 7;
+}
+
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& o, bool texel_runs, bool scale_or_bias,
                               bool scale_bias_texels) {
   MvnSchedule s;
   const bool wide =
       o.mvn_wide_row ||
-      (texel_runs && (!scale_or_bias || (scale_bias_texels && element_bytes == 2)));
+      (texel_runs && (!scale_or_bias || (scale_bias_texels && element_bytes == 2)) &&
+       FillsWideRow(n, element_bytes));
   if (o.mvn_row && (n <= kMvnChunk || (wide && n <= kMvnWideRowChunk))) {
     s.kind = MvnSchedule::kRow;
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow

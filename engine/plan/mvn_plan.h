@@ -2,7 +2,8 @@
 //  * row: a group of at most kMvnWideRowChunk elements is one workgroup of one
 //    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
 //    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 1,024 threads of 32
-//    elements up to kMvnWideRowChunk);
+//    elements up to kMvnWideRowChunk where the groups fill most of it,
+//    FillsWideRow);
 //  * blocked: larger groups in blocks of rows sized from the adapter's cache
 //    (PlannerOptions::cache_bytes): per block, partial statistics into
 //    scratch then combine + normalise, so that the normalisation rereads
@@ -39,7 +40,8 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 
 // The schedule of `groups` reduction groups of `n` elements each;
 // `texel_runs`: they take texel loads (kMvnVariantVec4), with which the
-// wide row kernel is the fastest up to kMvnWideRowChunk elements, unless
+// wide row kernel is the fastest up to kMvnWideRowChunk elements where
+// FillsWideRow, unless
 // `scale_or_bias`: with a Scale or Bias its 32 elements a thread carry two
 // more values each. With one load per element for them it ran 2.8
 // (FLOAT32) and 4.6 (FLOAT16) times slower than the two passes at 4,096 x
@@ -48,6 +50,18 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 // FLOAT16 wins (282 against 356 us) and FLOAT32 still loses (615 against
 // 590; run 21), so only FLOAT16 takes it (PlannerOptions::mvn_wide_row
 // still forces it).
+// Whether groups of `n` elements fill enough of the wide row kernel's
+// 1,024 threads to win over the two passes without it: it keeps one
+// workgroup an SM (64 registers a thread), and a thread without elements
+// still waits through the reduction. On the H200 (d6a1ba5, about 2^27
+// elements, docs/perf/h200-mvn28-2026-11-28/v4.sh) the wide row against
+// the two passes, us: FLOAT16 207/274 at 32,768, 250/274 at 28,672,
+// 276/274 at 24,576, 378/271 at 16,384, 716/269 at 8,192, 1,414/527 at
+// 4,104; FLOAT32 370/393 at 32,768, 418/393 at 28,672, 578/393 at 16,384.
+// Hence more than 24,576 elements (3/4) for FLOAT16, 28,672 (7/8) for
+// FLOAT32.
+bool FillsWideRow(uint64_t n, uint32_t element_bytes);
+
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& options, bool texel_runs = false,
                               bool scale_or_bias = false, bool scale_bias_texels = false);

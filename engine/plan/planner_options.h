@@ -31,10 +31,12 @@ struct PlannerOptions {
   // default: on the H100 it ran 4,096 x 32,768 FLOAT32 at 737 GB/s against
   // 1,852 for the two passes (32 values a thread in registers cost
   // occupancy; docs/PERFORMANCE.md). Groups that take texel loads
-  // (mvn_vec4) use it regardless: there it won, 2,212 against 1,995 GB/s
-  // FLOAT32 and 2,171 against 1,628 FLOAT16 at 4,096 x 32,768; with a
-  // Scale or Bias only FLOAT16 with Scale/Bias texels does
-  // (ChooseMvnSchedule, mvn_plan.h).
+  // (mvn_vec4) use it where they fill most of it: there it won, 2,212
+  // against 1,995 GB/s FLOAT32 and 2,171 against 1,628 FLOAT16 at 4,096 x
+  // 32,768, and lost below 3/4 (FLOAT16) or 7/8 (FLOAT32) of its 32,768
+  // elements on the H200 (FillsWideRow); with a Scale or Bias only FLOAT16
+  // with Scale/Bias texels does (ChooseMvnSchedule, mvn_plan.h). true
+  // forces it for every group of kMvnChunk to kMvnWideRowChunk elements.
   bool mvn_wide_row = false;
   // MVN statistics and normalisation (row, two-pass and blocked schedules,
   // not cooperative) load and store whole 16-byte texels where every group

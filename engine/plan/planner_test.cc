@@ -585,6 +585,29 @@ TEST(MvnPlannerTest, DefaultsAreTheFastestOnTheH100) {
   EXPECT_EQ(ChooseMvnSchedule(16384, 4096, 4, o, true, true, true).row_bits, 0);
 }
 
+TEST(MvnPlannerTest, WideRowOnlyWhereItsGroupsFillIt) {
+  // The wide row lost to the two passes below 3/4 (FLOAT16) or 7/8
+  // (FLOAT32) of its 32,768 elements on the H200 (FillsWideRow).
+  PlannerOptions o;
+  o.cache_bytes = 50ull << 20;
+  for (uint64_t n : {kMvnChunk + 8, 8192u, 16384u, 24576u}) {
+    EXPECT_EQ(ChooseMvnSchedule(4096, n, 2, o, true).kind, MvnSchedule::kTwoPass) << n;
+  }
+  EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true, true, true).row_bits,
+            kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true, true, false).kind,
+            MvnSchedule::kTwoPass);
+  for (uint64_t n : {8192u, 24576u, 28672u}) {
+    EXPECT_EQ(ChooseMvnSchedule(4096, n, 4, o, true).kind, MvnSchedule::kTwoPass) << n;
+  }
+  EXPECT_EQ(ChooseMvnSchedule(4096, 28672 + 4, 4, o, true).row_bits, kMvnVariantWideRow);
+  // PlannerOptions::mvn_wide_row still forces it.
+  o.mvn_wide_row = true;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 8192, 2, o, true).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, kMvnChunk + 1, 4, o).row_bits, kMvnVariantWideRow);
+}
+
 TEST(MvnPlannerTest, BenchmarkShapesChooseTheirSchedules) {
   PlannerOptions h100;
   h100.cache_bytes = 50ull << 20;
