@@ -230,6 +230,13 @@ inline constexpr uint32_t kMvnWideRowThreads = 1024;
 inline constexpr uint32_t kMvnWideRowElementsPerThread = 32;
 inline constexpr uint32_t kMvnWideRowChunk = kMvnWideRowThreads * kMvnWideRowElementsPerThread;
 inline constexpr uint8_t kMvnVariantWideRow = 0x20;
+// kMvnRow for groups of kMvnChunk to kMvnMediumRowChunk elements (e.g.
+// 16,384 x 8,192): workgroups of kMvnMediumRowThreads threads of
+// kMvnElementsPerThread elements, the 256-thread row's work a thread with
+// twice the threads; marked by both row bits.
+inline constexpr uint32_t kMvnMediumRowThreads = 512;
+inline constexpr uint32_t kMvnMediumRowChunk = kMvnMediumRowThreads * kMvnElementsPerThread;
+inline constexpr uint8_t kMvnVariantMediumRow = kMvnVariantSmallRow | kMvnVariantWideRow;
 // kMvnPartial, kMvnApply and kMvnRow over groups packed in the input and
 // the output, N a multiple of a texel's elements and every group's first
 // element 16 bytes into its tensor times a whole number (the planner's

@@ -57,17 +57,30 @@ class MvnEmitter {
         texel_(b, key.data_type),
         lanes_(vec4_ || (span_ && key.stage == KernelStage::kMvnNormalise) ? texel_.lanes() : 1) {}
 
+  // kMvnRow's row bits (kMvnVariantSmallRow, kMvnVariantWideRow or both,
+  // kMvnVariantMediumRow); 0 for the other stages, where the same bits
+  // mean other things (kMvnVariantTexelSpan, kMvnVariantLongSpan).
+  static uint8_t RowBits(const KernelKey& key) {
+    return key.stage == KernelStage::kMvnRow ? key.variant & kMvnVariantMediumRow : 0;
+  }
+  static bool IsWideRow(const KernelKey& key) { return RowBits(key) == kMvnVariantWideRow; }
+
   static uint32_t ThreadsOf(const KernelKey& key) {
     if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
-    if (key.stage != KernelStage::kMvnRow) return kMvnThreads;  // 0x10: kMvnVariantTexelSpan
-    if ((key.variant & kMvnVariantWideRow) != 0) return kMvnWideRowThreads;
-    return (key.variant & kMvnVariantSmallRow) != 0 ? kMvnSmallRowThreads : kMvnThreads;
+    switch (RowBits(key)) {
+      case kMvnVariantSmallRow:
+        return kMvnSmallRowThreads;
+      case kMvnVariantWideRow:
+        return kMvnWideRowThreads;
+      case kMvnVariantMediumRow:
+        return kMvnMediumRowThreads;
+      default:
+        return kMvnThreads;
+    }
   }
 
   static uint32_t ElementsOf(const KernelKey& key) {
-    if (key.stage == KernelStage::kMvnRow && (key.variant & kMvnVariantWideRow) != 0) {
-      return kMvnWideRowElementsPerThread;
-    }
+    if (IsWideRow(key)) return kMvnWideRowElementsPerThread;
     const uint8_t long_span = kMvnVariantTexelSpan | kMvnVariantLongSpan;
     if (key.stage == KernelStage::kMvnPartial && (key.variant & long_span) == long_span) {
       return kMvnLongSpanElementsPerThread;

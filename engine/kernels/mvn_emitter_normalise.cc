@@ -29,7 +29,7 @@ void MvnEmitter::Normalise(const MvnStat& st, Operand ref, std::vector<Elem>& el
 void MvnEmitter::NormaliseValues(const MvnStat& st, Operand ref, std::vector<Elem>& el,
                                  const std::vector<Operand>* sb_base) {
   const uint32_t sb_batch =
-      (key_.variant & kMvnVariantWideRow) != 0 && key_.data_type == DataType::kFloat16 ? 4 : 1;
+      IsWideRow(key_) && key_.data_type == DataType::kFloat16 ? 4 : 1;
   Operand inv = T(), rs = T(), rstd = T();
   stats_.InverseScale(st.s, inv);
   if (!stats_.exact_mean()) stats_.ScaledRef(rs, ref, inv);  // exact: no shift
@@ -109,7 +109,7 @@ void MvnEmitter::Affine(MathEmitter& math, Elem& e, Operand rstd, const Activati
   // runs 8 and 9; our reading: without the branches the compiler
   // interleaves the 32 elements and spills): it keeps the branch.
   const bool fp32 = key_.data_type == DataType::kFloat32;
-  const bool wide = (key_.variant & kMvnVariantWideRow) != 0;
+  const bool wide = IsWideRow(key_);
   const bool beyond = fp32 && (wide || ((key_.has_bias || op != OperatorType::kInvalid) &&
                                         (!key_.normalize_variance || key_.has_scale)));
   const bool result = beyond && MathEmitter::BeyondRangeResult(op);

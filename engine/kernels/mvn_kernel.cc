@@ -37,9 +37,8 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
       (key.variant & kMvnVariantVec4) == 0 &&
       ((key.stage == KernelStage::kMvnPartial && (row_bits & kMvnVariantTexelSpan) != 0) ||
        (key.stage == KernelStage::kMvnNormalise && row_bits == kMvnVariantTexelSpan));
-  if (row_bits != 0 && !span && (key.stage != KernelStage::kMvnRow ||
-                        row_bits == (kMvnVariantSmallRow | kMvnVariantWideRow))) {
-    return absl::InvalidArgumentError(absl::StrCat("small rows are kMvnRow only: ",
+  if (row_bits != 0 && !span && key.stage != KernelStage::kMvnRow) {
+    return absl::InvalidArgumentError(absl::StrCat("row sizes are kMvnRow only: ",
                                                    key.DebugString()));
   }
   const bool applies =
@@ -121,17 +120,18 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
           keys.push_back(k);
         }
       }
-      const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow};
-      // Apply, the three row kernels, coop; then apply and the row kernels
+      const uint8_t row_bits[] = {0, kMvnVariantSmallRow, kMvnVariantWideRow,
+                                  kMvnVariantMediumRow};
+      // Apply, the four row kernels, coop; then apply and the row kernels
       // with texel loads (kMvnVariantVec4), with a Scale or Bias also with
       // their texel loads (kMvnVariantVec4ScaleBias).
-      for (int stage = 0; stage < 9; ++stage) {
-        const int s = stage < 5 ? stage : stage - 5;
+      for (int stage = 0; stage < 11; ++stage) {
+        const int s = stage < 6 ? stage : stage - 6;
         k.stage = s == 0   ? KernelStage::kMvnApply
-                  : s == 4 ? KernelStage::kMvnCoop
+                  : s == 5 ? KernelStage::kMvnCoop
                            : KernelStage::kMvnRow;
-        k.variant = s == 0 || s == 4 ? r : static_cast<uint8_t>(r | row_bits[s - 1]);
-        if (stage >= 5) k.variant |= kMvnVariantVec4;
+        k.variant = s == 0 || s == 5 ? r : static_cast<uint8_t>(r | row_bits[s - 1]);
+        if (stage >= 6) k.variant |= kMvnVariantVec4;
         for (bool nv : {false, true}) {
           for (bool hs : {false, true}) {
             for (bool hb : {false, true}) {
@@ -151,7 +151,7 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
                     keys.push_back(ck);
                     ck.variant = k.variant;
                   }
-                  if (stage >= 5 && (hs || hb)) {
+                  if (stage >= 6 && (hs || hb)) {
                     ck.variant |= kMvnVariantVec4ScaleBias;  // and with Scale/Bias texels
                     keys.push_back(ck);
                   }

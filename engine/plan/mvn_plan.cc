@@ -406,17 +406,23 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
       o.mvn_wide_row ||
       (texel_runs && (!scale_or_bias || (scale_bias_texels && element_bytes == 2)) &&
        FillsWideRow(n, element_bytes));
-  if (o.mvn_row && (n <= kMvnChunk || (wide && n <= kMvnWideRowChunk))) {
+  const uint64_t chunks = (n + kMvnChunk - 1) / kMvnChunk;
+  const bool coop = chunks >= 2 && chunks <= std::min(o.mvn_coop_max_chunks, kMvnCoopMaxChunks);
+  // The 512-thread row where groups take texel loads (with a Scale or Bias,
+  // texels of those too): by words it lost to the two passes (mvn_plan.h).
+  const bool medium = o.mvn_medium_row && !o.mvn_wide_row && !coop && n <= kMvnMediumRowChunk &&
+                      texel_runs && (!scale_or_bias || scale_bias_texels);
+  if (o.mvn_row && (n <= kMvnChunk || medium || (wide && n <= kMvnWideRowChunk))) {
     s.kind = MvnSchedule::kRow;
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow
                  : n <= kMvnChunk       ? 0
+                 : medium               ? kMvnVariantMediumRow
                                         : kMvnVariantWideRow;
     return s;
   }
-  const uint64_t chunks = (n + kMvnChunk - 1) / kMvnChunk;
   const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;
   const uint64_t group_bytes = n * element_bytes;
-  if (chunks >= 2 && chunks <= std::min(o.mvn_coop_max_chunks, kMvnCoopMaxChunks)) {
+  if (coop) {
     // The lag: groups read between a chunk's statistics and its reread,
     // with their outputs, in half the cache.
     s.kind = MvnSchedule::kCoop;

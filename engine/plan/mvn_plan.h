@@ -1,9 +1,9 @@
 // PlanMvn: the MVN/MVN1 part of the planner. Three schedules:
 //  * row: a group of at most kMvnWideRowChunk elements is one workgroup of one
 //    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
-//    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 1,024 threads of 32
-//    elements up to kMvnWideRowChunk where the groups fill most of it,
-//    FillsWideRow);
+//    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 512 up to
+//    kMvnMediumRowChunk, 1,024 threads of 32 elements up to
+//    kMvnWideRowChunk where the groups fill most of it, FillsWideRow);
 //  * blocked: larger groups in blocks of rows sized from the adapter's cache
 //    (PlannerOptions::cache_bytes): per block, partial statistics into
 //    scratch then combine + normalise, so that the normalisation rereads
@@ -38,18 +38,6 @@ namespace dmls::gpu {
 
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& options);
 
-// The schedule of `groups` reduction groups of `n` elements each;
-// `texel_runs`: they take texel loads (kMvnVariantVec4), with which the
-// wide row kernel is the fastest up to kMvnWideRowChunk elements where
-// FillsWideRow, unless
-// `scale_or_bias`: with a Scale or Bias its 32 elements a thread carry two
-// more values each. With one load per element for them it ran 2.8
-// (FLOAT32) and 4.6 (FLOAT16) times slower than the two passes at 4,096 x
-// 32,768 on the H100 (run 15). With `scale_bias_texels`
-// (kMvnVariantVec4ScaleBias, loaded a texel at a time after the reduction)
-// FLOAT16 wins (282 against 356 us) and FLOAT32 still loses (615 against
-// 590; run 21), so only FLOAT16 takes it (PlannerOptions::mvn_wide_row
-// still forces it).
 // Whether groups of `n` elements fill enough of the wide row kernel's
 // 1,024 threads to win over the two passes without it: it keeps one
 // workgroup an SM (64 registers a thread), and a thread without elements
@@ -62,6 +50,26 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 // FLOAT32.
 bool FillsWideRow(uint64_t n, uint32_t element_bytes);
 
+// The schedule of `groups` reduction groups of `n` elements each;
+// `texel_runs`: they take texel loads (kMvnVariantVec4), with which the
+// wide row kernel is the fastest up to kMvnWideRowChunk elements where
+// FillsWideRow, unless
+// `scale_or_bias`: with a Scale or Bias its 32 elements a thread carry two
+// more values each. With one load per element for them it ran 2.8
+// (FLOAT32) and 4.6 (FLOAT16) times slower than the two passes at 4,096 x
+// 32,768 on the H100 (run 15). With `scale_bias_texels`
+// (kMvnVariantVec4ScaleBias, loaded a texel at a time after the reduction)
+// FLOAT16 wins (282 against 356 us) and FLOAT32 still loses (615 against
+// 590; run 21), so only FLOAT16 takes it (PlannerOptions::mvn_wide_row
+// still forces it).
+// The 512-thread row (kMvnVariantMediumRow, PlannerOptions::mvn_medium_row)
+// takes groups of kMvnChunk to kMvnMediumRowChunk elements that load
+// texels (and Scale/Bias texels where present). On the H200 (v5.sh), us
+// against the two passes: FLOAT16 216/270 at 16,384 x 8,192, 310/364 at
+// 21,845 x 6,144, 454/527 at 32,704 x 4,104; FLOAT32 290/395, 361/459,
+// 486/589; with a Scale and Bias per column FLOAT16 242/304 and FLOAT32
+// 432/499 at 16,384 x 8,192. By words (N = 8,191) it lost: FLOAT16
+// 788/513, FLOAT32 616/513.
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& options, bool texel_runs = false,
                               bool scale_or_bias = false, bool scale_bias_texels = false);

@@ -55,7 +55,7 @@ struct MvnSchedule {
   // between a group's statistics and its normalisation (MvnArgs::lag).
   uint64_t block_groups = 0;
   // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
-  // kMvnVariantSmallRow, kMvnVariantWideRow).
+  // kMvnVariantSmallRow, kMvnVariantMediumRow, kMvnVariantWideRow).
   uint8_t row_bits = 0;
   // kBlocked, kTwoPass: a kMvnCombine dispatch combines each group's
   // partials once (PlannerOptions::mvn_combine_min_chunks).

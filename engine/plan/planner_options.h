@@ -38,6 +38,10 @@ struct PlannerOptions {
   // with Scale/Bias texels does (ChooseMvnSchedule, mvn_plan.h). true
   // forces it for every group of kMvnChunk to kMvnWideRowChunk elements.
   bool mvn_wide_row = false;
+  // The row schedule of 512 threads (kMvnVariantMediumRow) for groups of
+  // kMvnChunk to kMvnMediumRowChunk elements, unless mvn_wide_row; false:
+  // the two passes there (to compare the two).
+  bool mvn_medium_row = true;
   // MVN statistics and normalisation (row, two-pass and blocked schedules,
   // not cooperative) load and store whole 16-byte texels where every group
   // is a run of whole texels of the input and of the output (kMvnVariantVec4,

@@ -585,12 +585,44 @@ TEST(MvnPlannerTest, DefaultsAreTheFastestOnTheH100) {
   EXPECT_EQ(ChooseMvnSchedule(16384, 4096, 4, o, true, true, true).row_bits, 0);
 }
 
+TEST(MvnPlannerTest, MediumRowForTexelGroupsUpTo8192) {
+  // The 512-thread row won over the two passes with texel loads (and
+  // Scale/Bias texels) and lost by words (mvn_plan.h, ChooseMvnSchedule).
+  PlannerOptions o;
+  o.cache_bytes = 50ull << 20;
+  for (uint32_t bytes : {2u, 4u}) {
+    for (uint64_t n : {kMvnChunk + 8, 6144u, kMvnMediumRowChunk}) {
+      EXPECT_EQ(ChooseMvnSchedule(4096, n, bytes, o, true).row_bits, kMvnVariantMediumRow) << n;
+      EXPECT_EQ(ChooseMvnSchedule(4096, n, bytes, o, true, true, true).row_bits,
+                kMvnVariantMediumRow)
+          << n;
+      // Words, or a Scale/Bias by words: the two passes.
+      EXPECT_EQ(ChooseMvnSchedule(4096, n, bytes, o).kind, MvnSchedule::kTwoPass) << n;
+      EXPECT_EQ(ChooseMvnSchedule(4096, n, bytes, o, true, true).kind, MvnSchedule::kTwoPass)
+          << n;
+    }
+    EXPECT_EQ(ChooseMvnSchedule(4096, kMvnChunk, bytes, o, true).row_bits, 0);
+    EXPECT_EQ(ChooseMvnSchedule(4096, kMvnMediumRowChunk + 8, bytes, o, true).kind,
+              MvnSchedule::kTwoPass);
+  }
+  // Off, the cooperative schedule asked for, or the wide row forced.
+  PlannerOptions off = o;
+  off.mvn_medium_row = false;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 8192, 2, off, true).kind, MvnSchedule::kTwoPass);
+  PlannerOptions coop = o;
+  coop.mvn_coop_max_chunks = 2;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 8192, 2, coop, true).kind, MvnSchedule::kCoop);
+  PlannerOptions wide = o;
+  wide.mvn_wide_row = true;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 8192, 2, wide, true).row_bits, kMvnVariantWideRow);
+}
+
 TEST(MvnPlannerTest, WideRowOnlyWhereItsGroupsFillIt) {
   // The wide row lost to the two passes below 3/4 (FLOAT16) or 7/8
   // (FLOAT32) of its 32,768 elements on the H200 (FillsWideRow).
   PlannerOptions o;
   o.cache_bytes = 50ull << 20;
-  for (uint64_t n : {kMvnChunk + 8, 8192u, 16384u, 24576u}) {
+  for (uint64_t n : {8192u + 8, 16384u, 24576u}) {
     EXPECT_EQ(ChooseMvnSchedule(4096, n, 2, o, true).kind, MvnSchedule::kTwoPass) << n;
   }
   EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true).row_bits, kMvnVariantWideRow);
@@ -598,7 +630,7 @@ TEST(MvnPlannerTest, WideRowOnlyWhereItsGroupsFillIt) {
             kMvnVariantWideRow);
   EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true, true, false).kind,
             MvnSchedule::kTwoPass);
-  for (uint64_t n : {8192u, 24576u, 28672u}) {
+  for (uint64_t n : {8192u + 4, 24576u, 28672u}) {
     EXPECT_EQ(ChooseMvnSchedule(4096, n, 4, o, true).kind, MvnSchedule::kTwoPass) << n;
   }
   EXPECT_EQ(ChooseMvnSchedule(4096, 28672 + 4, 4, o, true).row_bits, kMvnVariantWideRow);

@@ -555,6 +555,35 @@ TEST_F(MvnScheduleTest, Vec4RowsFloat32) {
   RunTexels(wide, o, true, MvnSchedule::kRow, 43);
 }
 
+TEST_F(MvnScheduleTest, MediumRowsOf512Threads) {
+  // Groups of 4,097 to 8,192 texel-loaded elements: 512 threads of 16
+  // (kMvnVariantMediumRow). 4,104: the last 7 of 513 texels of a thread
+  // row in use; 8,192: every lane; 6,000 FLOAT16: a part-filled texel run.
+  gpu::PlannerOptions o;
+  auto medium = [&](const OperatorDesc& op) {
+    absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->dispatches.size(), 1u);
+    EXPECT_EQ(plan->dispatches[0].key.variant & gpu::kMvnVariantMediumRow,
+              gpu::kMvnVariantMediumRow);
+  };
+  uint32_t seed = 120;
+  for (uint64_t n : {4104u, 8192u}) {
+    const OperatorDesc op = Mvn1(DataType::kFloat32, {3, n}, {1});
+    medium(op);
+    RunTexels(op, o, true, MvnSchedule::kRow, seed++);
+  }
+  Run(Mvn1(DataType::kFloat32, {2, 8192}, {1}, false), o, MvnSchedule::kRow, seed++, 0.05, 1e4);
+  for (uint64_t n : {6000u, 8192u}) {
+    OperatorDesc op = Mvn1(DataType::kFloat16, {3, n}, {1});
+    op.scale = MakeTensorDesc(DataType::kFloat16, {1, n});
+    op.bias = MakeTensorDesc(DataType::kFloat16, {1, n});
+    op.fused_activation = Fused(OperatorType::kActivationElu, 0.5f);
+    medium(op);
+    RunTexels(op, o, true, MvnSchedule::kRow, seed++);
+  }
+}
+
 TEST_F(MvnScheduleTest, Vec4RowsFloat16WithScaleBiasAndFusedActivation) {
   gpu::PlannerOptions o;
   for (uint64_t n : {1000u, 8u, 336u, 4088u, 1024u}) {  // 1,024: every lane of a small row
