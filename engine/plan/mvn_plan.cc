@@ -186,9 +186,17 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
   const bool texel_runs = o.mvn_vec4 && GroupsAreTexelRuns(outer, inner, element_bytes, 0, 2);
   const bool sb_texel_runs = texel_runs && (has_scale || has_bias) && o.mvn_vec4_scale_bias &&
                              GroupsAreTexelRuns(outer, inner, element_bytes, 2, strides.size());
+  // Statistics by texels of the whole input, masked to each group, where
+  // groups are packed but not whole texels (kMvnVariantTexelSpan), in the
+  // two passes or blocks: up to lanes - 1 elements of the texel before a
+  // group's first make room for one more chunk.
+  const bool span_layout = !texel_runs &&
+                           (t == DataType::kFloat16 ? o.mvn_texel_span : o.mvn_texel_span_float32) &&
+                           GroupsArePacked(inner) &&
+                           (IndexOfLastElement(in) + 1) * element_bytes % 16 == 0;
   MvnSchedule schedule =
       ChooseMvnSchedule(groups, n, element_bytes, o, texel_runs, has_scale || has_bias,
-                        sb_texel_runs);
+                        sb_texel_runs, span_layout);
   // Texel loads and stores (not in kMvnCoop, nor in its clear).
   const bool vec4 = texel_runs && schedule.kind != MvnSchedule::kCoop;
   const bool sb_vec4 = vec4 && sb_texel_runs;
@@ -197,16 +205,8 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     apply.variant |= kMvnVariantVec4;
   }
   if (sb_vec4) apply.variant |= kMvnVariantVec4ScaleBias;
-  // Statistics by texels of the whole input, masked to each group, where
-  // groups are packed but not whole texels (kMvnVariantTexelSpan): up to
-  // lanes - 1 elements of the texel before a group's first make room for
-  // one more chunk.
-  const bool passes =
-      schedule.kind == MvnSchedule::kTwoPass || schedule.kind == MvnSchedule::kBlocked;
-  const bool span = passes && !vec4 &&
-                    (t == DataType::kFloat16 ? o.mvn_texel_span : o.mvn_texel_span_float32) &&
-                    GroupsArePacked(inner) &&
-                    (IndexOfLastElement(in) + 1) * element_bytes % 16 == 0;
+  const bool span = span_layout && (schedule.kind == MvnSchedule::kTwoPass ||
+                                    schedule.kind == MvnSchedule::kBlocked);
   // The statistics' chunks per group: the normalisation's, or the long
   // span's where the partials are combined once (kMvnCombine).
   uint64_t partial_chunks = chunks;
@@ -216,13 +216,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
     chunks = (n + lead + kMvnChunk - 1) / kMvnChunk;
     a.chunks = static_cast<uint32_t>(chunks);
     partial_chunks = chunks;
-    // Long spans need the combine, and pay for it in FLOAT32 too (494
-    // against 517 us at 512 x 262,143 on the H200, where FLOAT32 without
-    // them lost with it: PlannerOptions::mvn_long_span).
-    if (o.mvn_long_span && o.mvn_combine_min_chunks != 0 &&
-        chunks >= o.mvn_combine_min_chunks) {
-      schedule.combine = true;
-    }
+    // Long spans need the combine (ChooseMvnSchedule decides it).
     if (o.mvn_long_span && schedule.combine) {
       key.variant |= kMvnVariantLongSpan;
       partial_chunks = (n + lead + kMvnLongSpanChunk - 1) / kMvnLongSpanChunk;
@@ -400,7 +394,7 @@ bool FillsWideRow(uint64_t n, uint32_t element_bytes) {
 
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& o, bool texel_runs, bool scale_or_bias,
-                              bool scale_bias_texels) {
+                              bool scale_bias_texels, bool texel_span) {
   MvnSchedule s;
   const bool wide =
       o.mvn_wide_row ||
@@ -431,8 +425,15 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
   }
   s.kind = MvnSchedule::kTwoPass;
   s.block_groups = groups;
-  s.combine = o.mvn_combine_min_chunks != 0 && chunks >= o.mvn_combine_min_chunks &&
-              (element_bytes == 2 || o.mvn_combine_float32);
+  // The combine: FLOAT16 (FLOAT32 with mvn_combine_float32) from enough
+  // chunks; texel-span statistics also from enough of their chunks, which
+  // start up to a texel before the group, in FLOAT32 too (494 against 517
+  // us at 512 x 262,143 on the H200, where FLOAT32 without long spans lost
+  // with it: PlannerOptions::mvn_long_span).
+  const uint64_t min = o.mvn_combine_min_chunks;
+  const uint64_t span_chunks = (n + 16 / element_bytes - 1 + kMvnChunk - 1) / kMvnChunk;
+  s.combine = min != 0 && ((chunks >= min && (element_bytes == 2 || o.mvn_combine_float32)) ||
+                           (texel_span && o.mvn_long_span && span_chunks >= min));
   if (!o.mvn_blocked && o.mvn_block_bytes == 0) return s;
   const uint64_t budget = o.mvn_block_bytes != 0 ? o.mvn_block_bytes : cache / 4;
   if (group_bytes > budget) return s;  // a single group overflows the cache

@@ -70,9 +70,15 @@ bool FillsWideRow(uint64_t n, uint32_t element_bytes);
 // 486/589; with a Scale and Bias per column FLOAT16 242/304 and FLOAT32
 // 432/499 at 16,384 x 8,192. By words (N = 8,191) it lost: FLOAT16
 // 788/513, FLOAT32 616/513.
+// `texel_span`: the groups would take texel-span statistics in the two
+// passes (packed, not whole texels; PlannerOptions::mvn_texel_span), which
+// count their chunks from up to a texel before the group and, with
+// mvn_long_span, combine from mvn_combine_min_chunks of them in either type
+// (MvnSchedule::combine is decided here alone).
 MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_bytes,
                               const PlannerOptions& options, bool texel_runs = false,
-                              bool scale_or_bias = false, bool scale_bias_texels = false);
+                              bool scale_or_bias = false, bool scale_bias_texels = false,
+                              bool texel_span = false);
 
 }  // namespace dmls::gpu
 

@@ -585,6 +585,28 @@ TEST(MvnPlannerTest, DefaultsAreTheFastestOnTheH100) {
   EXPECT_EQ(ChooseMvnSchedule(16384, 4096, 4, o, true, true, true).row_bits, 0);
 }
 
+TEST(MvnPlannerTest, CombineDecidedByTheScheduleAlone) {
+  // FLOAT16 combines from 16 chunks; FLOAT32 only with texel-span
+  // statistics and long spans, counting the chunks from a texel before
+  // the group (16 of them from 61,438 elements: 3 lead + 61,438 > 15 x
+  // 4,096).
+  PlannerOptions o;
+  o.cache_bytes = 50ull << 20;
+  EXPECT_TRUE(ChooseMvnSchedule(512, 262143, 2, o).combine);
+  EXPECT_FALSE(ChooseMvnSchedule(512, 262143, 4, o).combine);
+  EXPECT_TRUE(ChooseMvnSchedule(512, 262143, 4, o, false, false, false, true).combine);
+  EXPECT_FALSE(ChooseMvnSchedule(512, 61437, 4, o, false, false, false, true).combine);
+  EXPECT_TRUE(ChooseMvnSchedule(512, 61438, 4, o, false, false, false, true).combine);
+  EXPECT_FALSE(ChooseMvnSchedule(512, 61438, 4, o).combine);
+  PlannerOptions no_long = o;
+  no_long.mvn_long_span = false;
+  EXPECT_FALSE(ChooseMvnSchedule(512, 262143, 4, no_long, false, false, false, true).combine);
+  EXPECT_TRUE(ChooseMvnSchedule(512, 262143, 2, no_long, false, false, false, true).combine);
+  PlannerOptions never = o;
+  never.mvn_combine_min_chunks = 0;
+  EXPECT_FALSE(ChooseMvnSchedule(512, 262143, 2, never, false, false, false, true).combine);
+}
+
 TEST(MvnPlannerTest, MediumRowForTexelGroupsUpTo8192) {
   // The 512-thread row won over the two passes with texel loads (and
   // Scale/Bias texels) and lost by words (mvn_plan.h, ChooseMvnSchedule).
