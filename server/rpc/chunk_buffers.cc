@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "google/protobuf/io/coded_stream.h"
 
 namespace dmls::server {
 namespace {
@@ -58,22 +57,6 @@ void ChunkBuffers::Give(std::unique_ptr<char[]> data, uint64_t capacity) {
 ChunkBuffers::Stats ChunkBuffers::stats() const {
   MutexLock lock(&mu_);
   return stats_;
-}
-
-void SerializeWithBytesField(const google::protobuf::Message& fields, int field_number,
-                             grpc::Slice bytes, grpc::ByteBuffer* out) {
-  using google::protobuf::io::CodedOutputStream;
-  const uint32_t tag = (static_cast<uint32_t>(field_number) << 3) | 2;  // length-delimited
-  const size_t size = fields.ByteSizeLong();
-  grpc::Slice head(size + CodedOutputStream::VarintSize32(tag) +
-                   CodedOutputStream::VarintSize64(bytes.size()));
-  uint8_t* at = const_cast<uint8_t*>(head.begin());
-  at = fields.SerializeWithCachedSizesToArray(at);
-  at = CodedOutputStream::WriteTagToArray(tag, at);
-  CodedOutputStream::WriteVarint64ToArray(bytes.size(), at);
-  grpc::Slice slices[2] = {std::move(head), std::move(bytes)};
-  grpc::ByteBuffer buffer(slices, 2);
-  out->Swap(&buffer);
 }
 
 }  // namespace dmls::server

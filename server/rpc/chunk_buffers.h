@@ -24,8 +24,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "engine/core/mutex.h"
-#include "google/protobuf/message.h"
-#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 
 namespace dmls::server {
@@ -74,13 +72,6 @@ class ChunkBuffers : public std::enable_shared_from_this<ChunkBuffers> {
   std::map<uint64_t, std::vector<std::unique_ptr<char[]>>> idle_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };
-
-// Serializes `fields` followed by the length-delimited field `field_number`
-// holding `bytes` (a bytes field left empty in `fields`) into `out`: one
-// small slice for the fields, tag and length, then `bytes` as it is (no
-// copy).
-void SerializeWithBytesField(const google::protobuf::Message& fields, int field_number,
-                             grpc::Slice bytes, grpc::ByteBuffer* out);
 
 }  // namespace dmls::server
 

@@ -3,7 +3,6 @@
 #include <cstring>
 #include <string>
 
-#include "dmlserve/v1/dmlserve.pb.h"
 #include "gtest/gtest.h"
 
 namespace dmls::server {
@@ -50,30 +49,6 @@ TEST(ChunkBuffersTest, ASliceOutlivesThePoolsMaker) {
     slice = std::move(lease).IntoSlice(10);
   }
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(slice.begin()), slice.size()), "0123456789");
-}
-
-TEST(ChunkBuffersTest, SerializeWithBytesFieldParsesAsTheMessage) {
-  dmlserve::v1::TensorChunk fields;
-  fields.set_slot(dmlserve::v1::TENSOR_SLOT_OUTPUT);
-  fields.set_offset(uint64_t{1} << 40);
-  const std::string data(300, 'z');  // a two-byte length
-  grpc::ByteBuffer out;
-  SerializeWithBytesField(fields, dmlserve::v1::TensorChunk::kDataFieldNumber,
-                          grpc::Slice(data), &out);
-  std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(out.Dump(&slices).ok());
-  ASSERT_EQ(slices.size(), 2u);
-  std::string wire;
-  for (const grpc::Slice& s : slices) {
-    wire.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  dmlserve::v1::TensorChunk parsed;
-  ASSERT_TRUE(parsed.ParseFromString(wire));
-  EXPECT_EQ(parsed.slot(), dmlserve::v1::TENSOR_SLOT_OUTPUT);
-  EXPECT_EQ(parsed.offset(), uint64_t{1} << 40);
-  EXPECT_EQ(parsed.data(), data);
-  fields.set_data(data);
-  EXPECT_EQ(wire, fields.SerializeAsString());
 }
 
 }  // namespace

@@ -415,24 +415,27 @@ grpc::Status SerializeExecuteResponse(dmlserve::v1::ExecuteResponse& response,
   if (response.output().size() < kInlineOutputBytes) return SerializeResponse(response, out);
   auto* output = new std::string(std::move(*response.mutable_output()));
   response.clear_output();
-  // The other fields, then field 2's tag (length-delimited) and length,
-  // written straight into the first slice.
-  constexpr uint32_t kOutputTag =
-      (dmlserve::v1::ExecuteResponse::kOutputFieldNumber << 3) | 2;
-  const size_t fields = response.ByteSizeLong();
-  grpc::Slice head(fields + CodedOutputStream::VarintSize32(kOutputTag) +
-                   CodedOutputStream::VarintSize64(output->size()));
-  uint8_t* at = const_cast<uint8_t*>(head.begin());
-  at = response.SerializeWithCachedSizesToArray(at);
-  at = CodedOutputStream::WriteTagToArray(kOutputTag, at);
-  CodedOutputStream::WriteVarint64ToArray(output->size(), at);
-  grpc::Slice slices[2] = {
-      std::move(head),
+  SerializeWithBytesField(
+      response, dmlserve::v1::ExecuteResponse::kOutputFieldNumber,
       grpc::Slice(output->data(), output->size(),
-                  [](void* owned) { delete static_cast<std::string*>(owned); }, output)};
+                  [](void* owned) { delete static_cast<std::string*>(owned); }, output),
+      out);
+  return grpc::Status::OK;
+}
+
+void SerializeWithBytesField(const google::protobuf::Message& fields, int field_number,
+                             grpc::Slice bytes, grpc::ByteBuffer* out) {
+  const uint32_t tag = (static_cast<uint32_t>(field_number) << 3) | 2;  // length-delimited
+  const size_t size = fields.ByteSizeLong();
+  grpc::Slice head(size + CodedOutputStream::VarintSize32(tag) +
+                   CodedOutputStream::VarintSize64(bytes.size()));
+  uint8_t* at = const_cast<uint8_t*>(head.begin());
+  at = fields.SerializeWithCachedSizesToArray(at);
+  at = CodedOutputStream::WriteTagToArray(tag, at);
+  CodedOutputStream::WriteVarint64ToArray(bytes.size(), at);
+  grpc::Slice slices[2] = {std::move(head), std::move(bytes)};
   grpc::ByteBuffer buffer(slices, 2);
   out->Swap(&buffer);
-  return grpc::Status::OK;
 }
 
 std::optional<std::string> FindWireFormatError(std::string_view bytes,

@@ -50,6 +50,14 @@ absl::Status ParseRequestWithPayloads(const grpc::ByteBuffer& bytes,
 grpc::Status SerializeResponse(const google::protobuf::Message& message,
                                grpc::ByteBuffer* out);
 
+// Serializes `fields` followed by the length-delimited field `field_number`
+// holding `bytes` (a bytes field left empty in `fields`) into `out`: one
+// small slice for the fields, tag and length, then `bytes` as it is (no
+// copy); the wire bytes parse as the message (protobuf takes fields in any
+// order).
+void SerializeWithBytesField(const google::protobuf::Message& fields, int field_number,
+                             grpc::Slice bytes, grpc::ByteBuffer* out);
+
 // SerializeResponse for an ExecuteResponse without copying its output:
 // the output string moves into a slice of `out` that frees it when gRPC
 // lets go of the buffer (after the response is written), and the other

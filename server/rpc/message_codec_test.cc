@@ -311,5 +311,29 @@ TEST(MessageCodec, PayloadParsingAgreesWithParseRequest) {
   EXPECT_GT(accepted, 500);
 }
 
+TEST(MessageCodec, SerializeWithBytesFieldParsesAsTheMessage) {
+  dmlserve::v1::TensorChunk fields;
+  fields.set_slot(dmlserve::v1::TENSOR_SLOT_OUTPUT);
+  fields.set_offset(uint64_t{1} << 40);
+  const std::string data(300, 'z');  // a two-byte length
+  grpc::ByteBuffer out;
+  SerializeWithBytesField(fields, dmlserve::v1::TensorChunk::kDataFieldNumber,
+                          grpc::Slice(data), &out);
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(out.Dump(&slices).ok());
+  ASSERT_EQ(slices.size(), 2u);
+  std::string wire;
+  for (const grpc::Slice& s : slices) {
+    wire.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  dmlserve::v1::TensorChunk parsed;
+  ASSERT_TRUE(parsed.ParseFromString(wire));
+  EXPECT_EQ(parsed.slot(), dmlserve::v1::TENSOR_SLOT_OUTPUT);
+  EXPECT_EQ(parsed.offset(), uint64_t{1} << 40);
+  EXPECT_EQ(parsed.data(), data);
+  fields.set_data(data);
+  EXPECT_EQ(wire, fields.SerializeAsString());
+}
+
 }  // namespace
 }  // namespace dmls::server
