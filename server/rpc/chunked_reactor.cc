@@ -31,12 +31,14 @@ class ChunkedReactor final
     : public RefCountedReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>> {
  public:
   ChunkedReactor(ChunkedCall call, Engine* engine, TensorStore* store,
-                 sched::Admission* admission, const ChunkedOptions& options,
-                 CallTracker::Ticket ticket, std::shared_ptr<spdlog::logger> logger)
+                 sched::Admission* admission, ChunkBuffers* buffers,
+                 const ChunkedOptions& options, CallTracker::Ticket ticket,
+                 std::shared_ptr<spdlog::logger> logger)
       : ticket_(std::move(ticket)),
         engine_(engine),
         store_(store),
         admission_(admission),
+        buffers_(buffers),
         options_(options),
         logger_(std::move(logger)),
         call_(std::move(call)),
@@ -209,8 +211,9 @@ class ChunkedReactor final
     });
   }
 
-  // Reads the next chunk of the output from the engine and writes it; the
-  // last write is the done message.
+  // Reads the next chunk of the output from the engine into a pooled
+  // buffer, which becomes the response's data slice (no copy), and writes
+  // it; the last write is the done message.
   void SendNext() {
     if (sent_ == out_bytes_) {
       v1::ChunkedResponse last;
@@ -226,19 +229,26 @@ class ChunkedReactor final
     const uint64_t n = std::min(chunk_, out_bytes_ - sent_);
     sent_ += n;
     Ref();
-    engine_->ReadResident(result_, offset, n, [this, offset](absl::StatusOr<std::string> b) {
-      if (!b.ok()) {
-        Fail(b.status(), /*engine=*/true);
-      } else {
-        v1::ChunkedResponse msg;
-        msg.set_request_id(request_id_);
-        msg.mutable_chunk()->set_slot(v1::TENSOR_SLOT_OUTPUT);
-        msg.mutable_chunk()->set_offset(offset);
-        msg.mutable_chunk()->set_data(std::move(*b));
-        Write(msg);
-      }
-      Unref();
-    });
+    ChunkBuffers::Lease lease = buffers_->Take(n);
+    const absl::Span<char> into(lease.data(), n);
+    engine_->ReadResidentInto(
+        result_, offset, into,
+        [this, offset, n, lease = std::move(lease)](absl::Status read) mutable {
+          if (!read.ok()) {
+            Fail(read, /*engine=*/true);
+          } else {
+            v1::ChunkedResponse msg;
+            msg.set_request_id(request_id_);
+            v1::TensorChunk chunk;
+            chunk.set_slot(v1::TENSOR_SLOT_OUTPUT);
+            chunk.set_offset(offset);
+            SerializeWithNestedBytesField(msg, v1::ChunkedResponse::kChunkFieldNumber, chunk,
+                                          v1::TensorChunk::kDataFieldNumber,
+                                          std::move(lease).IntoSlice(n), &outgoing_);
+            StartWrite(&outgoing_);
+          }
+          Unref();
+        });
   }
 
   void Write(const v1::ChunkedResponse& msg) {
@@ -274,6 +284,7 @@ class ChunkedReactor final
   Engine* const engine_;
   TensorStore* const store_;
   sched::Admission* const admission_;
+  ChunkBuffers* const buffers_;
   const ChunkedOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
   const ChunkedCall call_;
@@ -303,9 +314,9 @@ class ChunkedReactor final
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
     ChunkedCall call, Engine* engine, TensorStore* store, sched::Admission* admission,
-    const ChunkedOptions& options, CallTracker::Ticket ticket,
+    ChunkBuffers* buffers, const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger) {
-  return new ChunkedReactor(std::move(call), engine, store, admission, options,
+  return new ChunkedReactor(std::move(call), engine, store, admission, buffers, options,
                             std::move(ticket), std::move(logger));
 }
 

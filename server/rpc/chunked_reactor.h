@@ -16,8 +16,13 @@
 // the header's chunk_bytes (the server's default when 0, at most its
 // largest), then a final message with done set.
 //
-// Ownership: borrows the engine and the store (both must outlive the
-// reactor). The reactor deletes itself when gRPC and the engine are done
+// Each output chunk is read into a buffer of `buffers` (chunk_buffers.h)
+// that becomes the response's data slice: no fresh string per chunk and no
+// copy into the message.
+//
+// Ownership: borrows the engine, the store and the buffer pool (all must
+// outlive the reactor; a chunk's lease keeps its pool alive until gRPC
+// frees the slice). The reactor deletes itself when gRPC and the engine are done
 // with it.
 #ifndef DMLSERVE_SERVER_RPC_CHUNKED_REACTOR_H_
 #define DMLSERVE_SERVER_RPC_CHUNKED_REACTOR_H_
@@ -33,6 +38,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/lifecycle/call_tracker.h"
+#include "server/rpc/chunk_buffers.h"
 #include "server/tensor_store.h"
 #include "spdlog/logger.h"
 
@@ -42,6 +48,8 @@ struct ChunkedOptions {
   uint64_t default_chunk_bytes = uint64_t{1} << 20;
   uint64_t max_chunk_bytes = uint64_t{4} << 20;
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
+  // Output chunk buffers kept idle for reuse (chunk_buffers.h), at most.
+  uint64_t buffer_idle_bytes = uint64_t{64} << 20;
 };
 
 // What the transport says about a chunked call.
@@ -61,7 +69,7 @@ struct ChunkedCall {
 // reactor.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
     ChunkedCall call, Engine* engine, TensorStore* store, sched::Admission* admission,
-    const ChunkedOptions& options, CallTracker::Ticket ticket,
+    ChunkBuffers* buffers, const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger);
 
 }  // namespace dmls::server

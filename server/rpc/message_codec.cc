@@ -423,19 +423,57 @@ grpc::Status SerializeExecuteResponse(dmlserve::v1::ExecuteResponse& response,
   return grpc::Status::OK;
 }
 
-void SerializeWithBytesField(const google::protobuf::Message& fields, int field_number,
-                             grpc::Slice bytes, grpc::ByteBuffer* out) {
-  const uint32_t tag = (static_cast<uint32_t>(field_number) << 3) | 2;  // length-delimited
-  const size_t size = fields.ByteSizeLong();
-  grpc::Slice head(size + CodedOutputStream::VarintSize32(tag) +
-                   CodedOutputStream::VarintSize64(bytes.size()));
+namespace {
+
+uint32_t LengthDelimitedTag(int field_number) {
+  return (static_cast<uint32_t>(field_number) << 3) | 2;
+}
+
+// `outer` (may be null) and its field `outer_field` holding `inner`, whose
+// last field `inner_field` is `bytes`: every byte before `bytes` in one
+// slice, then `bytes` as it is.
+void SerializeAroundBytes(const google::protobuf::Message* outer, int outer_field,
+                          const google::protobuf::Message& inner, int inner_field,
+                          grpc::Slice bytes, grpc::ByteBuffer* out) {
+  const uint32_t inner_tag = LengthDelimitedTag(inner_field);
+  const size_t inner_fields = inner.ByteSizeLong();
+  const size_t inner_head = inner_fields + CodedOutputStream::VarintSize32(inner_tag) +
+                            CodedOutputStream::VarintSize64(bytes.size());
+  size_t head_size = inner_head;
+  uint32_t outer_tag = 0;
+  uint64_t inner_size = 0;
+  if (outer != nullptr) {
+    outer_tag = LengthDelimitedTag(outer_field);
+    inner_size = inner_head + bytes.size();
+    head_size += outer->ByteSizeLong() + CodedOutputStream::VarintSize32(outer_tag) +
+                 CodedOutputStream::VarintSize64(inner_size);
+  }
+  grpc::Slice head(head_size);
   uint8_t* at = const_cast<uint8_t*>(head.begin());
-  at = fields.SerializeWithCachedSizesToArray(at);
-  at = CodedOutputStream::WriteTagToArray(tag, at);
+  if (outer != nullptr) {
+    at = outer->SerializeWithCachedSizesToArray(at);
+    at = CodedOutputStream::WriteTagToArray(outer_tag, at);
+    at = CodedOutputStream::WriteVarint64ToArray(inner_size, at);
+  }
+  at = inner.SerializeWithCachedSizesToArray(at);
+  at = CodedOutputStream::WriteTagToArray(inner_tag, at);
   CodedOutputStream::WriteVarint64ToArray(bytes.size(), at);
   grpc::Slice slices[2] = {std::move(head), std::move(bytes)};
   grpc::ByteBuffer buffer(slices, 2);
   out->Swap(&buffer);
+}
+
+}  // namespace
+
+void SerializeWithBytesField(const google::protobuf::Message& fields, int field_number,
+                             grpc::Slice bytes, grpc::ByteBuffer* out) {
+  SerializeAroundBytes(nullptr, 0, fields, field_number, std::move(bytes), out);
+}
+
+void SerializeWithNestedBytesField(const google::protobuf::Message& outer, int outer_field,
+                                   const google::protobuf::Message& inner, int inner_field,
+                                   grpc::Slice bytes, grpc::ByteBuffer* out) {
+  SerializeAroundBytes(&outer, outer_field, inner, inner_field, std::move(bytes), out);
 }
 
 std::optional<std::string> FindWireFormatError(std::string_view bytes,

@@ -57,6 +57,12 @@ grpc::Status SerializeResponse(const google::protobuf::Message& message,
 // order).
 void SerializeWithBytesField(const google::protobuf::Message& fields, int field_number,
                              grpc::Slice bytes, grpc::ByteBuffer* out);
+// The same with the bytes field inside a message field: `outer` (its field
+// `outer_field` left unset) followed by that field holding `inner` and, as
+// its field `inner_field`, `bytes` (e.g. ChunkedResponse.chunk.data).
+void SerializeWithNestedBytesField(const google::protobuf::Message& outer, int outer_field,
+                                   const google::protobuf::Message& inner, int inner_field,
+                                   grpc::Slice bytes, grpc::ByteBuffer* out);
 
 // SerializeResponse for an ExecuteResponse without copying its output:
 // the output string moves into a slice of `out` that frees it when gRPC

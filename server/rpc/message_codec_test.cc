@@ -335,5 +335,46 @@ TEST(MessageCodec, SerializeWithBytesFieldParsesAsTheMessage) {
   EXPECT_EQ(wire, fields.SerializeAsString());
 }
 
+TEST(MessageCodec, SerializeWithNestedBytesFieldIsTheOrdinarySerialization) {
+  // Data lengths whose varints (and the chunk's length) take 1, 2 and 3
+  // bytes, and an empty field.
+  for (size_t n : {size_t{0}, size_t{5}, size_t{120}, size_t{300}, size_t{20000}}) {
+    dmlserve::v1::ChunkedResponse outer;
+    outer.set_request_id(77);
+    dmlserve::v1::TensorChunk inner;
+    inner.set_slot(dmlserve::v1::TENSOR_SLOT_OUTPUT);
+    inner.set_offset(uint64_t{1} << 33);
+    const std::string data(n, 'q');
+    grpc::ByteBuffer out;
+    SerializeWithNestedBytesField(outer, dmlserve::v1::ChunkedResponse::kChunkFieldNumber, inner,
+                                  dmlserve::v1::TensorChunk::kDataFieldNumber,
+                                  grpc::Slice(data), &out);
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(out.Dump(&slices).ok());
+    if (n >= 300) {  // gRPC merges small inlined slices into the one before
+      ASSERT_EQ(slices.size(), 2u);
+      EXPECT_EQ(slices[1].size(), n);  // the data as its own slice
+    }
+    std::string wire;
+    for (const grpc::Slice& s : slices) {
+      wire.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+    dmlserve::v1::ChunkedResponse whole = outer;
+    *whole.mutable_chunk() = inner;
+    whole.mutable_chunk()->set_data(data);
+    // Byte for byte, except that an empty data field is written (proto3
+    // leaves it out; it parses the same).
+    if (n != 0) {
+      EXPECT_EQ(wire, whole.SerializeAsString()) << n;
+    }
+    dmlserve::v1::ChunkedResponse parsed;
+    ASSERT_TRUE(parsed.ParseFromString(wire)) << n;
+    EXPECT_EQ(parsed.request_id(), 77u);
+    EXPECT_EQ(parsed.chunk().offset(), uint64_t{1} << 33);
+    EXPECT_EQ(parsed.chunk().data(), data);
+    EXPECT_EQ(parsed.SerializeAsString(), whole.SerializeAsString()) << n;
+  }
+}
+
 }  // namespace
 }  // namespace dmls::server

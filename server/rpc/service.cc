@@ -188,7 +188,8 @@ DmlServiceImpl::DmlServiceImpl(Engine* engine, ServiceOptions options,
       capabilities_(std::move(capabilities)),
       logger_(logger),
       store_(engine, options.store),
-      processor_(engine, options.processor, std::move(logger), &store_) {}
+      processor_(engine, options.processor, std::move(logger), &store_),
+      chunk_buffers_(ChunkBuffers::Create(options.chunked.buffer_idle_bytes)) {}
 
 grpc::ServerUnaryReactor* DmlServiceImpl::GetCapabilities(
     grpc::CallbackServerContext* context, const v1::GetCapabilitiesRequest*,
@@ -263,7 +264,8 @@ DmlServiceImpl::ExecuteChunked(grpc::CallbackServerContext* context) {
       ChunkedCall{DeadlineOf(*context),
                   PrincipalOf(*context, options_.tokens.get(), /*tenant_from_peer=*/true),
                   RequestedOutputRatio(*context)},
-      engine_, &store_, &processor_.admission(), options_.chunked, std::move(ticket), logger_);
+      engine_, &store_, &processor_.admission(), chunk_buffers_.get(), options_.chunked,
+      std::move(ticket), logger_);
 }
 
 }  // namespace dmls::server

@@ -116,6 +116,8 @@ class DmlServiceImpl final : public DmlServiceBase {
   CallTracker calls_;  // before the others: outlives every reactor's Ticket
   TensorStore store_;  // before processor_, which borrows it
   RequestProcessor processor_;
+  // ExecuteChunked's output chunk buffers (chunked_reactor.h).
+  const std::shared_ptr<ChunkBuffers> chunk_buffers_;
 };
 
 }  // namespace dmls::server
