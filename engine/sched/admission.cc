@@ -208,10 +208,13 @@ std::vector<ops::Violation> ValidateTensor(const Work& work) {
   return found;
 }
 
-absl::Status TensorLimit(uint64_t bytes, const std::string& field, absl::string_view what,
+// The server's tensor limit on `bytes` of the `what` ("input tensor");
+// the field path, `path()`, is made only for the message of a failure.
+template <typename Path>
+absl::Status TensorLimit(uint64_t bytes, const Path& path, absl::string_view what,
                          const AdmissionOptions& o) {
   if (bytes <= o.max_tensor_bytes) return absl::OkStatus();
-  return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT", field,
+  return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT", path(),
                          absl::StrCat("the ", what, " has ", bytes,
                                       " bytes, above the server limit of ",
                                       o.max_tensor_bytes, " bytes"));
@@ -221,18 +224,22 @@ absl::Status TensorLimit(uint64_t bytes, const std::string& field, absl::string_
 absl::Status Limits(const Work& work, const std::vector<StepView>& views,
                     const AdmissionOptions& o) {
   if (work.kind == Work::Kind::kTensor) {
-    return TensorLimit(work.tensor.total_tensor_size_in_bytes,
-                       work.tensor_path + ".total_tensor_size_in_bytes", "tensor", o);
+    return TensorLimit(
+        work.tensor.total_tensor_size_in_bytes,
+        [&] { return absl::StrCat(work.tensor_path, ".total_tensor_size_in_bytes"); }, "tensor",
+        o);
   }
   uint64_t returned = 0;
   for (const StepView& v : views) {
     const OperatorDesc& op = v.step->op;
-    for (const auto& [name, t] : {std::pair{"input", &op.input}, std::pair{"scale", &op.scale},
-                                  std::pair{"bias", &op.bias}, std::pair{"output", &op.output}}) {
-      if (Bytes(*t) <= o.max_tensor_bytes) continue;
-      return TensorLimit(Bytes(*t),
-                         absl::StrCat(v.op_path(), ".", name, ".total_tensor_size_in_bytes"),
-                         absl::StrCat(name, " tensor"), o);
+    for (const auto& [name, what, t] : {std::tuple{"input", "input tensor", &op.input},
+                                        std::tuple{"scale", "scale tensor", &op.scale},
+                                        std::tuple{"bias", "bias tensor", &op.bias},
+                                        std::tuple{"output", "output tensor", &op.output}}) {
+      auto path = [&, name = name] {
+        return absl::StrCat(v.op_path(), ".", name, ".total_tensor_size_in_bytes");
+      };
+      if (absl::Status s = TensorLimit(Bytes(*t), path, what, o); !s.ok()) return s;
     }
     if (v.step->returns_output && op.output) returned += OutputRange(op, v.step->in_place);
   }
