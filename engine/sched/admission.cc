@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ops/rule_status.h"
@@ -39,6 +40,9 @@ struct StepView {
     return absl::StrCat(prefix, "operator.", absl::string_view(op_field.data(), op_field.size()));
   }
 };
+
+// Inline for one step (an Execute): no allocation.
+using StepViews = absl::InlinedVector<StepView, 1>;
 
 struct Slot {
   const char* name;
@@ -83,7 +87,7 @@ std::string SourcePath(const Work& work, const StepView& v, const char* name,
 
 // 1. Validation of the steps: the validator's rules, then sources and
 // output tensors of the valid steps.
-std::vector<ops::Violation> ValidateSteps(const Work& work, std::vector<StepView>& views) {
+std::vector<ops::Violation> ValidateSteps(const Work& work, StepViews& views) {
   std::vector<ops::Violation> found;
   auto add = [&found](std::string rule, std::string field, std::string message) {
     found.push_back({std::move(rule), std::move(field), ops::BoundedMessage(std::move(message))});
@@ -221,7 +225,7 @@ absl::Status TensorLimit(uint64_t bytes, const Path& path, absl::string_view wha
 }
 
 // 2. Limits (tensor bytes, response bytes); the first hit.
-absl::Status Limits(const Work& work, const std::vector<StepView>& views,
+absl::Status Limits(const Work& work, const StepViews& views,
                     const AdmissionOptions& o) {
   if (work.kind == Work::Kind::kTensor) {
     return TensorLimit(
@@ -263,7 +267,7 @@ absl::Status Limits(const Work& work, const std::vector<StepView>& views,
 }
 
 // 3. Inline payloads against their tensors; every mismatch.
-std::vector<ops::Violation> Sizes(const Work& work, const std::vector<StepView>& views) {
+std::vector<ops::Violation> Sizes(const Work& work, const StepViews& views) {
   std::vector<ops::Violation> found;
   for (const StepView& v : views) {
     for (const Slot& slot : SlotsOf(*v.step)) {
@@ -291,7 +295,7 @@ std::vector<ops::Violation> Sizes(const Work& work, const std::vector<StepView>&
 
 // 4. Amplification: every output range against the bytes the work brings
 // in (a chain's later steps cannot multiply what its first one made).
-absl::Status Amplification(const Work& work, const std::vector<StepView>& views,
+absl::Status Amplification(const Work& work, const StepViews& views,
                            const AdmissionOptions& o) {
   const uint64_t ratio = work.output_ratio != 0
                              ? std::min(work.output_ratio, o.max_output_ratio_limit)
@@ -431,7 +435,7 @@ absl::StatusOr<Admitted> Admission::Admit(const Work& work) {
                            absl::StrCat("the chain has ", work.steps.size(),
                                         " steps, above the server's ", o.max_chain_steps));
   }
-  std::vector<StepView> views(work.steps.size());
+  StepViews views(work.steps.size());
   std::vector<ops::Violation> invalid =
       work.kind == Work::Kind::kTensor ? ValidateTensor(work) : ValidateSteps(work, views);
   if (!invalid.empty()) {
