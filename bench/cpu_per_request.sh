@@ -7,17 +7,22 @@
 #
 # Usage: bash bench/cpu_per_request.sh [--rounds=3] [--bytes=1KiB]
 #          [--concurrency=64] [--duration=8s] [--server_cpus=0]
-#          [--load_cpus=1] LABEL=COMMAND...
+#          [--load_cpus=1] [--allocs] LABEL=COMMAND...
 #   each COMMAND is a server started with --port=0 appended (it must print
 #   "... listening on HOST:PORT" on stdout, as dmlserve and echo_server do).
 # Example (the record in docs/perf/serving-cpu-2026-11-28/):
 #   bash bench/cpu_per_request.sh "echo=build/bench/echo/echo_server" \
 #     "dmlserve=build/server/dmlserve --device=cpu --log_level=warn"
-# Prints one line per server and round: LABEL REQUESTS us_per_request.
+# Prints one line per server and round: LABEL REQUESTS us_per_request, and
+# with --allocs allocations_per_request (the server runs under
+# build/bench/malloc_count/libdmls_malloc_count.so, which counts malloc,
+# calloc, realloc and the aligned allocators; it costs a little CPU, so
+# compare CPU figures of runs without it).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 load=${DMLS_LOAD:-$repo/build/bench/load/dmls_load}
-rounds=3 bytes=1KiB concurrency=64 duration=8s server_cpus=0 load_cpus=1
+rounds=3 bytes=1KiB concurrency=64 duration=8s server_cpus=0 load_cpus=1 allocs=0
+counter=${DMLS_MALLOC_COUNT:-$repo/build/bench/malloc_count/libdmls_malloc_count.so}
 servers=()
 for arg in "$@"; do
   case $arg in
@@ -27,6 +32,7 @@ for arg in "$@"; do
     --duration=*) duration=${arg#*=} ;;
     --server_cpus=*) server_cpus=${arg#*=} ;;
     --load_cpus=*) load_cpus=${arg#*=} ;;
+    --allocs) allocs=1 ;;
     *=*) servers+=("$arg") ;;
     *) echo "usage: see the head of $0" >&2; exit 2 ;;
   esac
@@ -35,10 +41,16 @@ done
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+count() { if (( allocs )); then awk '{print $1}' "$work/count"; else echo 0; fi; }
 measure() {
-  local label=$1 cmd=$2 pid target n t0 t1
+  local label=$1 cmd=$2 pid target n t0 t1 a0 a1
+  local -a env=()
+  if (( allocs )); then
+    [[ -f $counter ]] || { echo "no $counter (build dmls_malloc_count)" >&2; exit 1; }
+    env=("DMLS_MALLOC_COUNT_FILE=$work/count" "LD_PRELOAD=$counter")
+  fi
   # shellcheck disable=SC2086
-  taskset -c "$server_cpus" $cmd --port=0 >"$work/out" 2>"$work/log" &
+  env "${env[@]}" taskset -c "$server_cpus" $cmd --port=0 >"$work/out" 2>"$work/log" &
   pid=$!
   for _ in $(seq 300); do grep -q ' listening on ' "$work/out" && break; sleep 0.1; done
   target=$(sed -n 's/.* listening on //p' "$work/out" | head -1)
@@ -46,13 +58,19 @@ measure() {
   # Warm-up window (connections, first compiles), not counted.
   taskset -c "$load_cpus" "$load" --target="$target" --concurrency="$concurrency" \
     --bytes="$bytes" --duration=2s --warmup=0s >/dev/null 2>&1
-  t0=$(ticks "$pid")
+  sleep 0.1  # the counter's file is rewritten every 50 ms
+  t0=$(ticks "$pid") a0=$(count)
   n=$(taskset -c "$load_cpus" "$load" --target="$target" --concurrency="$concurrency" \
     --bytes="$bytes" --duration="$duration" --warmup=0s 2>&1 | awk '/^requests/{print $2}')
   t1=$(ticks "$pid")
+  sleep 0.1
+  a1=$(count)
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  awk -v l="$label" -v n="$n" -v d=$(( t1 - t0 )) -v hz="$hz" \
-    'BEGIN { printf "%s %d %.2f\n", l, n, (n > 0 ? d * 1e6 / hz / n : -1) }'
+  awk -v l="$label" -v n="$n" -v d=$(( t1 - t0 )) -v hz="$hz" -v a=$(( a1 - a0 )) \
+    -v allocs="$allocs" 'BEGIN {
+      printf "%s %d %.2f", l, n, (n > 0 ? d * 1e6 / hz / n : -1)
+      if (allocs) printf " %.1f", (n > 0 ? a / n : -1)
+      printf "\n" }'
 }
 for (( r = 1; r <= rounds; r++ )); do
   for s in "${servers[@]}"; do measure "${s%%=*}" "${s#*=}"; done

@@ -115,11 +115,15 @@ Outcome Answer(RequestError error, uint64_t request_id,
 void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
                                OutcomeCallback done, std::array<Payload, 3> payloads) {
   const absl::Time start = absl::Now();
-  // The message's own payload fields where the transport left them there.
-  std::string* const fields[3] = {request.mutable_input(), request.mutable_scale(),
-                                  request.mutable_bias()};
+  // The message's own payload fields where the transport left them there
+  // (mutable only where one is set: an empty field's mutable_ allocates).
+  const std::string* const given[3] = {&request.input(), &request.scale(), &request.bias()};
+  auto field = [&request](int i) {
+    return i == 0 ? request.mutable_input() : i == 1 ? request.mutable_scale()
+                                                     : request.mutable_bias();
+  };
   for (int i = 0; i < 3; ++i) {
-    if (payloads[i].empty()) payloads[i] = std::move(*fields[i]);
+    if (payloads[i].empty() && !given[i]->empty()) payloads[i] = std::move(*field(i));
   }
   if (options_.metrics != nullptr && context.record) {
     done = Recorded(std::move(done), options_.metrics, context.method,
@@ -140,7 +144,7 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
 
   if (UsesResidentTensors(request)) {
     // A one-step chain reads its inline bytes from the message.
-    for (int i = 0; i < 3; ++i) *fields[i] = payloads[i].TakeString();
+    for (int i = 0; i < 3; ++i) *field(i) = payloads[i].TakeString();
     absl::StatusOr<v1::ChainRequest> chain = ChainOfExecute(request);
     if (!chain.ok()) {
       done(finish(RequestError::FromStatus(chain.status()), {}));

@@ -28,6 +28,17 @@ std::vector<uint64_t> EffectiveStrides(const TensorDesc& desc) {
   return desc.strides ? *desc.strides : PackedStrides(desc.sizes);
 }
 
+StrideList EffectiveStrideList(const TensorDesc& desc) {
+  if (desc.strides) return StrideList(desc.strides->begin(), desc.strides->end());
+  StrideList strides(desc.sizes.size());
+  uint64_t acc = 1;
+  for (size_t i = desc.sizes.size(); i-- > 0;) {
+    strides[i] = acc;
+    acc *= desc.sizes[i];
+  }
+  return strides;
+}
+
 uint64_t ElementCount(const std::vector<uint64_t>& sizes) {
   uint64_t n = 1;
   for (uint64_t s : sizes) n *= s;
@@ -35,7 +46,7 @@ uint64_t ElementCount(const std::vector<uint64_t>& sizes) {
 }
 
 uint64_t IndexOfLastElement(const TensorDesc& desc) {
-  std::vector<uint64_t> strides = EffectiveStrides(desc);
+  const StrideList strides = EffectiveStrideList(desc);
   uint64_t last = 0;
   for (size_t i = 0; i < desc.sizes.size() && i < strides.size(); ++i) {
     if (desc.sizes[i] > 0) last += (desc.sizes[i] - 1) * strides[i];
@@ -63,8 +74,8 @@ uint64_t CalcBufferTensorSize(
 }
 
 bool HasSelfOverlap(const TensorDesc& desc) {
-  const std::vector<uint64_t> strides = EffectiveStrides(desc);
-  std::vector<std::pair<uint64_t, uint64_t>> dims;  // (stride, size)
+  const StrideList strides = EffectiveStrideList(desc);
+  absl::InlinedVector<std::pair<uint64_t, uint64_t>, 8> dims;  // (stride, size)
   for (size_t i = 0; i < desc.sizes.size(); ++i) {
     if (desc.sizes[i] > 1) {
       if (strides[i] == 0) return true;

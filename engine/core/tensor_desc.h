@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "engine/core/types.h"
 
 namespace dmls {
@@ -41,6 +42,10 @@ inline bool operator!=(const TensorDesc& a, const TensorDesc& b) { return !(a ==
 std::vector<uint64_t> PackedStrides(const std::vector<uint64_t>& sizes);
 // The strides the tensor really uses (explicit, or packed when NULL).
 std::vector<uint64_t> EffectiveStrides(const TensorDesc& desc);
+// The same strides without a heap allocation up to rank 8 (DirectML's
+// largest), for the per-request checks and walks.
+using StrideList = absl::InlinedVector<uint64_t, 8>;
+StrideList EffectiveStrideList(const TensorDesc& desc);
 // Product of sizes, in 64 bits without wrapping (sizes must be < 2^32).
 uint64_t ElementCount(const std::vector<uint64_t>& sizes);
 // sum((size-1)*stride); the offset of the last logical element.

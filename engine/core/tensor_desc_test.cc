@@ -40,6 +40,18 @@ TEST(CoreTensorDescTest, CalcBufferTensorSizeOtherTypes) {
             (uint64_t{1} << 34) - 4);
 }
 
+TEST(CoreTensorDescTest, EffectiveStrideListIsEffectiveStrides) {
+  TensorDesc d = MakeTensorDesc(DataType::kFloat32, {2, 3, 4});
+  EXPECT_EQ(EffectiveStrideList(d), (StrideList{12, 4, 1}));
+  d.strides = std::vector<uint64_t>{1, 2, 6};
+  EXPECT_EQ(EffectiveStrideList(d), (StrideList{1, 2, 6}));
+  // Past the inline capacity it still answers (on the heap).
+  TensorDesc wide = MakeTensorDesc(DataType::kFloat32, std::vector<uint64_t>(10, 2));
+  const std::vector<uint64_t> want = EffectiveStrides(wide);
+  EXPECT_EQ(EffectiveStrideList(wide), StrideList(want.begin(), want.end()));
+  EXPECT_EQ(EffectiveStrideList(wide)[0], 512u);
+}
+
 TEST(CoreTensorDescTest, PackedStridesAreRowMajor) {
   EXPECT_EQ(PackedStrides({2, 3, 4}), (std::vector<uint64_t>{12, 4, 1}));
   EXPECT_EQ(PackedStrides({7}), (std::vector<uint64_t>{1}));

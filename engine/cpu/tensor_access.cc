@@ -1,6 +1,7 @@
 #include "engine/cpu/tensor_access.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "engine/cpu/float16.h"
 
 namespace dmls::cpu {
@@ -11,14 +12,16 @@ namespace {
 // sizes[d+1] * stride[d+1]) and dimensions of size 1 are merged first, so a
 // packed tensor is one run of consecutive offsets whatever its rank; the
 // odometer then moves once per run of the innermost merged dimension.
-std::vector<uint64_t> WalkOffsets(const std::vector<uint64_t>& sizes,
-                                  const std::vector<uint64_t>& strides) {
-  const uint64_t count = ElementCount(sizes);
+// Its working lists are inline (rank <= 8): only the offsets are allocated.
+std::vector<uint64_t> WalkOffsets(absl::Span<const uint64_t> sizes,
+                                  absl::Span<const uint64_t> strides) {
+  uint64_t count = 1;
+  for (uint64_t s : sizes) count *= s;
   std::vector<uint64_t> offsets;
   offsets.reserve(count);
   if (count == 0) return offsets;
-  std::vector<uint64_t> merged_sizes;
-  std::vector<uint64_t> merged_strides;
+  StrideList merged_sizes;
+  StrideList merged_strides;
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 1) continue;
     if (!merged_sizes.empty() &&
@@ -37,7 +40,7 @@ std::vector<uint64_t> WalkOffsets(const std::vector<uint64_t>& sizes,
   const size_t inner = merged_sizes.size() - 1;
   const uint64_t run = merged_sizes[inner];
   const uint64_t step = merged_strides[inner];
-  std::vector<uint64_t> index(inner, 0);
+  StrideList index(inner, 0);
   uint64_t base = 0;
   for (uint64_t done = 0; done < count; done += run) {
     for (uint64_t i = 0; i < run; ++i) offsets.push_back(base + i * step);
@@ -57,12 +60,12 @@ std::vector<uint64_t> WalkOffsets(const std::vector<uint64_t>& sizes,
 }  // namespace
 
 std::vector<uint64_t> ElementOffsets(const TensorDesc& desc) {
-  return WalkOffsets(desc.sizes, EffectiveStrides(desc));
+  return WalkOffsets(desc.sizes, EffectiveStrideList(desc));
 }
 
 std::vector<uint64_t> BroadcastOffsets(
     const std::vector<uint64_t>& logical_sizes, const TensorDesc& desc) {
-  std::vector<uint64_t> strides = EffectiveStrides(desc);
+  StrideList strides = EffectiveStrideList(desc);
   for (size_t d = 0; d < strides.size() && d < desc.sizes.size(); ++d) {
     if (desc.sizes[d] == 1) strides[d] = 0;
   }
@@ -77,7 +80,7 @@ absl::Status CheckPayload(const TensorDesc& desc, size_t payload_size,
         " bytes, TotalTensorSizeInBytes is ", desc.total_tensor_size_in_bytes));
   }
   const uint32_t bytes = ElementBytes(desc.type());
-  const std::vector<uint64_t> strides = EffectiveStrides(desc);
+  const StrideList strides = EffectiveStrideList(desc);
   if (bytes == 0 || desc.sizes.empty() || strides.size() != desc.sizes.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, " has an unusable tensor description"));

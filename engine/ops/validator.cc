@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "engine/ops/schema.h"
 
 namespace dmls::ops {
@@ -242,25 +243,26 @@ class Checker {
   // rules depend on the earlier ones).
   bool CheckTensorStruct(const TensorDesc& t, std::string_view name,
                          bool is_output) {
-    const std::string p = Path(name);
+    // The field path of a part, made only for a violation's message.
+    auto p = [&](std::string_view part) { return Cat(root_, ".", name, part); };
     if (t.tensor_type != kTensorTypeBuffer) {
-      Add("TENSOR_TYPE_INVALID", p + ".type",
+      Add("TENSOR_TYPE_INVALID", p(".type"),
           Cat(name, ".type ", t.tensor_type, " is not DML_TENSOR_TYPE_BUFFER"));
       return false;
     }
     if (!IsKnownDataType(t.data_type)) {
-      Add("DATATYPE_UNKNOWN", p + ".data_type",
+      Add("DATATYPE_UNKNOWN", p(".data_type"),
           Cat(name, ".data_type ", t.data_type,
               " is not a valid DML_TENSOR_DATA_TYPE"));
       return false;
     }
     if (t.flags & ~kTensorFlagOwnedByDml) {
-      Add("FLAGS_INVALID", p + ".flags",
+      Add("FLAGS_INVALID", p(".flags"),
           Cat(name, ".flags ", Hex(t.flags), " has unknown bits"));
       return false;
     }
     if (is_output && (t.flags & kTensorFlagOwnedByDml)) {
-      Add("FLAGS_OWNED_BY_DML_ON_OUTPUT", p + ".flags",
+      Add("FLAGS_OWNED_BY_DML_ON_OUTPUT", p(".flags"),
           Cat(name,
               ": DML_TENSOR_FLAG_OWNED_BY_DML is only allowed on "
               "input tensors"));
@@ -268,38 +270,38 @@ class Checker {
     }
     const uint32_t dc = t.rank();
     if (dc < 1 || dc > kTensorDimensionCountMax1) {
-      Add("DIMCOUNT_RANGE", p + ".dimension_count",
+      Add("DIMCOUNT_RANGE", p(".dimension_count"),
           Cat(name, ".dimension_count ", dc, " is outside 1..8"));
       return false;
     }
     if (t.sizes.size() != dc) {
-      Add("SIZES_LENGTH_MISMATCH", p + ".sizes",
+      Add("SIZES_LENGTH_MISMATCH", p(".sizes"),
           Cat(name, ".sizes has ", t.sizes.size(),
               " entries, dimension_count is ", dc));
       return false;
     }
     for (size_t i = 0; i < t.sizes.size(); ++i) {
       if (t.sizes[i] > kUint32Max) {
-        Add("SIZE_INVALID", Cat(p, ".sizes[", i, "]"),
+        Add("SIZE_INVALID", Cat(p(".sizes["), i, "]"),
             Cat(name, ".sizes[", i, "] ", t.sizes[i], " does not fit a UINT"));
         return false;
       }
       if (t.sizes[i] == 0) {
-        Add("SIZE_ZERO", Cat(p, ".sizes[", i, "]"),
+        Add("SIZE_ZERO", Cat(p(".sizes["), i, "]"),
             Cat(name, ".sizes[", i, "] is 0"));
         return false;
       }
     }
     if (t.strides) {
       if (t.strides->size() != dc) {
-        Add("STRIDES_LENGTH_MISMATCH", p + ".strides",
+        Add("STRIDES_LENGTH_MISMATCH", p(".strides"),
             Cat(name, ".strides has ", t.strides->size(),
                 " entries, dimension_count is ", dc));
         return false;
       }
       for (size_t i = 0; i < dc; ++i) {
         if ((*t.strides)[i] > kUint32Max) {
-          Add("STRIDE_INVALID", Cat(p, ".strides[", i, "]"),
+          Add("STRIDE_INVALID", Cat(p(".strides["), i, "]"),
               Cat(name, ".strides[", i, "] ", (*t.strides)[i],
                   " does not fit a UINT"));
           return false;
@@ -320,7 +322,7 @@ class Checker {
       }
     }
     if (too_large == nullptr) {
-      const std::vector<uint64_t> strides = EffectiveStrides(t);
+      const StrideList strides = EffectiveStrideList(t);
       uint64_t last = 0;  // IndexOfLastElement
       for (size_t i = 0; i < dc && too_large == nullptr; ++i) {
         last += (t.sizes[i] - 1) * strides[i];
@@ -334,20 +336,20 @@ class Checker {
       too_large = ".total_tensor_size_in_bytes";
     }
     if (too_large != nullptr) {
-      Add("TENSOR_TOO_LARGE", p + too_large,
+      Add("TENSOR_TOO_LARGE", p(too_large),
           Cat(name, " exceeds 2^32-1 elements"));
       return false;
     }
     const uint64_t minimum = CalcBufferTensorSize(t.type(), t.sizes, t.strides);
     if (t.total_tensor_size_in_bytes < minimum) {
-      Add("TOTAL_SIZE_TOO_SMALL", p + ".total_tensor_size_in_bytes",
+      Add("TOTAL_SIZE_TOO_SMALL", p(".total_tensor_size_in_bytes"),
           Cat(name, ".total_tensor_size_in_bytes ",
               t.total_tensor_size_in_bytes,
               " is below the minimum implied size ", minimum));
       return false;
     }
     if (t.total_tensor_size_in_bytes % 4 != 0) {
-      Add("TOTAL_SIZE_NOT_DWORD_MULTIPLE", p + ".total_tensor_size_in_bytes",
+      Add("TOTAL_SIZE_NOT_DWORD_MULTIPLE", p(".total_tensor_size_in_bytes"),
           Cat(name, ".total_tensor_size_in_bytes ",
               t.total_tensor_size_in_bytes, " is not a multiple of 4"));
       return false;
@@ -355,7 +357,7 @@ class Checker {
     const uint64_t align = t.guaranteed_base_offset_alignment;
     // align * 8 < bits, i.e. below the element size (4-bit types: any).
     if (align != 0 && ((align & (align - 1)) != 0 || align < (bits + 7) / 8)) {
-      Add("ALIGNMENT_INVALID", p + ".guaranteed_base_offset_alignment",
+      Add("ALIGNMENT_INVALID", p(".guaranteed_base_offset_alignment"),
           Cat(name, ".guaranteed_base_offset_alignment ", align,
               " must be 0 or a power of two >= the element size"));
       return false;
@@ -394,8 +396,8 @@ class Checker {
   }
 
   // The valid tensors a cross-tensor rule of `scope` compares with Input.
-  std::vector<const Slot*> Others(Scope scope) const {
-    std::vector<const Slot*> v;
+  absl::InlinedVector<const Slot*, 4> Others(Scope scope) const {
+    absl::InlinedVector<const Slot*, 4> v;
     if (scope == Scope::kNone) return v;
     for (size_t i = 1; i < slots_.size(); ++i) {
       const Slot& s = slots_[i];
@@ -622,7 +624,7 @@ class Checker {
     const TensorDesc& in = *input().t();
     const TensorDesc& out = *output().t();
     if (in.data_type != out.data_type || in.sizes != out.sizes ||
-        EffectiveStrides(in) != EffectiveStrides(out)) {
+        EffectiveStrideList(in) != EffectiveStrideList(out)) {
       Add("INPLACE_LAYOUT_MISMATCH", "in_place",
           "in-place requires identical data_type, sizes and effective "
           "strides for input and output");
@@ -636,7 +638,7 @@ class Checker {
   const OperatorSchema* schema_ = nullptr;
   const KindTraits* traits_ = nullptr;
   std::string root_;
-  std::vector<Slot> slots_;
+  absl::InlinedVector<Slot, 4> slots_;  // no allocation per request
   std::vector<Violation> out_;
 };
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ops/rule_status.h"
@@ -39,6 +40,9 @@ struct StepView {
     return absl::StrCat(prefix, "operator.", absl::string_view(op_field.data(), op_field.size()));
   }
 };
+
+// Inline for one step (an Execute): no allocation.
+using StepViews = absl::InlinedVector<StepView, 1>;
 
 struct Slot {
   const char* name;
@@ -83,7 +87,7 @@ std::string SourcePath(const Work& work, const StepView& v, const char* name,
 
 // 1. Validation of the steps: the validator's rules, then sources and
 // output tensors of the valid steps.
-std::vector<ops::Violation> ValidateSteps(const Work& work, std::vector<StepView>& views) {
+std::vector<ops::Violation> ValidateSteps(const Work& work, StepViews& views) {
   std::vector<ops::Violation> found;
   auto add = [&found](std::string rule, std::string field, std::string message) {
     found.push_back({std::move(rule), std::move(field), ops::BoundedMessage(std::move(message))});
@@ -208,31 +212,38 @@ std::vector<ops::Violation> ValidateTensor(const Work& work) {
   return found;
 }
 
-absl::Status TensorLimit(uint64_t bytes, const std::string& field, absl::string_view what,
+// The server's tensor limit on `bytes` of the `what` ("input tensor");
+// the field path, `path()`, is made only for the message of a failure.
+template <typename Path>
+absl::Status TensorLimit(uint64_t bytes, const Path& path, absl::string_view what,
                          const AdmissionOptions& o) {
   if (bytes <= o.max_tensor_bytes) return absl::OkStatus();
-  return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT", field,
+  return ops::RuleStatus(absl::StatusCode::kResourceExhausted, "TENSOR_BYTES_LIMIT", path(),
                          absl::StrCat("the ", what, " has ", bytes,
                                       " bytes, above the server limit of ",
                                       o.max_tensor_bytes, " bytes"));
 }
 
 // 2. Limits (tensor bytes, response bytes); the first hit.
-absl::Status Limits(const Work& work, const std::vector<StepView>& views,
+absl::Status Limits(const Work& work, const StepViews& views,
                     const AdmissionOptions& o) {
   if (work.kind == Work::Kind::kTensor) {
-    return TensorLimit(work.tensor.total_tensor_size_in_bytes,
-                       work.tensor_path + ".total_tensor_size_in_bytes", "tensor", o);
+    return TensorLimit(
+        work.tensor.total_tensor_size_in_bytes,
+        [&] { return absl::StrCat(work.tensor_path, ".total_tensor_size_in_bytes"); }, "tensor",
+        o);
   }
   uint64_t returned = 0;
   for (const StepView& v : views) {
     const OperatorDesc& op = v.step->op;
-    for (const auto& [name, t] : {std::pair{"input", &op.input}, std::pair{"scale", &op.scale},
-                                  std::pair{"bias", &op.bias}, std::pair{"output", &op.output}}) {
-      if (Bytes(*t) <= o.max_tensor_bytes) continue;
-      return TensorLimit(Bytes(*t),
-                         absl::StrCat(v.op_path(), ".", name, ".total_tensor_size_in_bytes"),
-                         absl::StrCat(name, " tensor"), o);
+    for (const auto& [name, what, t] : {std::tuple{"input", "input tensor", &op.input},
+                                        std::tuple{"scale", "scale tensor", &op.scale},
+                                        std::tuple{"bias", "bias tensor", &op.bias},
+                                        std::tuple{"output", "output tensor", &op.output}}) {
+      auto path = [&, name = name] {
+        return absl::StrCat(v.op_path(), ".", name, ".total_tensor_size_in_bytes");
+      };
+      if (absl::Status s = TensorLimit(Bytes(*t), path, what, o); !s.ok()) return s;
     }
     if (v.step->returns_output && op.output) returned += OutputRange(op, v.step->in_place);
   }
@@ -256,7 +267,7 @@ absl::Status Limits(const Work& work, const std::vector<StepView>& views,
 }
 
 // 3. Inline payloads against their tensors; every mismatch.
-std::vector<ops::Violation> Sizes(const Work& work, const std::vector<StepView>& views) {
+std::vector<ops::Violation> Sizes(const Work& work, const StepViews& views) {
   std::vector<ops::Violation> found;
   for (const StepView& v : views) {
     for (const Slot& slot : SlotsOf(*v.step)) {
@@ -284,7 +295,7 @@ std::vector<ops::Violation> Sizes(const Work& work, const std::vector<StepView>&
 
 // 4. Amplification: every output range against the bytes the work brings
 // in (a chain's later steps cannot multiply what its first one made).
-absl::Status Amplification(const Work& work, const std::vector<StepView>& views,
+absl::Status Amplification(const Work& work, const StepViews& views,
                            const AdmissionOptions& o) {
   const uint64_t ratio = work.output_ratio != 0
                              ? std::min(work.output_ratio, o.max_output_ratio_limit)
@@ -424,7 +435,7 @@ absl::StatusOr<Admitted> Admission::Admit(const Work& work) {
                            absl::StrCat("the chain has ", work.steps.size(),
                                         " steps, above the server's ", o.max_chain_steps));
   }
-  std::vector<StepView> views(work.steps.size());
+  StepViews views(work.steps.size());
   std::vector<ops::Violation> invalid =
       work.kind == Work::Kind::kTensor ? ValidateTensor(work) : ValidateSteps(work, views);
   if (!invalid.empty()) {

@@ -99,13 +99,13 @@ class Admitted {
     if (slots_ != nullptr) slots_->Release(slot_);
     slots_ = nullptr;
   }
-  uint64_t bytes() const { return reservation_ ? reservation_->bytes() : 0; }
+  uint64_t bytes() const { return reservation_ ? reservation_.get_deleter().bytes : 0; }
 
  private:
   friend class Admission;
   InFlightSlots* slots_ = nullptr;  // not owned; null: no slot held
   uint64_t slot_ = 0;
-  std::unique_ptr<ByteBudget::Reservation> reservation_;
+  ByteBudget::Reservation reservation_;
 };
 
 class Admission {

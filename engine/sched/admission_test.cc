@@ -49,6 +49,11 @@ TEST(AdmissionTest, Limits) {
   absl::Status s = Check(Celu(16), o);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(RuleOf(s), "TENSOR_BYTES_LIMIT@operator.celu.input.total_tensor_size_in_bytes");
+  EXPECT_NE(s.message().find("the input tensor has 64 bytes, above the server limit of 63"),
+            std::string::npos)
+      << s.message();
+  o.max_tensor_bytes = 64;  // at the limit passes
+  EXPECT_TRUE(Check(Celu(16), o).ok());
   o = AdmissionOptions{};
   o.max_output_bytes = 63;
   s = Check(Celu(16), o);

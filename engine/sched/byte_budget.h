@@ -24,22 +24,18 @@ class ByteBudget {
   ByteBudget(const ByteBudget&) = delete;
   ByteBudget& operator=(const ByteBudget&) = delete;
 
-  class Reservation {
-   public:
-    Reservation(ByteBudget* budget, uint64_t bytes) : budget_(budget), bytes_(bytes) {}
-    ~Reservation() { budget_->used_.fetch_sub(bytes_); }
-    Reservation(const Reservation&) = delete;
-    Reservation& operator=(const Reservation&) = delete;
-    uint64_t bytes() const { return bytes_; }
-
-   private:
-    ByteBudget* const budget_;
-    const uint64_t bytes_;
+  // Gives a reservation's bytes back; `bytes` is what it holds.
+  struct GiveBack {
+    uint64_t bytes = 0;
+    void operator()(ByteBudget* budget) const { budget->used_.fetch_sub(bytes); }
   };
+  // Holds its bytes until destroyed; a handle, not an allocation (the
+  // budget is the pointee, the bytes ride in the deleter).
+  using Reservation = std::unique_ptr<ByteBudget, GiveBack>;
 
   // `bytes` more, or null (nothing reserved) when they would exceed the
   // capacity.
-  std::unique_ptr<Reservation> TryReserve(uint64_t bytes);
+  Reservation TryReserve(uint64_t bytes);
 
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const { return used_.load(); }
