@@ -307,7 +307,7 @@ void MvnStatsEmitter::GroupReduceFull(const MvnStat& st, Operand tid, uint32_t t
 
 void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
                              std::optional<Operand> active, std::optional<uint32_t> count) {
-  Operand addr = T(), pk = b_.NewTemp(), other = b_.NewTemp(), cond = T(), oaddr = T();
+  Operand addr = T(), pk = b_.NewTemp();
   b_.IMul(addr, tid, U(kMvnStatBytes));
   auto store_own = [&]() {
     b_.Mov(pk.x(), st.n);
@@ -317,12 +317,12 @@ void MvnStatsEmitter::Reduce(const MvnStat& st, Operand tid, uint32_t threads,
     b_.StoreRaw(Operand::GroupShared(0).Comps("xyzw"), addr, pk);
   };
   store_own();
-  MvnStat o{other.x(), other.y(), other.z(), other.w()};
   if (!active && LevelsPerBarrier(threads) > 1) {
     ReduceByBarriers(st, addr, tid, threads, count, store_own);
     return;
   }
-  Operand needed = T();
+  Operand other = b_.NewTemp(), cond = T(), oaddr = T(), needed = T();
+  MvnStat o{other.x(), other.y(), other.z(), other.w()};
   for (uint32_t s = threads / 2; s >= 1; s /= 2, count = count ? std::optional(*count * 2) : count) {
     // Level s combines thread t < s with t + s: nothing when active <= s.
     if (active) {
