@@ -1,5 +1,7 @@
 #include "engine/core/engine.h"
 
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "engine/core/host_resident.h"
@@ -35,11 +37,17 @@ void Engine::WriteResident(std::shared_ptr<ResidentBuffer> buffer,
 void Engine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
                           uint64_t offset, uint64_t length,
                           BytesCallback done) {
-  HostResidentBuffer* host = HostBufferOf(this, buffer.get());
-  if (host == nullptr) {
-    return done(absl::InternalError("a resident tensor of another engine reached this one"));
+  if (buffer == nullptr) return done(absl::InternalError("no resident buffer to read"));
+  if (absl::Status s = CheckResidentRange(buffer->size(), offset, length); !s.ok()) {
+    return done(s);
   }
-  done(host->Read(offset, length));
+  auto out = std::make_unique<std::string>(length, '\0');
+  const absl::Span<char> into(out->data(), out->size());
+  ReadResidentInto(std::move(buffer), offset, into,
+                   [out = std::move(out), done = std::move(done)](absl::Status s) mutable {
+                     if (!s.ok()) return done(s);
+                     done(std::move(*out));
+                   });
 }
 
 void Engine::ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer,

@@ -71,20 +71,22 @@ class Engine {
   virtual void WriteResident(std::shared_ptr<ResidentBuffer> buffer,
                              uint64_t offset, std::string bytes,
                              StatusCallback done);
-  virtual void ReadResident(std::shared_ptr<ResidentBuffer> buffer,
-                            uint64_t offset, uint64_t length,
-                            BytesCallback done);
   // Copies [offset, offset + into.size()) of `buffer` into `into`, memory
   // of the caller's that it keeps alive and leaves alone until `done` (the
   // engine allocates nothing for the bytes: a caller can reuse its chunk
   // buffers). `done` once, possibly on another thread; `into` holds the
-  // bytes only when it says OK. In call order like ReadResident.
+  // bytes only when it says OK. In call order with writes and chains.
   virtual void ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer,
                                 uint64_t offset, absl::Span<char> into,
                                 StatusCallback done);
   // Runs a validated chain (resident.h): its resident buffers are this
   // engine's. `done` is called exactly once.
   virtual void ExecuteChain(ChainRequest request, ChainCallback done);
+  // ReadResidentInto a string of `length` bytes made (its pages touched)
+  // on the caller's thread; the one read every engine implements is
+  // ReadResidentInto.
+  void ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
+                    uint64_t length, BytesCallback done);
 
   // Stops accepting work and waits for work in flight. Idempotent.
   virtual void Shutdown() {}

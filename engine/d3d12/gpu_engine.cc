@@ -50,11 +50,6 @@ void GpuEngine::WriteResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t o
   resident_->Write(std::move(buffer), offset, std::move(bytes), std::move(done));
 }
 
-void GpuEngine::ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
-                             uint64_t length, BytesCallback done) {
-  resident_->Read(std::move(buffer), offset, length, std::move(done));
-}
-
 void GpuEngine::ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                                  absl::Span<char> into, StatusCallback done) {
   resident_->ReadInto(std::move(buffer), offset, into, std::move(done));

@@ -349,24 +349,6 @@ void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
       std::move(done));
 }
 
-void ResidentExecutor::Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
-                            uint64_t length, BytesCallback done) {
-  if (buffer == nullptr || ResourceOf(*buffer) == nullptr) {
-    return done(absl::InternalError("not a resident buffer of this GPU"));
-  }
-  if (absl::Status s = CheckResidentRange(buffer->size(), offset, length); !s.ok()) {
-    return done(s);
-  }
-  // Made (and its pages touched) here, on the caller's thread.
-  auto out = std::make_unique<std::string>(length, '\0');
-  const absl::Span<char> into(out->data(), out->size());
-  ReadInto(std::move(buffer), offset, into,
-           [out = std::move(out), done = std::move(done)](absl::Status s) mutable {
-             if (!s.ok()) return done(s);
-             done(std::move(*out));
-           });
-}
-
 void ResidentExecutor::ReadInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                                 absl::Span<char> into, StatusCallback done) {
   ID3D12Resource* r = buffer ? ResourceOf(*buffer) : nullptr;

@@ -117,9 +117,6 @@ class ResidentExecutor {
   absl::StatusOr<std::shared_ptr<ResidentBuffer>> Allocate(uint64_t bytes);
   void Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, std::string bytes,
              StatusCallback done);
-  // Into a string of its own, made on the caller's thread (ReadInto).
-  void Read(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, uint64_t length,
-            BytesCallback done);
   // Into the caller's memory, which it keeps until `done` (Engine::ReadResidentInto).
   void ReadInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, absl::Span<char> into,
                 StatusCallback done);

@@ -199,13 +199,6 @@ void MultiEngine::WriteResident(std::shared_ptr<ResidentBuffer> buffer,
   owner->WriteResident(std::move(buffer), offset, std::move(bytes), std::move(done));
 }
 
-void MultiEngine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
-                               uint64_t offset, uint64_t length, BytesCallback done) {
-  Engine* owner = OwnerOf(buffer.get(), this);
-  if (owner == nullptr) return done(absl::InternalError("a resident buffer of no device"));
-  owner->ReadResident(std::move(buffer), offset, length, std::move(done));
-}
-
 void MultiEngine::ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                                    absl::Span<char> into, StatusCallback done) {
   Engine* owner = OwnerOf(buffer.get(), this);

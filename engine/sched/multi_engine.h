@@ -82,8 +82,6 @@ class MultiEngine : public Engine {
       uint64_t bytes, absl::string_view placement_key) override;
   void WriteResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                      std::string bytes, StatusCallback done) override;
-  void ReadResident(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
-                    uint64_t length, BytesCallback done) override;
   void ReadResidentInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset,
                         absl::Span<char> into, StatusCallback done) override;
   void ExecuteChain(ChainRequest request, ChainCallback done) override;
