@@ -2,7 +2,8 @@
 //  * row: a group of at most kMvnWideRowChunk elements is one workgroup of one
 //    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
 //    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 512 up to
-//    kMvnMediumRowChunk, 1,024 threads of 32 elements up to
+//    kMvnMediumRowChunk, 1,024 up to kMvnLongRowChunk (these two where the
+//    groups load texels), 1,024 threads of 32 elements up to
 //    kMvnWideRowChunk where the groups fill most of it, FillsWideRow);
 //  * blocked: larger groups in blocks of rows sized from the adapter's cache
 //    (PlannerOptions::cache_bytes): per block, partial statistics into
