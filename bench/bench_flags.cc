@@ -79,9 +79,6 @@ ABSL_FLAG(bool, mvn_no_row, !kDefaults.planner.mvn_row,
 ABSL_FLAG(bool, mvn_no_medium_row, !kDefaults.planner.mvn_medium_row,
           "Groups of 4,097 to 8,192 elements take the two passes instead of the "
           "512-thread row (to compare the two).");
-ABSL_FLAG(bool, mvn_no_long_row, !kDefaults.planner.mvn_long_row,
-          "Groups of 8,193 to 16,384 elements take the two passes instead of the "
-          "1,024-thread row of 16 elements a thread (to compare the two).");
 ABSL_FLAG(bool, mvn_wide_row, kDefaults.planner.mvn_wide_row,
           "Let rows of up to 32,768 elements take the MVN row schedule.");
 ABSL_FLAG(bool, mvn_blocked, kDefaults.planner.mvn_blocked,
@@ -217,7 +214,6 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
   p.mvn_row = !absl::GetFlag(FLAGS_mvn_no_row);
   p.mvn_wide_row = absl::GetFlag(FLAGS_mvn_wide_row);
   p.mvn_medium_row = !absl::GetFlag(FLAGS_mvn_no_medium_row);
-  p.mvn_long_row = !absl::GetFlag(FLAGS_mvn_no_long_row);
   p.mvn_blocked = absl::GetFlag(FLAGS_mvn_blocked);
   if (const std::optional<uint32_t> chunks = absl::GetFlag(FLAGS_mvn_coop_max_chunks)) {
     p.mvn_coop_max_chunks = *chunks;

@@ -32,8 +32,7 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
     const uint64_t cols = op.input->sizes.back(), rows = n / cols;
     const gpu::MvnSchedule& s = plan.mvn_schedule;
     const uint64_t cache = planner.cache_bytes ? planner.cache_bytes : gpu::kAssumedCacheBytes;
-    const uint32_t threads = s.long_row                                ? gpu::kMvnLongRowThreads
-                             : s.row_bits == gpu::kMvnVariantSmallRow  ? gpu::kMvnSmallRowThreads
+    const uint32_t threads = s.row_bits == gpu::kMvnVariantSmallRow    ? gpu::kMvnSmallRowThreads
                              : s.row_bits == gpu::kMvnVariantWideRow   ? gpu::kMvnWideRowThreads
                              : s.row_bits == gpu::kMvnVariantMediumRow ? gpu::kMvnMediumRowThreads
                                                                        : gpu::kMvnThreads;

@@ -237,12 +237,6 @@ inline constexpr uint8_t kMvnVariantWideRow = 0x20;
 inline constexpr uint32_t kMvnMediumRowThreads = 512;
 inline constexpr uint32_t kMvnMediumRowChunk = kMvnMediumRowThreads * kMvnElementsPerThread;
 inline constexpr uint8_t kMvnVariantMediumRow = kMvnVariantSmallRow | kMvnVariantWideRow;
-// kMvnRow for groups of kMvnMediumRowChunk to kMvnLongRowChunk elements
-// (e.g. 8,192 x 16,384): workgroups of kMvnLongRowThreads threads of
-// kMvnElementsPerThread elements; marked by KernelKey::long_row (the
-// variant's row bits are all taken), with the row bits 0.
-inline constexpr uint32_t kMvnLongRowThreads = 1024;
-inline constexpr uint32_t kMvnLongRowChunk = kMvnLongRowThreads * kMvnElementsPerThread;
 // kMvnPartial, kMvnApply and kMvnRow over groups packed in the input and
 // the output, N a multiple of a texel's elements and every group's first
 // element 16 bytes into its tensor times a whole number (the planner's

@@ -18,8 +18,6 @@ uint64_t Pack(const KernelKey& k) {
   v = v << 1 | k.has_bias;
   v = v << 8 | (static_cast<uint32_t>(k.fused) & 0xff);
   v = v << 8 | k.variant;
-  // Above the 41 bits of the rest, so that the other keys hash as before.
-  v |= static_cast<uint64_t>(k.long_row) << 48;
   return v;
 }
 
@@ -29,8 +27,7 @@ bool KernelKey::operator==(const KernelKey& o) const {
   return stage == o.stage && op == o.op && data_type == o.data_type &&
          layout == o.layout && scale_bias == o.scale_bias &&
          normalize_variance == o.normalize_variance && has_scale == o.has_scale &&
-         has_bias == o.has_bias && fused == o.fused && variant == o.variant &&
-         long_row == o.long_row;
+         has_bias == o.has_bias && fused == o.fused && variant == o.variant;
 }
 
 uint64_t KernelKey::Hash() const {
@@ -58,7 +55,6 @@ std::string KernelKey::DebugString() const {
     out += absl::StrCat(" fused=", static_cast<uint32_t>(fused));
   }
   out += absl::StrCat(" variant=", static_cast<uint32_t>(variant));
-  if (long_row) out += " long_row";
   return out;
 }
 

@@ -39,9 +39,6 @@ struct KernelKey {
   bool has_bias = false;            // MVN apply: Bias tensor present
   OperatorType fused = OperatorType::kInvalid;  // MVN fused activation
   uint8_t variant = 0;              // generator-specific specialisation
-  // kMvnRow with the row bits 0: kMvnLongRowThreads threads instead of
-  // kMvnThreads (kernel_abi.h); false for every other key.
-  bool long_row = false;
 
   bool operator==(const KernelKey& o) const;
   bool operator!=(const KernelKey& o) const { return !(*this == o); }

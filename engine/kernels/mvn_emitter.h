@@ -75,7 +75,7 @@ class MvnEmitter {
       case kMvnVariantMediumRow:
         return kMvnMediumRowThreads;
       default:
-        return key.long_row ? kMvnLongRowThreads : kMvnThreads;
+        return kMvnThreads;
     }
   }
 

@@ -56,12 +56,6 @@ absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
         "Scale/Bias texels need texel loads, a Scale or Bias, kMvnApply/Normalise/Row: ",
         key.DebugString()));
   }
-  if (key.long_row && (key.stage != KernelStage::kMvnRow || row_bits != 0 ||
-                       (key.variant & kMvnVariantVec4) == 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the long row is kMvnRow's with texel loads and row bits 0: ",
-                     key.DebugString()));
-  }
   if (key.stage == KernelStage::kMvnClear && key != MvnClearKey()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the MVN clear kernel has one key: ", key.DebugString()));
@@ -148,23 +142,18 @@ void AppendMvnKernelKeys(std::vector<KernelKey>& keys) {
                 k.fused = f;
                 // kMvnApply's keys also as kMvnNormalise.
                 const int copies = s == 0 ? 2 : 1;
-                // The row of row bits 0 with texel loads also as the long row.
-                const int rows = stage == 7 ? 2 : 1;
                 for (int c = 0; c < copies; ++c) {
-                  for (int l = 0; l < rows; ++l) {
-                    KernelKey ck = k;
-                    if (c == 1) ck.stage = KernelStage::kMvnNormalise;
-                    ck.long_row = l == 1;
+                  KernelKey ck = k;
+                  if (c == 1) ck.stage = KernelStage::kMvnNormalise;
+                  keys.push_back(ck);
+                  if (c == 1 && stage == 0) {
+                    ck.variant |= kMvnVariantTexelSpan;  // and by texels of the tensor
                     keys.push_back(ck);
-                    if (c == 1 && stage == 0) {
-                      ck.variant |= kMvnVariantTexelSpan;  // and by texels of the tensor
-                      keys.push_back(ck);
-                      ck.variant = k.variant;
-                    }
-                    if (stage >= 6 && (hs || hb)) {
-                      ck.variant |= kMvnVariantVec4ScaleBias;  // and with Scale/Bias texels
-                      keys.push_back(ck);
-                    }
+                    ck.variant = k.variant;
+                  }
+                  if (stage >= 6 && (hs || hb)) {
+                    ck.variant |= kMvnVariantVec4ScaleBias;  // and with Scale/Bias texels
+                    keys.push_back(ck);
                   }
                 }
               }

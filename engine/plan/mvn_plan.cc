@@ -276,10 +276,7 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
             : stage == KernelStage::kMvnCombine ? MvnCombineKey(key.normalize_variance)
                                                 : apply;
     d.key.stage = stage;
-    if (stage == KernelStage::kMvnRow) {
-      d.key.variant |= schedule.row_bits;
-      d.key.long_row = schedule.long_row;
-    }
+    if (stage == KernelStage::kMvnRow) d.key.variant |= schedule.row_bits;
     const uint64_t per_group =
         stage == KernelStage::kMvnRow || stage == KernelStage::kMvnCombine ? 1
         : stage == KernelStage::kMvnCoop                                    ? 2 * chunks  // two tasks
@@ -407,20 +404,14 @@ MvnSchedule ChooseMvnSchedule(uint64_t groups, uint64_t n, uint32_t element_byte
   const bool coop = chunks >= 2 && chunks <= std::min(o.mvn_coop_max_chunks, kMvnCoopMaxChunks);
   // The 512-thread row where groups take texel loads (with a Scale or Bias,
   // texels of those too): by words it lost to the two passes (mvn_plan.h).
-  // The same for the 1,024-thread row of 16 elements a thread.
-  const bool by_texels = !o.mvn_wide_row && !coop && texel_runs &&
-                         (!scale_or_bias || scale_bias_texels);
-  const bool medium = o.mvn_medium_row && by_texels && n <= kMvnMediumRowChunk;
-  const bool long_row = o.mvn_long_row && by_texels && n > kMvnMediumRowChunk &&
-                        n <= kMvnLongRowChunk && !wide;
-  if (o.mvn_row && (n <= kMvnChunk || medium || long_row || (wide && n <= kMvnWideRowChunk))) {
+  const bool medium = o.mvn_medium_row && !o.mvn_wide_row && !coop && n <= kMvnMediumRowChunk &&
+                      texel_runs && (!scale_or_bias || scale_bias_texels);
+  if (o.mvn_row && (n <= kMvnChunk || medium || (wide && n <= kMvnWideRowChunk))) {
     s.kind = MvnSchedule::kRow;
     s.row_bits = n <= kMvnSmallRowChunk ? kMvnVariantSmallRow
                  : n <= kMvnChunk       ? 0
                  : medium               ? kMvnVariantMediumRow
-                 : long_row             ? 0
                                         : kMvnVariantWideRow;
-    s.long_row = long_row;
     return s;
   }
   const uint64_t cache = o.cache_bytes != 0 ? o.cache_bytes : kAssumedCacheBytes;

@@ -2,8 +2,7 @@
 //  * row: a group of at most kMvnWideRowChunk elements is one workgroup of one
 //    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
 //    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 512 up to
-//    kMvnMediumRowChunk, 1,024 up to kMvnLongRowChunk (these two where the
-//    groups load texels), 1,024 threads of 32 elements up to
+//    kMvnMediumRowChunk, 1,024 threads of 32 elements up to
 //    kMvnWideRowChunk where the groups fill most of it, FillsWideRow);
 //  * blocked: larger groups in blocks of rows sized from the adapter's cache
 //    (PlannerOptions::cache_bytes): per block, partial statistics into
@@ -71,6 +70,13 @@ bool FillsWideRow(uint64_t n, uint32_t element_bytes);
 // 486/589; with a Scale and Bias per column FLOAT16 242/304 and FLOAT32
 // 432/499 at 16,384 x 8,192. By words (N = 8,191) it lost: FLOAT16
 // 788/513, FLOAT32 616/513.
+// A 1,024-thread row of 16 elements a thread for groups of 8,193 to 16,384
+// elements (61-63 registers, so one workgroup an SM) lost to the two passes
+// there and was not kept (9d6b741, reverted; H200,
+// docs/perf/h200-mvn29-2026-11-28): us, row against two passes, at 8,200
+// FLOAT16 538/401 and FLOAT32 582/486, at 12,288 367/271 and 442/393; only
+// full rows of 16,384 won a little, 265/271 and 369/393 (with a Scale and
+// Bias 296/307 and 517/501).
 // `texel_span`: the groups would take texel-span statistics in the two
 // passes (packed, not whole texels; PlannerOptions::mvn_texel_span), which
 // count their chunks from up to a texel before the group and, with

@@ -57,8 +57,6 @@ struct MvnSchedule {
   // kRow: the KernelKey::variant bits of its workgroup size (0: kMvnThreads,
   // kMvnVariantSmallRow, kMvnVariantMediumRow, kMvnVariantWideRow).
   uint8_t row_bits = 0;
-  // kRow with row_bits 0: kMvnLongRowThreads threads (KernelKey::long_row).
-  bool long_row = false;
   // kBlocked, kTwoPass: a kMvnCombine dispatch combines each group's
   // partials once (PlannerOptions::mvn_combine_min_chunks).
   bool combine = false;

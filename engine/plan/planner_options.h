@@ -42,10 +42,6 @@ struct PlannerOptions {
   // kMvnChunk to kMvnMediumRowChunk elements, unless mvn_wide_row; false:
   // the two passes there (to compare the two).
   bool mvn_medium_row = true;
-  // The row schedule of 1,024 threads of 16 elements (KernelKey::long_row)
-  // for groups of kMvnMediumRowChunk to kMvnLongRowChunk elements that load
-  // texels, unless mvn_wide_row; false: the two passes there (to compare).
-  bool mvn_long_row = true;
   // MVN statistics and normalisation (row, two-pass and blocked schedules,
   // not cooperative) load and store whole 16-byte texels where every group
   // is a run of whole texels of the input and of the output (kMvnVariantVec4,

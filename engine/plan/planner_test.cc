@@ -607,21 +607,6 @@ TEST(MvnPlannerTest, CombineDecidedByTheScheduleAlone) {
   EXPECT_FALSE(ChooseMvnSchedule(512, 262143, 2, never, false, false, false, true).combine);
 }
 
-// A row schedule of FLOAT16 texel groups of `n` elements (taken with `o`)
-// yields to the two passes with `off` (the row switched off), to the
-// cooperative schedule asked for, and to the wide row forced.
-void ExpectRowYields(const PlannerOptions& o, const PlannerOptions& off, uint64_t n) {
-  EXPECT_EQ(ChooseMvnSchedule(4096, n, 2, off, true).kind, MvnSchedule::kTwoPass);
-  PlannerOptions coop = o;
-  coop.mvn_coop_max_chunks = (n + kMvnChunk - 1) / kMvnChunk;
-  EXPECT_EQ(ChooseMvnSchedule(4096, n, 2, coop, true).kind, MvnSchedule::kCoop);
-  PlannerOptions wide = o;
-  wide.mvn_wide_row = true;
-  const MvnSchedule forced = ChooseMvnSchedule(4096, n, 2, wide, true);
-  EXPECT_EQ(forced.row_bits, kMvnVariantWideRow);
-  EXPECT_FALSE(forced.long_row);
-}
-
 TEST(MvnPlannerTest, MediumRowForTexelGroupsUpTo8192) {
   // The 512-thread row won over the two passes with texel loads (and
   // Scale/Bias texels) and lost by words (mvn_plan.h, ChooseMvnSchedule).
@@ -639,46 +624,26 @@ TEST(MvnPlannerTest, MediumRowForTexelGroupsUpTo8192) {
           << n;
     }
     EXPECT_EQ(ChooseMvnSchedule(4096, kMvnChunk, bytes, o, true).row_bits, 0);
-    EXPECT_FALSE(ChooseMvnSchedule(4096, kMvnMediumRowChunk, bytes, o, true).long_row);
-  }
-  PlannerOptions off = o;
-  off.mvn_medium_row = false;
-  ExpectRowYields(o, off, kMvnMediumRowChunk);
-}
-
-TEST(MvnPlannerTest, LongRowForTexelGroupsUpTo16384) {
-  // The 1,024-thread row of 16 elements a thread for texel groups longer
-  // than the 512-thread row's, on the same terms (mvn_plan.h).
-  PlannerOptions o;
-  o.cache_bytes = 50ull << 20;
-  for (uint32_t bytes : {2u, 4u}) {
-    for (uint64_t n : {kMvnMediumRowChunk + 8, 12288u, kMvnLongRowChunk}) {
-      for (const MvnSchedule& s : {ChooseMvnSchedule(4096, n, bytes, o, true),
-                                   ChooseMvnSchedule(4096, n, bytes, o, true, true, true)}) {
-        EXPECT_EQ(s.kind, MvnSchedule::kRow) << n;
-        EXPECT_EQ(s.row_bits, 0) << n;
-        EXPECT_TRUE(s.long_row) << n;
-      }
-      // Words, or a Scale/Bias by words: the two passes.
-      EXPECT_EQ(ChooseMvnSchedule(4096, n, bytes, o).kind, MvnSchedule::kTwoPass) << n;
-      EXPECT_EQ(ChooseMvnSchedule(4096, n, bytes, o, true, true).kind, MvnSchedule::kTwoPass)
-          << n;
-    }
-    EXPECT_EQ(ChooseMvnSchedule(4096, kMvnLongRowChunk + 8, bytes, o, true).kind,
+    EXPECT_EQ(ChooseMvnSchedule(4096, kMvnMediumRowChunk + 8, bytes, o, true).kind,
               MvnSchedule::kTwoPass);
   }
+  // Off, the cooperative schedule asked for, or the wide row forced.
   PlannerOptions off = o;
-  off.mvn_long_row = false;
-  ExpectRowYields(o, off, kMvnLongRowChunk);
+  off.mvn_medium_row = false;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 8192, 2, off, true).kind, MvnSchedule::kTwoPass);
+  PlannerOptions coop = o;
+  coop.mvn_coop_max_chunks = 2;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 8192, 2, coop, true).kind, MvnSchedule::kCoop);
+  PlannerOptions wide = o;
+  wide.mvn_wide_row = true;
+  EXPECT_EQ(ChooseMvnSchedule(4096, 8192, 2, wide, true).row_bits, kMvnVariantWideRow);
 }
 
 TEST(MvnPlannerTest, WideRowOnlyWhereItsGroupsFillIt) {
   // The wide row lost to the two passes below 3/4 (FLOAT16) or 7/8
-  // (FLOAT32) of its 32,768 elements on the H200 (FillsWideRow). Without
-  // the long row, which takes groups of up to 16,384 first.
+  // (FLOAT32) of its 32,768 elements on the H200 (FillsWideRow).
   PlannerOptions o;
   o.cache_bytes = 50ull << 20;
-  o.mvn_long_row = false;
   for (uint64_t n : {8192u + 8, 16384u, 24576u}) {
     EXPECT_EQ(ChooseMvnSchedule(4096, n, 2, o, true).kind, MvnSchedule::kTwoPass) << n;
   }

@@ -31,8 +31,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kFltMax = std::numeric_limits<float>::max();
 
 // The schedules, by group length and planner options: groups of up to
-// 1,024 take the 64-thread row kernel, 12,000 the 1,024-thread row of 16
-// elements a thread, 9,000 (forced) the 1,024-thread row of 32; longer ones the blocked plan (budget of one group), the two-pass one
+// 1,024 take the 64-thread row kernel, up to 32,768 the 1,024-thread one;
+// longer ones the blocked plan (budget of one group), the two-pass one
 // (budget below one group) or the cooperative one (with waiting, and with
 // one poll: the fallback of a normalisation task that stops waiting).
 // The cooperative schedule's poll limit in tests: the software adapter runs
@@ -52,7 +52,6 @@ struct Schedule {
 void PrintTo(const Schedule& s, std::ostream* os) { *os << s.name; }
 const Schedule kSchedules[] = {
     {"row", 1000, 0},
-    {"long_row", 12000, 0},
     {"wide_row", 9000, 0, /*words=*/false, /*wide=*/true},
     {"blocked", 40000, 1},
     {"two_pass", 40000, 2},

@@ -13,8 +13,6 @@
 // like the input. Each test first checks that the planner picked the schedule it is
 // about.
 #include <algorithm>
-#include <functional>
-#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -50,13 +48,6 @@ gpu::PlannerOptions BlockBudget(uint64_t bytes) {
     }
   }
   return ::testing::AssertionSuccess();
-}
-
-FusedActivationDesc Fused(OperatorType t, float p0 = 0, float p1 = 0) {
-  FusedActivationDesc f;
-  f.type = static_cast<uint32_t>(t);
-  f.params = {p0, p1};
-  return f;
 }
 
 class MvnScheduleTest : public ::testing::Test {
@@ -115,36 +106,6 @@ class MvnScheduleTest : public ::testing::Test {
     }
     EXPECT_TRUE(MatchesCpu(**engine, r));
   }
-  // The texel-loaded rows of one workgroup size, each a one-dispatch plan
-  // whose key `expect_key` checks: FLOAT32 groups of `f32` elements, one
-  // without variance normalisation at the last of them, FLOAT16 groups of
-  // `f16` with a Scale and Bias per column and a fused ELU.
-  void RunRowsOfOneSize(std::initializer_list<uint64_t> f32, std::initializer_list<uint64_t> f16,
-                        const std::function<void(const gpu::KernelKey&)>& expect_key,
-                        uint32_t seed) {
-    gpu::PlannerOptions o;
-    auto check = [&](const OperatorDesc& op) {
-      absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
-      ASSERT_TRUE(plan.ok()) << plan.status();
-      ASSERT_EQ(plan->dispatches.size(), 1u);
-      expect_key(plan->dispatches[0].key);
-    };
-    for (uint64_t n : f32) {
-      const OperatorDesc op = Mvn1(DataType::kFloat32, {3, n}, {1});
-      check(op);
-      RunTexels(op, o, true, MvnSchedule::kRow, seed++);
-    }
-    Run(Mvn1(DataType::kFloat32, {2, *(f32.end() - 1)}, {1}, false), o, MvnSchedule::kRow, seed++,
-        0.05, 1e4);
-    for (uint64_t n : f16) {
-      OperatorDesc op = Mvn1(DataType::kFloat16, {3, n}, {1});
-      op.scale = MakeTensorDesc(DataType::kFloat16, {1, n});
-      op.bias = MakeTensorDesc(DataType::kFloat16, {1, n});
-      op.fused_activation = Fused(OperatorType::kActivationElu, 0.5f);
-      check(op);
-      RunTexels(op, o, true, MvnSchedule::kRow, seed++);
-    }
-  }
   // Run, after checking that the plan loads whole 16-byte texels (or not).
   void RunTexels(const OperatorDesc& op, const gpu::PlannerOptions& o, bool vec4,
                  MvnSchedule::Kind want, uint32_t seed, double amplitude = 3.0,
@@ -153,6 +114,13 @@ class MvnScheduleTest : public ::testing::Test {
     Run(op, o, want, seed, amplitude, offset);
   }
 };
+
+FusedActivationDesc Fused(OperatorType t, float p0 = 0, float p1 = 0) {
+  FusedActivationDesc f;
+  f.type = static_cast<uint32_t>(t);
+  f.params = {p0, p1};
+  return f;
+}
 
 // MVN (type 73) FLOAT32 over {H, W} (or {C, H, W} with `cross`), with
 // Scale/Bias per channel and a fused RELU.
@@ -591,26 +559,29 @@ TEST_F(MvnScheduleTest, MediumRowsOf512Threads) {
   // Groups of 4,097 to 8,192 texel-loaded elements: 512 threads of 16
   // (kMvnVariantMediumRow). 4,104: the last 7 of 513 texels of a thread
   // row in use; 8,192: every lane; 6,000 FLOAT16: a part-filled texel run.
-  RunRowsOfOneSize(
-      {4104u, 8192u}, {6000u, 8192u},
-      [](const gpu::KernelKey& key) {
-        EXPECT_EQ(key.variant & gpu::kMvnVariantMediumRow, gpu::kMvnVariantMediumRow);
-      },
-      120);
-}
-
-TEST_F(MvnScheduleTest, LongRowsOf1024Threads) {
-  // Groups of 8,193 to 16,384 texel-loaded elements: 1,024 threads of 16
-  // (KernelKey::long_row). 8,200: the last 7 of 1,025 texels of a thread
-  // row in use (512 threads would miss them); 16,384: every lane; 12,000
-  // FLOAT16: a part-filled texel run.
-  RunRowsOfOneSize(
-      {8200u, 16384u}, {12000u, 16384u},
-      [](const gpu::KernelKey& key) {
-        EXPECT_TRUE(key.long_row);
-        EXPECT_EQ(key.variant & gpu::kMvnVariantMediumRow, 0);
-      },
-      140);
+  gpu::PlannerOptions o;
+  auto medium = [&](const OperatorDesc& op) {
+    absl::StatusOr<gpu::DispatchPlan> plan = gpu::PlanExecution(op, false, o);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->dispatches.size(), 1u);
+    EXPECT_EQ(plan->dispatches[0].key.variant & gpu::kMvnVariantMediumRow,
+              gpu::kMvnVariantMediumRow);
+  };
+  uint32_t seed = 120;
+  for (uint64_t n : {4104u, 8192u}) {
+    const OperatorDesc op = Mvn1(DataType::kFloat32, {3, n}, {1});
+    medium(op);
+    RunTexels(op, o, true, MvnSchedule::kRow, seed++);
+  }
+  Run(Mvn1(DataType::kFloat32, {2, 8192}, {1}, false), o, MvnSchedule::kRow, seed++, 0.05, 1e4);
+  for (uint64_t n : {6000u, 8192u}) {
+    OperatorDesc op = Mvn1(DataType::kFloat16, {3, n}, {1});
+    op.scale = MakeTensorDesc(DataType::kFloat16, {1, n});
+    op.bias = MakeTensorDesc(DataType::kFloat16, {1, n});
+    op.fused_activation = Fused(OperatorType::kActivationElu, 0.5f);
+    medium(op);
+    RunTexels(op, o, true, MvnSchedule::kRow, seed++);
+  }
 }
 
 TEST_F(MvnScheduleTest, Vec4RowsFloat16WithScaleBiasAndFusedActivation) {
