@@ -91,10 +91,8 @@ absl::Status UnaryScaleBiasInt(const OperatorDesc& op, std::string_view input,
   const bool clip = op.op() == OperatorType::kElementWiseClip;
   const T min = FloatToIntSaturate<T>(Param(op.min));
   const T max = FloatToIntSaturate<T>(Param(op.max));
-  const std::vector<uint64_t> in = ElementOffsets(*op.input);
-  const std::vector<uint64_t> out = ElementOffsets(*op.output);
-  for (size_t i = 0; i < in.size(); ++i) {
-    T g = Load<T>(input.data(), in[i]);
+  ForEachElement(*op.input, *op.output, [&](uint64_t in, uint64_t out) {
+    T g = Load<T>(input.data(), in);
     if (op.scale_bias) {
       // Scale/Bias are binary32 values; x*Scale+Bias in binary64 (§4.1.3).
       g = FloatToIntSaturate<T>(static_cast<double>(g) *
@@ -103,8 +101,8 @@ absl::Status UnaryScaleBiasInt(const OperatorDesc& op, std::string_view input,
     }
     T r = g < min ? min : g;
     if (clip && r > max) r = max;
-    Store<T>(output, out[i], r);
-  }
+    Store<T>(output, out, r);
+  });
   return absl::OkStatus();
 }
 
@@ -129,10 +127,8 @@ absl::Status ActivationInt(const OperatorDesc& op, std::string_view input,
     const int64_t threshold = FloatToIntSaturate<T>(Param(op.activation[1]));
     const int64_t neg_threshold =
         FloatToIntSaturate<T>(-Param(op.activation[1]));
-    const std::vector<uint64_t> in = ElementOffsets(*op.input);
-    const std::vector<uint64_t> out = ElementOffsets(*op.output);
-    for (size_t i = 0; i < in.size(); ++i) {
-      const int64_t x = static_cast<int64_t>(Load<T>(input.data(), in[i]));
+    ForEachElement(*op.input, *op.output, [&](uint64_t in, uint64_t out) {
+      const int64_t x = static_cast<int64_t>(Load<T>(input.data(), in));
       int64_t r;
       if (relu) {
         r = x > 0 ? x : 0;
@@ -144,8 +140,8 @@ absl::Status ActivationInt(const OperatorDesc& op, std::string_view input,
         r = 0;
       }
       r = r < kLo ? kLo : (r > kHi ? kHi : r);
-      Store<T>(output, out[i], static_cast<T>(r));
-    }
+      Store<T>(output, out, static_cast<T>(r));
+    });
     return absl::OkStatus();
   }
 }
@@ -169,17 +165,15 @@ absl::Status RunUnaryScaleBias(const OperatorDesc& op, std::string_view input,
     min = RoundToHalf(min);
     max = RoundToHalf(max);
   }
-  const std::vector<uint64_t> in = ElementOffsets(*op.input);
-  const std::vector<uint64_t> out = ElementOffsets(*op.output);
-  for (size_t i = 0; i < in.size(); ++i) {
-    double g = LoadFloat(type, input.data(), in[i]);
+  ForEachElement(*op.input, *op.output, [&](uint64_t in, uint64_t out) {
+    double g = LoadFloat(type, input.data(), in);
     if (op.scale_bias) {
       g = g * Param(op.scale_bias->scale) + Param(op.scale_bias->bias);
     }
     double r = MaxNum(g, min);
     if (clip) r = MinNum(r, max);
-    StoreFloat(type, output, out[i], r);
-  }
+    StoreFloat(type, output, out, r);
+  });
   return absl::OkStatus();
 }
 
@@ -199,12 +193,9 @@ absl::Status RunActivation(const OperatorDesc& op,
         absl::StrCat(std::string(schema.name), " is not an activation"));
   }
   const ActivationArgs args{Param(op.activation[0]), Param(op.activation[1])};
-  const std::vector<uint64_t> in = ElementOffsets(*op.input);
-  const std::vector<uint64_t> out = ElementOffsets(*op.output);
-  for (size_t i = 0; i < in.size(); ++i) {
-    StoreFloat(type, output, out[i],
-               fn(LoadFloat(type, input.data(), in[i]), args));
-  }
+  ForEachElement(*op.input, *op.output, [&](uint64_t in, uint64_t out) {
+    StoreFloat(type, output, out, fn(LoadFloat(type, input.data(), in), args));
+  });
   return absl::OkStatus();
 }
 

@@ -7,57 +7,52 @@
 namespace dmls::cpu {
 namespace {
 
-// Offsets of a row-major walk over `sizes` with per-dimension `strides`.
-// Dimensions that continue one another in memory (stride[d] ==
-// sizes[d+1] * stride[d+1]) and dimensions of size 1 are merged first, so a
-// packed tensor is one run of consecutive offsets whatever its rank; the
-// odometer then moves once per run of the innermost merged dimension.
-// Its working lists are inline (rank <= 8): only the offsets are allocated.
+// OffsetWalk's offsets as a list.
 std::vector<uint64_t> WalkOffsets(absl::Span<const uint64_t> sizes,
                                   absl::Span<const uint64_t> strides) {
-  uint64_t count = 1;
-  for (uint64_t s : sizes) count *= s;
+  OffsetWalk walk(sizes, strides);
   std::vector<uint64_t> offsets;
-  offsets.reserve(count);
-  if (count == 0) return offsets;
-  StrideList merged_sizes;
-  StrideList merged_strides;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 1) continue;
-    if (!merged_sizes.empty() &&
-        merged_strides.back() == sizes[d] * strides[d]) {
-      merged_sizes.back() *= sizes[d];
-      merged_strides.back() = strides[d];
-      continue;
-    }
-    merged_sizes.push_back(sizes[d]);
-    merged_strides.push_back(strides[d]);
-  }
-  if (merged_sizes.empty()) {  // a single element
-    offsets.push_back(0);
-    return offsets;
-  }
-  const size_t inner = merged_sizes.size() - 1;
-  const uint64_t run = merged_sizes[inner];
-  const uint64_t step = merged_strides[inner];
-  StrideList index(inner, 0);
-  uint64_t base = 0;
-  for (uint64_t done = 0; done < count; done += run) {
-    for (uint64_t i = 0; i < run; ++i) offsets.push_back(base + i * step);
-    // Odometer increment over the outer dimensions, last fastest.
-    for (size_t d = inner; d-- > 0;) {
-      if (++index[d] < merged_sizes[d]) {
-        base += merged_strides[d];
-        break;
-      }
-      base -= (merged_sizes[d] - 1) * merged_strides[d];
-      index[d] = 0;
-    }
-  }
+  offsets.reserve(walk.count());
+  for (uint64_t i = 0; i < walk.count(); ++i) offsets.push_back(walk.Next());
   return offsets;
 }
 
 }  // namespace
+
+OffsetWalk::OffsetWalk(const TensorDesc& desc)
+    : OffsetWalk(desc.sizes, EffectiveStrideList(desc)) {}
+
+OffsetWalk::OffsetWalk(absl::Span<const uint64_t> sizes, absl::Span<const uint64_t> strides) {
+  for (uint64_t s : sizes) count_ *= s;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    if (!sizes_.empty() && strides_.back() == sizes[d] * strides[d]) {
+      sizes_.back() *= sizes[d];
+      strides_.back() = strides[d];
+      continue;
+    }
+    sizes_.push_back(sizes[d]);
+    strides_.push_back(strides[d]);
+  }
+  if (sizes_.empty()) return;  // a single element (or none): one run of 1
+  run_ = sizes_.back();
+  step_ = strides_.back();
+  sizes_.pop_back();
+  strides_.pop_back();
+  index_.assign(sizes_.size(), 0);
+}
+
+void OffsetWalk::NextRun() {
+  i_ = 0;
+  for (size_t d = sizes_.size(); d-- > 0;) {
+    if (++index_[d] < sizes_[d]) {
+      base_ += strides_[d];
+      return;
+    }
+    base_ -= (sizes_[d] - 1) * strides_[d];
+    index_[d] = 0;
+  }
+}
 
 std::vector<uint64_t> ElementOffsets(const TensorDesc& desc) {
   return WalkOffsets(desc.sizes, EffectiveStrideList(desc));

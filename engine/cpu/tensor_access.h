@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "engine/core/tensor_desc.h"
 #include "engine/core/types.h"
 
@@ -22,6 +23,47 @@ namespace dmls::cpu {
 // Element offsets of every logical element of `desc`, in logical row-major
 // order (last dimension fastest), through its effective strides.
 std::vector<uint64_t> ElementOffsets(const TensorDesc& desc);
+
+// The offsets of a row-major walk over `sizes` with per-dimension
+// `strides`, one at a time (ElementOffsets without the list). Dimensions
+// that continue one another in memory and dimensions of size 1 are merged
+// first, so a packed tensor is one run of consecutive offsets whatever its
+// rank. Inline state for rank <= 8: nothing is allocated. A value type;
+// thread-compatible.
+class OffsetWalk {
+ public:
+  explicit OffsetWalk(const TensorDesc& desc);
+  OffsetWalk(absl::Span<const uint64_t> sizes, absl::Span<const uint64_t> strides);
+
+  // Elements of the walk.
+  uint64_t count() const { return count_; }
+  // The next element's offset; at most count() calls.
+  uint64_t Next() {
+    const uint64_t offset = base_ + i_ * step_;
+    if (++i_ == run_) NextRun();
+    return offset;
+  }
+
+ private:
+  // Odometer increment over the outer merged dimensions, last fastest.
+  void NextRun();
+
+  uint64_t count_ = 1;
+  StrideList sizes_, strides_, index_;  // the outer merged dimensions
+  uint64_t run_ = 1, step_ = 0;         // the innermost merged dimension
+  uint64_t base_ = 0, i_ = 0;
+};
+
+// Calls f(input offset, output offset) for every logical element of two
+// tensors of one shape, in row-major order; allocates nothing.
+template <typename F>
+void ForEachElement(const TensorDesc& input, const TensorDesc& output, F&& f) {
+  OffsetWalk in(input), out(output);
+  for (uint64_t i = 0, n = in.count(); i < n; ++i) {
+    const uint64_t a = in.Next();
+    f(a, out.Next());
+  }
+}
 
 // Element offsets of `desc` read at every logical index of a tensor of
 // `logical_sizes` (same rank): a dimension where `desc` has size 1 is

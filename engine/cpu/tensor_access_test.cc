@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "engine/cpu/float16.h"
@@ -45,6 +46,23 @@ TEST(TensorAccess, BroadcastOffsetsIgnoreSizeOneDimensions) {
   // Same sizes as the target with strides: identical to ElementOffsets.
   const TensorDesc s = MakeTensorDesc(DataType::kFloat32, {2, 2}, {{1, 3}});
   EXPECT_EQ(BroadcastOffsets({2, 2}, s), ElementOffsets(s));
+}
+
+TEST(TensorAccess, ForEachElementZipsTwoLayoutsOfOneShape) {
+  // A transposed input into padded rows, then a packed {1} (one element).
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;
+  ForEachElement(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{1, 2}}),
+                 MakeTensorDesc(DataType::kFloat32, {2, 3}, {{4, 1}}),
+                 [&](uint64_t in, uint64_t out) { pairs.emplace_back(in, out); });
+  EXPECT_EQ(pairs, (std::vector<std::pair<uint64_t, uint64_t>>{
+                       {0, 0}, {2, 1}, {4, 2}, {1, 4}, {3, 5}, {5, 6}}));
+  pairs.clear();
+  const TensorDesc one = MakeTensorDesc(DataType::kInt8, {1, 1}, {{3, 9}});
+  ForEachElement(one, one, [&](uint64_t in, uint64_t out) { pairs.emplace_back(in, out); });
+  EXPECT_EQ(pairs, (std::vector<std::pair<uint64_t, uint64_t>>{{0, 0}}));
+  // No elements: no calls.
+  const TensorDesc empty = MakeTensorDesc(DataType::kInt8, {2, 0});
+  ForEachElement(empty, empty, [&](uint64_t, uint64_t) { ADD_FAILURE(); });
 }
 
 // Every element's offset by its index, dimension by dimension: what the
