@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -208,6 +209,11 @@ class WireScanner {
   size_t pos_ = 0;
 };
 
+// The fields of a request other than its payloads, re-emitted for
+// protobuf to parse: inline up to a descriptor's usual size (a few hundred
+// bytes), so a small request allocates nothing for them.
+using RestBytes = absl::InlinedVector<char, 512>;
+
 // Reads the top level of a message spread over slices: tags, varints and
 // values that may cross slice boundaries. Stops (returns false) at anything
 // it does not expect; the caller then lets protobuf report.
@@ -236,14 +242,14 @@ class SliceReader {
   // The next `n` bytes as ranges of the slices (appended to `ranges`) and,
   // when `copy` is set, appended to it too.
   bool Take(uint64_t n, absl::InlinedVector<std::string_view, 2>* ranges,
-            std::string* copy) {
+            RestBytes* copy) {
     while (n > 0) {
       if (done()) return false;
       const grpc::Slice& s = slices_[slice_];
       const size_t take = std::min<uint64_t>(n, s.size() - at_);
       const std::string_view range(reinterpret_cast<const char*>(s.begin()) + at_, take);
       if (ranges != nullptr) ranges->push_back(range);
-      if (copy != nullptr) copy->append(range.data(), range.size());
+      if (copy != nullptr) copy->insert(copy->end(), range.begin(), range.end());
       at_ += take;
       n -= take;
       Skip();
@@ -272,7 +278,7 @@ class SliceReader {
 };
 
 // Appends the varint `v` to `out` (a tag or a length being re-emitted).
-void PutVarint(uint64_t v, std::string* out) {
+void PutVarint(uint64_t v, RestBytes* out) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>((v & 0x7F) | 0x80));
     v >>= 7;
@@ -287,7 +293,7 @@ void PutVarint(uint64_t v, std::string* out) {
 bool SplitPayloads(const std::vector<grpc::Slice>& slices,
                    const std::array<int, 3>& payload_fields,
                    std::array<absl::InlinedVector<std::string_view, 2>, 3>* ranges,
-                   std::string* rest) {
+                   RestBytes* rest) {
   SliceReader in(slices);
   while (!in.done()) {
     uint64_t tag = 0;
@@ -343,10 +349,11 @@ absl::Status ParseRequestWithPayloads(const grpc::ByteBuffer& bytes,
   message->Clear();
   auto slices = std::make_shared<std::vector<grpc::Slice>>();
   std::array<absl::InlinedVector<std::string_view, 2>, 3> ranges;
-  std::string rest;
+  RestBytes rest;
   if (bytes.Valid() && bytes.Dump(slices.get()).ok() &&
       SplitPayloads(*slices, payload_fields, &ranges, &rest) &&
-      message->ParseFromString(rest)) {
+      rest.size() <= static_cast<size_t>(std::numeric_limits<int>::max()) &&
+      message->ParseFromArray(rest.data(), static_cast<int>(rest.size()))) {
     for (int i = 0; i < 3; ++i) {
       if (!ranges[i].empty()) (*payloads)[i] = Payload::Borrowed(ranges[i], slices);
     }
