@@ -38,6 +38,8 @@ void Engine::ReadResident(std::shared_ptr<ResidentBuffer> buffer,
                           uint64_t offset, uint64_t length,
                           BytesCallback done) {
   if (buffer == nullptr) return done(absl::InternalError("no resident buffer to read"));
+  // Checked before the string is made, so that a bad range allocates
+  // nothing (ReadResidentInto checks it again for its other callers).
   if (absl::Status s = CheckResidentRange(buffer->size(), offset, length); !s.ok()) {
     return done(s);
   }
