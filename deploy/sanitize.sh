@@ -19,7 +19,7 @@ case $mode in
     dir=build-asan
     # The unit tests of every module (the sweeps over corpora, the
     # conformance and robustness tests and the e2e suite run elsewhere).
-    targets="core_test ops_test cpu_test sched_test server_test server_mapping_test
+    targets="core_test ops_test cpu_test sched_test store_test server_test server_mapping_test
              dxbc_emitter_test dxbc_planner_test d3d12_runtime_test d3d12_operators_test
              client_tensor_util_test client_npy_test bench_load_test"
     tests_exclude="e2e|Robustness|Conformance|bench|smoke|NOT_BUILT|python|dmlctl"
@@ -27,7 +27,7 @@ case $mode in
   tsan)
     flags="-fsanitize=thread -fno-omit-frame-pointer"
     dir=build-tsan
-    targets="sched_test d3d12_runtime_test d3d12_operators_test server_test"
+    targets="sched_test store_test d3d12_runtime_test d3d12_operators_test server_test"
     tests_exclude=""
     export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" ;;
   *) echo "usage: $0 asan|tsan"; exit 2 ;;
@@ -43,7 +43,7 @@ if [ "$mode" = asan ]; then
   grep -A30 "The following tests FAILED" $log || true
 else
   : > $log
-  for t in engine/sched/sched_test engine/d3d12/d3d12_runtime_test \
+  for t in engine/sched/sched_test engine/store/store_test engine/d3d12/d3d12_runtime_test \
            "engine/d3d12/d3d12_operators_test --gtest_filter=Resident*" server/server_test; do
     set -- $t
     bin=$1; shift

@@ -36,7 +36,7 @@
 #include "dmlserve/v1/dmlserve.pb.h"
 #include "engine/core/resident.h"
 #include "engine/sched/work.h"
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 
 namespace dmls::server {
 

@@ -30,7 +30,7 @@
 #include "engine/sched/admission.h"
 #include "server/telemetry/metrics.h"
 #include "server/mapping/status_mapping.h"
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {

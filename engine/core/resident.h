@@ -1,7 +1,7 @@
 // Resident tensors and operator chains at the engine level: storage that an
 // engine keeps between calls (on its device where it has one), and a
 // sequence of validated operators whose tensors come from inline bytes,
-// resident buffers or earlier steps' outputs (server/tensor_store.h keeps
+// resident buffers or earlier steps' outputs (engine/store/tensor_store.h keeps
 // the handles, owners and quotas; this layer knows none of that).
 //
 // Ownership: a ResidentBuffer is shared (std::shared_ptr) by whoever uses it

@@ -39,7 +39,7 @@
 #include "grpcpp/support/server_callback.h"
 #include "server/lifecycle/call_tracker.h"
 #include "server/rpc/chunk_buffers.h"
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {

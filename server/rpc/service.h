@@ -41,7 +41,7 @@
 #include "server/rpc/chunked_reactor.h"
 #include "server/request_processor.h"
 #include "server/security/token_auth.h"
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {

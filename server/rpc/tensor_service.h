@@ -34,7 +34,7 @@
 #include "server/lifecycle/call_tracker.h"
 #include "server/rpc/chunk_buffers.h"
 #include "server/security/token_auth.h"
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {

@@ -24,7 +24,7 @@
 #include "server/chain_builder.h"
 #include "server/rpc/message_codec.h"
 #include "server/mapping/proto_mapping.h"
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 
 namespace {
 

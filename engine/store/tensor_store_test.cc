@@ -1,13 +1,13 @@
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 
 #include <set>
 
 #include "engine/core/host_resident.h"
+#include "engine/cpu/cpu_engine.h"
 #include "engine/ops/rule_status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/tensor_handle.h"
-#include "server/testing/fake_engine.h"
+#include "engine/store/tensor_handle.h"
 
 namespace dmls::server {
 namespace {
@@ -30,7 +30,7 @@ class TensorStoreTest : public ::testing::Test {
     o.now = [this] { return now_; };
     return o;
   }
-  FakeEngine engine_;
+  CpuEngine engine_;
   absl::Time now_ = absl::FromUnixSeconds(1000000);
 };
 

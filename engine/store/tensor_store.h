@@ -22,8 +22,8 @@
 //
 // Ownership: borrows the engine (which must outlive the store); owns the
 // entries; shares buffers with whoever holds them. Thread-safe.
-#ifndef DMLSERVE_SERVER_TENSOR_STORE_H_
-#define DMLSERVE_SERVER_TENSOR_STORE_H_
+#ifndef DMLSERVE_ENGINE_STORE_TENSOR_STORE_H_
+#define DMLSERVE_ENGINE_STORE_TENSOR_STORE_H_
 
 #include <cstdint>
 #include <functional>
@@ -161,4 +161,4 @@ class TensorStore {
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_TENSOR_STORE_H_
+#endif  // DMLSERVE_ENGINE_STORE_TENSOR_STORE_H_

@@ -1,4 +1,4 @@
-#include "server/tensor_store.h"
+#include "engine/store/tensor_store.h"
 
 #include <optional>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/ops/rule_status.h"
-#include "server/tensor_handle.h"
+#include "engine/store/tensor_handle.h"
 
 namespace dmls::server {
 

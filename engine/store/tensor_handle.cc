@@ -1,4 +1,4 @@
-#include "server/tensor_handle.h"
+#include "engine/store/tensor_handle.h"
 
 #include <random>
 

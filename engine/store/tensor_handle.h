@@ -8,8 +8,8 @@
 // mistyped or made-up handle (tensor_store.h, HANDLE_LOST).
 //
 // Thread-safety: thread-safe.
-#ifndef DMLSERVE_SERVER_TENSOR_HANDLE_H_
-#define DMLSERVE_SERVER_TENSOR_HANDLE_H_
+#ifndef DMLSERVE_ENGINE_STORE_TENSOR_HANDLE_H_
+#define DMLSERVE_ENGINE_STORE_TENSOR_HANDLE_H_
 
 #include <cstdint>
 #include <optional>
@@ -30,4 +30,4 @@ std::optional<uint32_t> HandleInstance(absl::string_view handle);
 
 }  // namespace dmls::server
 
-#endif  // DMLSERVE_SERVER_TENSOR_HANDLE_H_
+#endif  // DMLSERVE_ENGINE_STORE_TENSOR_HANDLE_H_
