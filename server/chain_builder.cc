@@ -45,12 +45,12 @@ bool HasIdentity(const absl::StatusOr<std::string>& principal, const std::string
 }
 
 // The resident tensor `handle` names, or nullptr (recorded in `p`).
-std::shared_ptr<const ResidentTensor> Lookup(TensorStore& store,
+std::shared_ptr<const store::ResidentTensor> Lookup(store::TensorStore& store,
                                              const absl::StatusOr<std::string>& principal,
                                              const std::string& handle,
                                              const std::string& field, Problems& p) {
   if (!HasIdentity(principal, field, p)) return nullptr;
-  absl::StatusOr<std::shared_ptr<const ResidentTensor>> t = store.Find(*principal, handle);
+  absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t = store.Find(*principal, handle);
   if (t.ok()) return *t;
   if (!p.not_found) {
     // The store's rule (HANDLE_NOT_FOUND or HANDLE_LOST) at this field.
@@ -64,7 +64,7 @@ std::shared_ptr<const ResidentTensor> Lookup(TensorStore& store,
 
 }  // namespace
 
-absl::Status BuiltChain::CreateKept(TensorStore& store,
+absl::Status BuiltChain::CreateKept(store::TensorStore& store,
                                     const absl::StatusOr<std::string>& principal) {
   for (StepOutput& o : outputs) {
     if (!o.keep) continue;
@@ -75,7 +75,7 @@ absl::Status BuiltChain::CreateKept(TensorStore& store,
     ChainStep& step = request.steps[o.step];
     TensorDesc desc = *step.op.output;
     desc.total_tensor_size_in_bytes = StepOutputBytes(step);
-    absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+    absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
         store.Create(*principal, desc, o.keep_ttl, /*pending=*/true);
     if (!t.ok()) {
       Settle(store, /*ok=*/false);
@@ -88,7 +88,7 @@ absl::Status BuiltChain::CreateKept(TensorStore& store,
   return absl::OkStatus();
 }
 
-void BuiltChain::Settle(TensorStore& store, bool ok) const {
+void BuiltChain::Settle(store::TensorStore& store, bool ok) const {
   for (const StepOutput& o : outputs) {
     if (!o.new_tensor) continue;
     if (ok) {
@@ -101,7 +101,7 @@ void BuiltChain::Settle(TensorStore& store, bool ok) const {
 
 absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
                                       const absl::StatusOr<std::string>& principal,
-                                      TensorStore& store, FeatureLevel highest_feature_level) {
+                                      store::TensorStore& store, FeatureLevel highest_feature_level) {
   using Source = sched::WorkSource::Kind;
   Problems p;
   const int n = request.steps_size();
@@ -125,7 +125,7 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
     sched::WorkStep& work = built.work.steps.emplace_back();
     work.op = step.op;
     work.in_place = step.in_place;
-    if (absl::StatusOr<absl::Duration> ttl = RequestedTtl(
+    if (absl::StatusOr<absl::Duration> ttl = store::RequestedTtl(
             ws.keep_output_ttl_seconds(), absl::StrCat(sp, ".keep_output_ttl_seconds"));
         !ttl.ok()) {
       for (ops::Violation& x : ops::ViolationsOf(ttl.status())) p.invalid.push_back(std::move(x));

@@ -57,16 +57,16 @@ struct BuiltChain {
 
   // Creates the outputs to keep, pending (after admission); on error
   // abandons those it made.
-  absl::Status CreateKept(TensorStore& store, const absl::StatusOr<std::string>& principal);
+  absl::Status CreateKept(store::TensorStore& store, const absl::StatusOr<std::string>& principal);
   // Publishes the new tensors (ok) or abandons them. Call once.
-  void Settle(TensorStore& store, bool ok) const;
+  void Settle(store::TensorStore& store, bool ok) const;
 };
 
 // `request`'s inline bytes are moved out. FEATURE_LEVEL_UNSPECIFIED means
 // `highest_feature_level`.
 absl::StatusOr<BuiltChain> BuildChain(dmlserve::v1::ChainRequest& request,
                                       const absl::StatusOr<std::string>& principal,
-                                      TensorStore& store,
+                                      store::TensorStore& store,
                                       FeatureLevel highest_feature_level);
 
 // Whether an ExecuteRequest names resident tensors or keeps its output (and

@@ -27,8 +27,8 @@ std::vector<std::pair<std::string, std::string>> RulesOf(const absl::Status& s) 
 class ChainBuilderTest : public ::testing::Test {
  protected:
   ChainBuilderTest() : store_(&engine_, StoreOptions()) {}
-  static TensorStoreOptions StoreOptions() {
-    TensorStoreOptions o;
+  static store::TensorStoreOptions StoreOptions() {
+    store::TensorStoreOptions o;
     o.sweep_interval = absl::ZeroDuration();
     return o;
   }
@@ -56,7 +56,7 @@ class ChainBuilderTest : public ::testing::Test {
     return built;
   }
   FakeEngine engine_;
-  TensorStore store_;
+  store::TensorStore store_;
   sched::AdmissionOptions limits_;
   // The caller, as PrincipalOf gives it.
   absl::StatusOr<std::string> principal_ = std::string("me");

@@ -356,7 +356,7 @@ int main(int argc, char** argv) {
     sources.engine_counters = [e] { return e->Counters(); };
     sources.in_flight = [s] { return s->service().processor().in_flight(); };
     sources.resident = [s] {
-      const dmls::server::TensorStoreStats stats = s->service().store().stats();
+      const dmls::store::TensorStoreStats stats = s->service().store().stats();
       return std::pair<uint64_t, uint64_t>(stats.tensors, stats.bytes);
     };
     metrics->SetSources(std::move(sources));

@@ -32,7 +32,7 @@ std::string EngineName(const Engine& engine) {
 
 RequestProcessor::RequestProcessor(Engine* engine, ProcessorOptions options,
                                    std::shared_ptr<spdlog::logger> logger,
-                                   TensorStore* store)
+                                   store::TensorStore* store)
     : engine_(engine),
       store_(store),
       options_(options),

@@ -108,7 +108,7 @@ class RequestProcessor {
   // UNIMPLEMENTED.
   RequestProcessor(Engine* engine, ProcessorOptions options,
                    std::shared_ptr<spdlog::logger> logger,
-                   TensorStore* store = nullptr);
+                   store::TensorStore* store = nullptr);
   RequestProcessor(const RequestProcessor&) = delete;
   RequestProcessor& operator=(const RequestProcessor&) = delete;
 
@@ -150,7 +150,7 @@ class RequestProcessor {
   RequestError EngineError(uint64_t request_id, const absl::Status& status);
 
   Engine* const engine_;
-  TensorStore* const store_;
+  store::TensorStore* const store_;
   const ProcessorOptions options_;
   const std::shared_ptr<spdlog::logger> logger_;
   const std::string engine_name_;

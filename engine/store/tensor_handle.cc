@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "engine/core/mutex.h"
 
-namespace dmls::server {
+namespace dmls::store {
 namespace {
 
 // System randomness (std::random_device reads the kernel's source on Linux).
@@ -52,4 +52,4 @@ std::optional<uint32_t> HandleInstance(absl::string_view handle) {
   return instance;
 }
 
-}  // namespace dmls::server
+}  // namespace dmls::store

@@ -17,7 +17,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace dmls::server {
+namespace dmls::store {
 
 // A random instance id (system randomness).
 uint32_t NewInstanceId();
@@ -28,6 +28,6 @@ std::string NewTensorHandle(uint32_t instance);
 // The instance of a well-formed handle whose check holds, else nullopt.
 std::optional<uint32_t> HandleInstance(absl::string_view handle);
 
-}  // namespace dmls::server
+}  // namespace dmls::store
 
 #endif  // DMLSERVE_ENGINE_STORE_TENSOR_HANDLE_H_

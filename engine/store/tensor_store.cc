@@ -8,7 +8,7 @@
 #include "engine/ops/rule_status.h"
 #include "engine/store/tensor_handle.h"
 
-namespace dmls::server {
+namespace dmls::store {
 
 absl::Status TensorStore::NotFound(const std::string& handle) const {
   std::optional<uint32_t> instance = HandleInstance(handle);
@@ -225,4 +225,4 @@ TensorStoreStats TensorStore::stats() const {
   return stats_;
 }
 
-}  // namespace dmls::server
+}  // namespace dmls::store

@@ -41,7 +41,7 @@
 #include "engine/core/mutex.h"
 #include "engine/core/tensor_desc.h"
 
-namespace dmls::server {
+namespace dmls::store {
 
 struct TensorStoreOptions {
   // Bytes of resident tensors one principal may hold (pending uploads
@@ -159,6 +159,6 @@ class TensorStore {
   std::thread sweeper_;
 };
 
-}  // namespace dmls::server
+}  // namespace dmls::store
 
 #endif  // DMLSERVE_ENGINE_STORE_TENSOR_STORE_H_

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "engine/store/tensor_handle.h"
 
-namespace dmls::server {
+namespace dmls::store {
 namespace {
 
 TensorDesc Floats(uint64_t n) { return MakeTensorDesc(DataType::kFloat32, {1, 1, 1, n}); }
@@ -175,4 +175,4 @@ TEST_F(TensorStoreTest, BuffersStartZeroed) {
 }
 
 }  // namespace
-}  // namespace dmls::server
+}  // namespace dmls::store

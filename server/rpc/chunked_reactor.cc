@@ -30,7 +30,7 @@ constexpr const char* kSlotNames[] = {"input", "scale", "bias"};
 class ChunkedReactor final
     : public RefCountedReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>> {
  public:
-  ChunkedReactor(ChunkedCall call, Engine* engine, TensorStore* store,
+  ChunkedReactor(ChunkedCall call, Engine* engine, store::TensorStore* store,
                  sched::Admission* admission, ChunkBuffers* buffers,
                  const ChunkedOptions& options, CallTracker::Ticket ticket,
                  std::shared_ptr<spdlog::logger> logger)
@@ -130,7 +130,7 @@ class ChunkedReactor final
       TensorDesc desc = **descs[i];
       // In place, the input tensor holds the output range too.
       if (i == 0 && in_place_) desc.total_tensor_size_in_bytes = out_bytes_;
-      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+      absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
           store_->Create(*call_.principal, desc, absl::ZeroDuration(), /*pending=*/true);
       if (!t.ok()) return t.status();
       tensors_[i] = *t;
@@ -192,7 +192,7 @@ class ChunkedReactor final
       result_ = tensors_[0]->buffer;
     } else {
       TensorDesc desc = *op_.output;
-      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+      absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
           store_->Create(*call_.principal, desc, absl::ZeroDuration(), /*pending=*/true);
       if (!t.ok()) return Fail(t.status());
       output_ = *t;
@@ -282,7 +282,7 @@ class ChunkedReactor final
 
   CallTracker::Ticket ticket_;  // ended in OnDone
   Engine* const engine_;
-  TensorStore* const store_;
+  store::TensorStore* const store_;
   sched::Admission* const admission_;
   ChunkBuffers* const buffers_;
   const ChunkedOptions options_;
@@ -302,9 +302,9 @@ class ChunkedReactor final
   ChainStep step_;
   uint64_t out_bytes_ = 0;
   uint64_t chunk_ = 0;
-  std::array<std::shared_ptr<const ResidentTensor>, 3> tensors_;
+  std::array<std::shared_ptr<const store::ResidentTensor>, 3> tensors_;
   std::array<ChunkCursor, 3> cursors_;
-  std::shared_ptr<const ResidentTensor> output_;
+  std::shared_ptr<const store::ResidentTensor> output_;
   std::shared_ptr<ResidentBuffer> result_;
   uint64_t sent_ = 0;
   bool sent_all_ = false;
@@ -313,7 +313,7 @@ class ChunkedReactor final
 }  // namespace
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
-    ChunkedCall call, Engine* engine, TensorStore* store, sched::Admission* admission,
+    ChunkedCall call, Engine* engine, store::TensorStore* store, sched::Admission* admission,
     ChunkBuffers* buffers, const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger) {
   return new ChunkedReactor(std::move(call), engine, store, admission, buffers, options,

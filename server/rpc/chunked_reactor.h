@@ -68,7 +68,7 @@ struct ChunkedCall {
 // call (within the grace), not asked to stop. `admission` must outlive the
 // reactor.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewChunkedReactor(
-    ChunkedCall call, Engine* engine, TensorStore* store, sched::Admission* admission,
+    ChunkedCall call, Engine* engine, store::TensorStore* store, sched::Admission* admission,
     ChunkBuffers* buffers, const ChunkedOptions& options, CallTracker::Ticket ticket,
     std::shared_ptr<spdlog::logger> logger);
 

@@ -49,7 +49,7 @@ namespace dmls::server {
 struct ServiceOptions {
   ProcessorOptions processor;
   // Resident tensors (tensor_store.h); the TensorService shares the store.
-  TensorStoreOptions store;
+  store::TensorStoreOptions store;
   ChunkedOptions chunked;
   // Requests of one ExecuteStream read but not yet answered.
   uint32_t stream_window = 64;
@@ -105,7 +105,7 @@ class DmlServiceImpl final : public DmlServiceBase {
       grpc::CallbackServerContext* context) override;
 
   RequestProcessor& processor() { return processor_; }
-  TensorStore& store() { return store_; }
+  store::TensorStore& store() { return store_; }
   CallTracker& calls() { return calls_; }
 
  private:
@@ -114,7 +114,7 @@ class DmlServiceImpl final : public DmlServiceBase {
   const dmlserve::v1::GetCapabilitiesResponse capabilities_;
   const std::shared_ptr<spdlog::logger> logger_;
   CallTracker calls_;  // before the others: outlives every reactor's Ticket
-  TensorStore store_;  // before processor_, which borrows it
+  store::TensorStore store_;  // before processor_, which borrows it
   RequestProcessor processor_;
   // ExecuteChunked's output chunk buffers (chunked_reactor.h).
   const std::shared_ptr<ChunkBuffers> chunk_buffers_;

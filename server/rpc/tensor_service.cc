@@ -21,7 +21,7 @@
 namespace dmls::server {
 namespace v1 = dmlserve::v1;
 
-v1::ResidentTensorInfo InfoOf(const ResidentTensor& t) {
+v1::ResidentTensorInfo InfoOf(const store::ResidentTensor& t) {
   v1::ResidentTensorInfo info;
   info.set_handle(t.handle);
   v1::TensorDesc& d = *info.mutable_desc();
@@ -190,15 +190,15 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
                           "WriteTensor sends its bytes in chunks, not in create.data");
       }
       absl::StatusOr<absl::Duration> ttl =
-          RequestedTtl(msg.create().ttl_seconds(), "create.ttl_seconds");
+          store::RequestedTtl(msg.create().ttl_seconds(), "create.ttl_seconds");
       if (!ttl.ok()) return ttl.status();
-      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+      absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
           service_.store().Create(*principal_, desc, *ttl, /*pending=*/true);
       if (!t.ok()) return t.status();
       tensor_ = *t;
       created_ = true;
     } else {
-      absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+      absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
           service_.store().Find(*principal_, msg.handle());
       if (!t.ok()) return t.status();
       target_ = *t;
@@ -213,7 +213,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
     const uint64_t end = msg.total_bytes() == 0 ? size : msg.start_offset() + msg.total_bytes();
     cursor_ = ChunkCursor(msg.start_offset(), end);
     if (target_) {
-      absl::StatusOr<std::shared_ptr<const ResidentTensor>> version =
+      absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> version =
           service_.store().Create(*principal_, desc, absl::ZeroDuration(), /*pending=*/true);
       if (!version.ok()) return version.status();
       tensor_ = *version;
@@ -257,7 +257,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
     if (absl::Status s = cursor_.Complete("chunk"); !s.ok()) return Fail(s);
     if (target_) {
       if (!MarkFinished()) return;
-      absl::StatusOr<std::shared_ptr<const ResidentTensor>> replaced =
+      absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> replaced =
           service_.store().Replace(target_->handle, tensor_->handle);
       published_ = true;  // the version is the tensor now, or gone
       Finish(replaced.ok() ? SerializeResponse(InfoOf(**replaced), response_)
@@ -288,8 +288,8 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
   grpc::ByteBuffer incoming_;
   // Set by the reading side only (reads are sequential); End and OnDone
   // come after the last read.
-  std::shared_ptr<const ResidentTensor> tensor_;  // the one written
-  std::shared_ptr<const ResidentTensor> target_;  // the one overwritten, or null
+  std::shared_ptr<const store::ResidentTensor> tensor_;  // the one written
+  std::shared_ptr<const store::ResidentTensor> target_;  // the one overwritten, or null
   bool created_ = false;
   bool published_ = false;
   ChunkCursor cursor_;
@@ -339,7 +339,7 @@ class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc
         PrincipalOf(*context, service_.options().tokens.get(),
                     service_.options().tenant_from_peer);
     if (!principal.ok()) return principal.status();
-    absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+    absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
         service_.store().Find(*principal, req.handle());
     if (!t.ok()) return t.status();
     tensor_ = *t;
@@ -414,7 +414,7 @@ class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc
 
   TensorServiceImpl& service_;
   CallTracker::Ticket ticket_;  // ended in OnDone
-  std::shared_ptr<const ResidentTensor> tensor_;
+  std::shared_ptr<const store::ResidentTensor> tensor_;
   uint64_t chunk_ = 0;
   Mutex mu_;
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
@@ -428,7 +428,7 @@ class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc
 
 }  // namespace
 
-TensorServiceImpl::TensorServiceImpl(TensorStore* store, Engine* engine,
+TensorServiceImpl::TensorServiceImpl(store::TensorStore* store, Engine* engine,
                                      sched::Admission* admission, CallTracker* calls,
                                      TensorServiceOptions options,
                                      std::shared_ptr<spdlog::logger> logger)
@@ -464,9 +464,9 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
                                 desc.total_tensor_size_in_bytes,
                                 ": send none or all of it (or use WriteTensor)"));
   }
-  absl::StatusOr<absl::Duration> ttl = RequestedTtl(req.ttl_seconds(), "ttl_seconds");
+  absl::StatusOr<absl::Duration> ttl = store::RequestedTtl(req.ttl_seconds(), "ttl_seconds");
   if (s.ok()) s = ttl.status();
-  absl::StatusOr<std::shared_ptr<const ResidentTensor>> t =
+  absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
       s.ok() ? store_->Create(*principal, desc, *ttl, /*pending=*/!req.data().empty()) : s;
   if (!t.ok()) {
     reactor->Finish(ClientStatus(t.status(), *logger_));
@@ -476,7 +476,7 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
     Answer(reactor, absl::OkStatus(), InfoOf(**t), response, *logger_);
     return reactor;
   }
-  std::shared_ptr<const ResidentTensor> tensor = *t;
+  std::shared_ptr<const store::ResidentTensor> tensor = *t;
   // The bytes stay reserved until the engine has them.
   engine_->WriteResident(tensor->buffer, 0, std::move(*req.mutable_data()),
                          [this, reactor, tensor, response,

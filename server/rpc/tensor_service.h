@@ -63,7 +63,7 @@ using TensorServiceBase =
 
 class TensorServiceImpl final : public TensorServiceBase {
  public:
-  TensorServiceImpl(TensorStore* store, Engine* engine, sched::Admission* admission,
+  TensorServiceImpl(store::TensorStore* store, Engine* engine, sched::Admission* admission,
                     CallTracker* calls, TensorServiceOptions options,
                     std::shared_ptr<spdlog::logger> logger);
 
@@ -82,14 +82,14 @@ class TensorServiceImpl final : public TensorServiceBase {
                                         grpc::ByteBuffer* response) override;
 
   const TensorServiceOptions& options() const { return options_; }
-  TensorStore& store() { return *store_; }
+  store::TensorStore& store() { return *store_; }
   Engine& engine() { return *engine_; }
   sched::Admission& admission() { return *admission_; }
   spdlog::logger& logger() { return *logger_; }
   ChunkBuffers& chunk_buffers() { return *chunk_buffers_; }
 
  private:
-  TensorStore* const store_;
+  store::TensorStore* const store_;
   Engine* const engine_;
   sched::Admission* const admission_;
   CallTracker* const calls_;
@@ -99,7 +99,7 @@ class TensorServiceImpl final : public TensorServiceBase {
 };
 
 // The wire description of a tensor.
-dmlserve::v1::ResidentTensorInfo InfoOf(const ResidentTensor& tensor);
+dmlserve::v1::ResidentTensorInfo InfoOf(const store::ResidentTensor& tensor);
 
 // The admission work of a resident tensor `desc` (fields under `path`)
 // sent with `data_bytes` bytes.

@@ -95,10 +95,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     s.in_place());
     }
     static NoEngine engine;
-    static server::TensorStore* store = [] {
-      server::TensorStoreOptions o;
+    static store::TensorStore* store = [] {
+      store::TensorStoreOptions o;
       o.sweep_interval = absl::ZeroDuration();
-      return new server::TensorStore(&engine, o);
+      return new store::TensorStore(&engine, o);
     }();
     server::ChainLimits limits;
     absl::StatusOr<server::BuiltChain> built = server::BuildChain(r, "fuzz", *store, limits);
