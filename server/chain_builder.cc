@@ -1,10 +1,10 @@
 #include "server/chain_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ops/rule_status.h"
 #include "server/mapping/proto_mapping.h"
@@ -70,7 +70,7 @@ absl::Status BuiltChain::CreateKept(store::TensorStore& store,
     if (!o.keep) continue;
     if (!principal.ok()) {  // BuildChain refused this already
       Settle(store, /*ok=*/false);
-      return AtField(principal.status(), absl::StrCat("steps[", o.step, "].keep_output"));
+      return AtField(principal.status(), o.keep_path);
     }
     ChainStep& step = request.steps[o.step];
     TensorDesc desc = *step.op.output;
@@ -99,94 +99,116 @@ void BuiltChain::Settle(store::TensorStore& store, bool ok) const {
   }
 }
 
-absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
+namespace {
+
+// One tensor a step reads, as either message gives it.
+struct TensorSpec {
+  enum class Kind { kNone, kData, kHandle, kStep };
+  Kind kind = Kind::kNone;
+  std::string* data = nullptr;          // kData: moved out
+  const std::string* handle = nullptr;  // kHandle
+  uint32_t step = 0;                    // kStep
+};
+
+// One step in neither message's terms, and where its fields are reported:
+// "steps[1].input.handle" in a chain, "input_handle" in an Execute.
+struct StepSpec {
+  const v1::OperatorDesc* op = nullptr;
+  bool in_place = false;
+  TensorSpec input, scale, bias;
+  bool return_output = false;
+  const std::string* output_handle = nullptr;  // never null
+  bool keep_output = false;
+  uint64_t keep_output_ttl_seconds = 0;
+  std::string prefix;    // "steps[1]." or ""
+  bool execute = false;  // an Execute's field names
+
+  std::string Path(absl::string_view field) const { return absl::StrCat(prefix, field); }
+  std::string HandlePath(absl::string_view tensor) const {
+    return execute ? absl::StrCat(tensor, "_handle") : absl::StrCat(prefix, tensor, ".handle");
+  }
+};
+
+absl::StatusOr<BuiltChain> BuildSteps(std::vector<StepSpec>& specs, sched::Work::Kind kind,
+                                      uint32_t level,
                                       const absl::StatusOr<std::string>& principal,
-                                      store::TensorStore& store, FeatureLevel highest_feature_level) {
+                                      store::TensorStore& store) {
   using Source = sched::WorkSource::Kind;
   Problems p;
-  const int n = request.steps_size();
-  if (n == 0) {
-    return ops::RuleStatus(absl::StatusCode::kInvalidArgument, "CHAIN_EMPTY", "steps",
-                           "a chain needs at least one step");
-  }
-  const uint32_t level =
-      FeatureLevelFromProto(request.feature_level(), highest_feature_level);
   BuiltChain built;
   built.request.feature_level = static_cast<FeatureLevel>(level);
-  built.work.kind = sched::Work::Kind::kChain;
+  built.work.kind = kind;
   built.work.feature_level = built.request.feature_level;
 
-  for (int i = 0; i < n; ++i) {
-    v1::ChainStep& ws = *request.mutable_steps(i);
-    const std::string sp = absl::StrCat("steps[", i, "]");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    StepSpec& ws = specs[i];
     ChainStep step;
-    step.op = OperatorFromProto(ws.operator_());
-    step.in_place = ws.in_place();
+    step.op = OperatorFromProto(*ws.op);
+    step.in_place = ws.in_place;
     sched::WorkStep& work = built.work.steps.emplace_back();
     work.op = step.op;
     work.in_place = step.in_place;
-    if (absl::StatusOr<absl::Duration> ttl = store::RequestedTtl(
-            ws.keep_output_ttl_seconds(), absl::StrCat(sp, ".keep_output_ttl_seconds"));
+    if (absl::StatusOr<absl::Duration> ttl =
+            store::RequestedTtl(ws.keep_output_ttl_seconds, ws.Path("keep_output_ttl_seconds"));
         !ttl.ok()) {
       for (ops::Violation& x : ops::ViolationsOf(ttl.status())) p.invalid.push_back(std::move(x));
     }
 
     // Sources.
     std::vector<std::string> input_handles;
-    const std::tuple<const char*, v1::ChainTensor*, bool, ChainSource*, sched::WorkSource*>
-        slots[] = {{"input", ws.mutable_input(), step.op.input.has_value(), &step.input,
-                    &work.input},
-                   {"scale", ws.mutable_scale(), step.op.scale.has_value(), &step.scale,
-                    &work.scale},
-                   {"bias", ws.mutable_bias(), step.op.bias.has_value(), &step.bias,
-                    &work.bias}};
+    const std::tuple<const char*, TensorSpec*, bool, ChainSource*, sched::WorkSource*> slots[] = {
+        {"input", &ws.input, step.op.input.has_value(), &step.input, &work.input},
+        {"scale", &ws.scale, step.op.scale.has_value(), &step.scale, &work.scale},
+        {"bias", &ws.bias, step.op.bias.has_value(), &step.bias, &work.bias}};
     for (const auto& [name, src, wanted, out, checked] : slots) {
-      switch (src->source_case()) {
-        case v1::ChainTensor::SOURCE_NOT_SET:
+      switch (src->kind) {
+        case TensorSpec::Kind::kNone:
           break;
-        case v1::ChainTensor::kData:
-          *checked = {Source::kInline, src->data().size()};
-          *out = ChainSource::Inline(std::move(*src->mutable_data()));
+        case TensorSpec::Kind::kData:
+          *checked = {Source::kInline, src->data->size()};
+          // An Execute's empty payload for a tensor the operator lacks is
+          // no tensor at all (admission checks a payload that is not empty).
+          if (wanted || !src->data->empty()) *out = ChainSource::Inline(std::move(*src->data));
           break;
-        case v1::ChainTensor::kHandle: {
+        case TensorSpec::Kind::kHandle: {
           // A source for a tensor the operator lacks is wrong whatever the
           // handle names (admission says so).
           if (!wanted) {
             checked->kind = Source::kResident;
             break;
           }
-          auto t = Lookup(store, principal, src->handle(),
-                          absl::StrCat(sp, ".", name, ".handle"), p);
+          auto t = Lookup(store, principal, *src->handle, ws.HandlePath(name), p);
           if (t == nullptr) break;
           *checked = {Source::kResident, t->desc.total_tensor_size_in_bytes, t->desc.data_type};
           *out = ChainSource::Resident(t->buffer);
-          input_handles.push_back(src->handle());
+          input_handles.push_back(*src->handle);
           break;
         }
-        case v1::ChainTensor::kStep:
+        case TensorSpec::Kind::kStep:
           checked->kind = Source::kStep;
-          checked->step = src->step();
-          *out = ChainSource::Step(src->step());
+          checked->step = src->step;
+          *out = ChainSource::Step(src->step);
           break;
       }
     }
 
     // Outputs.
-    const bool in_place_resident = step.in_place && ws.input().has_handle();
+    const std::string& output_handle = *ws.output_handle;
+    const bool in_place_resident = step.in_place && ws.input.kind == TensorSpec::Kind::kHandle;
     StepOutput out;
     out.step = static_cast<uint32_t>(i);
-    out.returns_bytes = ws.return_output();
-    if (ws.keep_output() && !ws.output_handle().empty()) {
-      p.Add("OUTPUT_MODE_CONFLICT", sp + ".keep_output",
+    out.returns_bytes = ws.return_output;
+    if (ws.keep_output && !output_handle.empty()) {
+      p.Add("OUTPUT_MODE_CONFLICT", ws.Path("keep_output"),
             "keep_output and output_handle both set: choose one");
-    } else if (in_place_resident && (ws.keep_output() || !ws.output_handle().empty())) {
-      p.Add("OUTPUT_MODE_CONFLICT", sp + (ws.keep_output() ? ".keep_output" : ".output_handle"),
+    } else if (in_place_resident && (ws.keep_output || !output_handle.empty())) {
+      p.Add("OUTPUT_MODE_CONFLICT", ws.Path(ws.keep_output ? "keep_output" : "output_handle"),
             "an in-place step on a resident input writes that tensor; it has no other output");
-    } else if (!ws.output_handle().empty()) {
-      const std::string of = sp + ".output_handle";
-      auto t = Lookup(store, principal, ws.output_handle(), of, p);
+    } else if (!output_handle.empty()) {
+      const std::string of = ws.Path("output_handle");
+      auto t = Lookup(store, principal, output_handle, of, p);
       if (t != nullptr) {
-        if (std::find(input_handles.begin(), input_handles.end(), ws.output_handle()) !=
+        if (std::find(input_handles.begin(), input_handles.end(), output_handle) !=
             input_handles.end()) {
           p.Add("OUTPUT_ALIASES_INPUT", of,
                 "the output tensor is also an input of the step; use in_place instead");
@@ -194,18 +216,19 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
           work.target = sched::WorkTarget{t->desc.total_tensor_size_in_bytes,
                                           t->desc.data_type};
           step.output = t->buffer;
-          out.handle = ws.output_handle();
+          out.handle = output_handle;
         }
       }
-    } else if (ws.keep_output()) {
-      HasIdentity(principal, sp + ".keep_output", p);
+    } else if (ws.keep_output) {
+      HasIdentity(principal, ws.Path("keep_output"), p);
       out.keep = true;
-      out.keep_ttl = absl::Seconds(static_cast<int64_t>(ws.keep_output_ttl_seconds()));
+      out.keep_ttl = absl::Seconds(static_cast<int64_t>(ws.keep_output_ttl_seconds));
+      out.keep_path = ws.Path("keep_output");
     }
-    if (in_place_resident) out.handle = ws.input().handle();
-    step.return_output = ws.return_output();
-    work.returns_output = ws.return_output();
-    if (out.returns_bytes || !out.handle.empty() || out.keep || !ws.output_handle().empty()) {
+    if (in_place_resident) out.handle = *ws.input.handle;
+    step.return_output = ws.return_output;
+    work.returns_output = ws.return_output;
+    if (out.returns_bytes || !out.handle.empty() || out.keep || !output_handle.empty()) {
       built.outputs.push_back(std::move(out));
     }
     built.request.steps.push_back(std::move(step));
@@ -223,61 +246,103 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
   return built;
 }
 
-bool UsesResidentTensors(const v1::ExecuteRequest& r) {
-  return !r.input_handle().empty() || !r.scale_handle().empty() ||
-         !r.bias_handle().empty() || !r.output_handle().empty() || r.keep_output();
+TensorSpec SpecOf(v1::ChainTensor& t) {
+  TensorSpec s;
+  switch (t.source_case()) {
+    case v1::ChainTensor::SOURCE_NOT_SET:
+      break;
+    case v1::ChainTensor::kData:
+      s.kind = TensorSpec::Kind::kData;
+      s.data = t.mutable_data();
+      break;
+    case v1::ChainTensor::kHandle:
+      s.kind = TensorSpec::Kind::kHandle;
+      s.handle = &t.handle();
+      break;
+    case v1::ChainTensor::kStep:
+      s.kind = TensorSpec::Kind::kStep;
+      s.step = t.step();
+      break;
+  }
+  return s;
 }
 
-absl::StatusOr<v1::ChainRequest> ChainOfExecute(v1::ExecuteRequest& r) {
-  for (const auto& [bytes, handle, name] :
-       {std::tuple{&r.input(), &r.input_handle(), "input"},
-        std::tuple{&r.scale(), &r.scale_handle(), "scale"},
-        std::tuple{&r.bias(), &r.bias_handle(), "bias"}}) {
-    if (!bytes->empty() && !handle->empty()) {
+}  // namespace
+
+absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
+                                      const absl::StatusOr<std::string>& principal,
+                                      store::TensorStore& store, FeatureLevel highest_feature_level) {
+  const int n = request.steps_size();
+  if (n == 0) {
+    return ops::RuleStatus(absl::StatusCode::kInvalidArgument, "CHAIN_EMPTY", "steps",
+                           "a chain needs at least one step");
+  }
+  std::vector<StepSpec> specs(n);
+  for (int i = 0; i < n; ++i) {
+    v1::ChainStep& ws = *request.mutable_steps(i);
+    StepSpec& s = specs[i];
+    s.op = &ws.operator_();
+    s.in_place = ws.in_place();
+    s.input = SpecOf(*ws.mutable_input());
+    s.scale = SpecOf(*ws.mutable_scale());
+    s.bias = SpecOf(*ws.mutable_bias());
+    s.return_output = ws.return_output();
+    s.output_handle = &ws.output_handle();
+    s.keep_output = ws.keep_output();
+    s.keep_output_ttl_seconds = ws.keep_output_ttl_seconds();
+    s.prefix = absl::StrCat("steps[", i, "].");
+  }
+  return BuildSteps(specs, sched::Work::Kind::kChain,
+                    FeatureLevelFromProto(request.feature_level(), highest_feature_level),
+                    principal, store);
+}
+
+absl::StatusOr<BuiltChain> BuildExecute(v1::ExecuteRequest& request,
+                                        std::array<std::string, 3>& payloads,
+                                        const absl::StatusOr<std::string>& principal,
+                                        store::TensorStore& store,
+                                        FeatureLevel highest_feature_level) {
+  StepSpec s;
+  s.execute = true;
+  s.op = &request.operator_();
+  s.in_place = request.in_place();
+  const std::tuple<const char*, const std::string*, TensorSpec*> slots[] = {
+      {"input", &request.input_handle(), &s.input},
+      {"scale", &request.scale_handle(), &s.scale},
+      {"bias", &request.bias_handle(), &s.bias}};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& [name, handle, spec] = slots[i];
+    if (!handle->empty() && !payloads[i].empty()) {
       return ops::RuleStatus(absl::StatusCode::kInvalidArgument, "HANDLE_AND_BYTES",
-                             absl::StrCat(name, "_handle"),
+                             s.HandlePath(name),
                              absl::StrCat("the ", name, " tensor was given as bytes and as a "
                                           "handle: send one"));
     }
-  }
-  v1::ChainRequest chain;
-  chain.set_request_id(r.request_id());
-  chain.set_feature_level(r.feature_level());
-  v1::ChainStep& s = *chain.add_steps();
-  *s.mutable_operator_() = std::move(*r.mutable_operator_());
-  s.set_in_place(r.in_place());
-  const std::tuple<std::string*, std::string*, v1::ChainTensor*> slots[] = {
-      {r.mutable_input(), r.mutable_input_handle(), s.mutable_input()},
-      {r.mutable_scale(), r.mutable_scale_handle(), s.mutable_scale()},
-      {r.mutable_bias(), r.mutable_bias_handle(), s.mutable_bias()}};
-  for (const auto& [bytes, handle, src] : slots) {
+    // An absent tensor and an empty payload look alike on the wire: a
+    // tensor without a handle is its payload, however short.
     if (!handle->empty()) {
-      src->set_handle(std::move(*handle));
-    } else if (!bytes->empty()) {
-      src->set_data(std::move(*bytes));
+      spec->kind = TensorSpec::Kind::kHandle;
+      spec->handle = handle;
+    } else {
+      spec->kind = TensorSpec::Kind::kData;
+      spec->data = &payloads[i];
     }
   }
-  // An absent tensor and an empty payload look alike on the wire: give the
-  // input a source whenever it has no handle, so that a zero-byte input is
-  // not reported missing.
-  if (!s.input().has_handle() && !s.input().has_data()) s.mutable_input()->set_data("");
-  s.set_output_handle(r.output_handle());
-  s.set_keep_output(r.keep_output());
-  s.set_keep_output_ttl_seconds(r.keep_output_ttl_seconds());
-  s.set_return_output(r.output_handle().empty() && !r.keep_output() &&
-                      !(r.in_place() && !r.input_handle().empty()));
-  return chain;
+  s.output_handle = &request.output_handle();
+  s.keep_output = request.keep_output();
+  s.keep_output_ttl_seconds = request.keep_output_ttl_seconds();
+  s.return_output = request.output_handle().empty() && !request.keep_output() &&
+                    !(request.in_place() && !request.input_handle().empty());
+  std::vector<StepSpec> specs(1);
+  specs[0] = std::move(s);
+  return BuildSteps(specs, sched::Work::Kind::kExecute,
+                    FeatureLevelFromProto(request.feature_level(), highest_feature_level),
+                    principal, store);
 }
 
-std::string ExecutePath(const std::string& path) {
-  constexpr absl::string_view kStep = "steps[0].";
-  if (!absl::StartsWith(path, kStep)) return path;
-  std::string rest = path.substr(kStep.size());
-  for (const char* slot : {"input", "scale", "bias"}) {
-    if (rest == absl::StrCat(slot, ".handle")) return absl::StrCat(slot, "_handle");
-    if (rest == absl::StrCat(slot, ".data") || rest == slot) return slot;
-  }
-  return rest;
+bool UsesResidentTensors(const v1::ExecuteRequest& r) {
+  return !r.input_handle().empty() || !r.scale_handle().empty() ||
+         !r.bias_handle().empty() || !r.output_handle().empty() || r.keep_output();
 }
 
 }  // namespace dmls::server

@@ -1,15 +1,18 @@
-// ChainBuilder: a wire ChainRequest (or an ExecuteRequest that names
-// resident tensors, as a one-step chain) turned into the engine's
-// ChainRequest (engine/core/resident.h) and the sched::Work that admission
-// checks (engine/sched/admission.h: operators, sources, sizes, limits,
-// amplification) before anything runs.
+// ChainBuilder: a wire ChainRequest, or an ExecuteRequest that names
+// resident tensors, turned into the engine's ChainRequest
+// (engine/core/resident.h: an Execute is a one-step chain there, not a
+// rewritten message) and the sched::Work that admission checks
+// (engine/sched/admission.h: operators, sources, sizes, limits,
+// amplification) before anything runs. Both messages map to the same
+// steps; only the field paths differ ("steps[1].input.handle" in a chain,
+// "input_handle" in an Execute, whose Work is of kind kExecute so that
+// admission reports its fields the Execute's way too).
 //
-// BuildChain resolves handles (unknown ones, and other principals', are
-// NOT_FOUND, the first one found), takes the inline bytes, and checks what
-// only the wire says, with field paths into the step
-// ("steps[1].keep_output"): outputs go to at most one resident tensor,
-// never one that the same step reads (unless in place); something comes
-// out of the chain. INVALID_ARGUMENT with every violation found.
+// BuildChain and BuildExecute resolve handles (unknown ones, and other
+// principals', are NOT_FOUND, the first one found), take the inline bytes,
+// and check what only the wire says: outputs go to at most one resident
+// tensor, never one that the same step reads (unless in place); something
+// comes out of the chain. INVALID_ARGUMENT with every violation found.
 //
 // The principal matters only to a chain that touches resident tensors: its
 // error (TENANT_REQUIRED for a caller without identity, principal.h) is the
@@ -27,6 +30,7 @@
 #ifndef DMLSERVE_SERVER_CHAIN_BUILDER_H_
 #define DMLSERVE_SERVER_CHAIN_BUILDER_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +52,7 @@ struct StepOutput {
   bool keep = false;          // a new tensor, made by CreateKept
   absl::Duration keep_ttl;    // its time to live (0: the store's default)
   bool new_tensor = false;    // the handle is pending until Settle
+  std::string keep_path;      // keep: where its errors are reported
 };
 
 struct BuiltChain {
@@ -72,14 +77,16 @@ absl::StatusOr<BuiltChain> BuildChain(dmlserve::v1::ChainRequest& request,
 // Whether an ExecuteRequest names resident tensors or keeps its output (and
 // so runs as a one-step chain).
 bool UsesResidentTensors(const dmlserve::v1::ExecuteRequest& request);
-// The one-step chain of such a request (payloads moved out of it);
-// INVALID_ARGUMENT (HANDLE_AND_BYTES) when a tensor is given both ways.
-// Field paths of the chain's errors map back with ExecutePath.
-absl::StatusOr<dmlserve::v1::ChainRequest> ChainOfExecute(
-    dmlserve::v1::ExecuteRequest& request);
-// "steps[0].input.handle" -> "input_handle", "steps[0].operator.x" ->
-// "operator.x": the path of a one-step chain's field in ExecuteRequest.
-std::string ExecutePath(const std::string& chain_path);
+
+// The one-step chain of such a request, with `payloads` (input, scale,
+// bias; moved out) as its inline tensors; INVALID_ARGUMENT
+// (HANDLE_AND_BYTES) when a tensor is given both ways. A tensor without a
+// handle is its payload, even an empty one (admission checks its size).
+absl::StatusOr<BuiltChain> BuildExecute(dmlserve::v1::ExecuteRequest& request,
+                                        std::array<std::string, 3>& payloads,
+                                        const absl::StatusOr<std::string>& principal,
+                                        store::TensorStore& store,
+                                        FeatureLevel highest_feature_level);
 
 }  // namespace dmls::server
 

@@ -1,5 +1,7 @@
 #include "server/chain_builder.h"
 
+#include <array>
+
 #include "engine/ops/rule_status.h"
 #include "engine/sched/admission.h"
 #include "gmock/gmock.h"
@@ -219,11 +221,15 @@ TEST_F(ChainBuilderTest, LimitsAreResourceExhausted) {
   EXPECT_THAT(RulesOf(Build(big).status()), ElementsAre(Pair("MESSAGE_BYTES_LIMIT", "steps")));
 }
 
+// An Execute on handles is a one-step chain of kind kExecute whose errors
+// name ExecuteRequest's fields, from the builder and from admission alike.
 TEST_F(ChainBuilderTest, ExecuteRequestsBecomeOneStepChains) {
+  std::array<std::string, 3> none;
   v1::ExecuteRequest e = ReluRequest(9);
   e.set_input_handle("t-x");
-  absl::Status both = ChainOfExecute(e).status();
-  EXPECT_THAT(RulesOf(both), ElementsAre(Pair("HANDLE_AND_BYTES", "input_handle")));
+  std::array<std::string, 3> bytes = {e.input(), "", ""};
+  EXPECT_THAT(RulesOf(BuildExecute(e, bytes, principal_, store_, kHighestFeatureLevel).status()),
+              ElementsAre(Pair("HANDLE_AND_BYTES", "input_handle")));
 
   const std::string h = Resident({2, 3, 2, 3});
   v1::ExecuteRequest k = ReluRequest(9);
@@ -232,18 +238,54 @@ TEST_F(ChainBuilderTest, ExecuteRequestsBecomeOneStepChains) {
   k.set_keep_output(true);
   EXPECT_TRUE(UsesResidentTensors(k));
   EXPECT_FALSE(UsesResidentTensors(ReluRequest(1)));
-  absl::StatusOr<v1::ChainRequest> chain = ChainOfExecute(k);
-  ASSERT_TRUE(chain.ok());
-  EXPECT_EQ(chain->request_id(), 9u);
-  ASSERT_EQ(chain->steps_size(), 1);
-  EXPECT_EQ(chain->steps(0).input().handle(), h);
-  EXPECT_TRUE(chain->steps(0).keep_output());
-  EXPECT_FALSE(chain->steps(0).return_output());
+  absl::StatusOr<BuiltChain> built = BuildExecute(k, none, principal_, store_, kHighestFeatureLevel);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(built->work.kind, sched::Work::Kind::kExecute);
+  ASSERT_EQ(built->request.steps.size(), 1u);
+  EXPECT_EQ(built->request.steps[0].input.kind, ChainSource::Kind::kResident);
+  EXPECT_FALSE(built->request.steps[0].return_output);
+  ASSERT_EQ(built->outputs.size(), 1u);
+  EXPECT_TRUE(built->outputs[0].keep);
+  EXPECT_EQ(built->outputs[0].keep_path, "keep_output");
 
-  EXPECT_EQ(ExecutePath("steps[0].input.handle"), "input_handle");
-  EXPECT_EQ(ExecutePath("steps[0].scale.data"), "scale");
-  EXPECT_EQ(ExecutePath("steps[0].operator.relu.input.sizes[0]"), "operator.relu.input.sizes[0]");
-  EXPECT_EQ(ExecutePath("feature_level"), "feature_level");
+  // Admission reports the Execute's fields: a resident tensor of the wrong
+  // size at input_handle, a handle for a tensor the operator lacks at its
+  // slot, a response above the limit at the operator's output.
+  sched::Admission admission(limits_);
+  const std::string small = Resident({3});
+  v1::ExecuteRequest wrong = ReluRequest(1);
+  wrong.clear_input();
+  wrong.set_input_handle(small);
+  built = BuildExecute(wrong, none, principal_, store_, kHighestFeatureLevel);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_THAT(RulesOf(admission.Admit(built->work).status()),
+              ElementsAre(Pair("HANDLE_SIZE_MISMATCH", "input_handle")));
+  v1::ExecuteRequest scale = ReluRequest(1);
+  scale.set_scale_handle(h);
+  bytes = {scale.input(), "", ""};
+  built = BuildExecute(scale, bytes, principal_, store_, kHighestFeatureLevel);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_THAT(RulesOf(admission.Admit(built->work).status()),
+              ElementsAre(Pair("CHAIN_SOURCE_UNEXPECTED", "scale")));
+  limits_.max_output_bytes = 100;
+  sched::Admission tight(limits_);
+  v1::ExecuteRequest big = ReluRequest(1);
+  big.clear_input();
+  big.set_input_handle(h);
+  built = BuildExecute(big, none, principal_, store_, kHighestFeatureLevel);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_THAT(RulesOf(tight.Admit(built->work).status()),
+              ElementsAre(Pair("MESSAGE_BYTES_LIMIT", "operator.relu.output.total_tensor_size_in_bytes")));
+  // An unknown output handle and a caller without identity, at their fields.
+  v1::ExecuteRequest out = ReluRequest(1);
+  out.set_output_handle("t-" + std::string(32, 'f'));
+  bytes = {out.input(), "", ""};
+  EXPECT_THAT(RulesOf(BuildExecute(out, bytes, principal_, store_, kHighestFeatureLevel).status()),
+              ElementsAre(Pair("HANDLE_NOT_FOUND", "output_handle")));
+  principal_ = ops::RuleStatus(absl::StatusCode::kInvalidArgument, kTenantRequired,
+                               kTenantMetadataKey, "no identity");
+  EXPECT_THAT(RulesOf(BuildExecute(k, none, principal_, store_, kHighestFeatureLevel).status()),
+              ElementsAre(Pair(kTenantRequired, "input_handle")));
 }
 
 }  // namespace

@@ -110,6 +110,11 @@ Outcome Answer(RequestError error, uint64_t request_id,
   return outcome;
 }
 
+// A request that uses resident tensors, on a server that keeps none.
+absl::StatusOr<BuiltChain> NoStore() {
+  return absl::UnimplementedError("this server keeps no resident tensors");
+}
+
 }  // namespace
 
 void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
@@ -125,7 +130,7 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   for (int i = 0; i < 3; ++i) {
     if (payloads[i].empty() && !given[i]->empty()) payloads[i] = std::move(*field(i));
   }
-  if (options_.metrics != nullptr && context.record) {
+  if (options_.metrics != nullptr) {
     done = Recorded(std::move(done), options_.metrics, context.method,
                     request.operator_().operator_case(), /*chain=*/false,
                     payloads[0].size() + payloads[1].size() + payloads[2].size(),
@@ -143,31 +148,28 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   };
 
   if (UsesResidentTensors(request)) {
-    // A one-step chain reads its inline bytes from the message.
-    for (int i = 0; i < 3; ++i) *field(i) = payloads[i].TakeString();
-    absl::StatusOr<v1::ChainRequest> chain = ChainOfExecute(request);
-    if (!chain.ok()) {
-      done(finish(RequestError::FromStatus(chain.status()), {}));
-      return;
-    }
-    context.record = false;  // counted here, as an Execute
-    ExecuteChain(*chain, std::move(context),
-                 [finish, done = std::move(done)](ChainOutcome c) mutable {
-                   for (ops::Violation& v : c.error.violations) v.field = ExecutePath(v.field);
-                   if (!c.error.violations.empty()) {
-                     c.error.message = ops::Summary(c.error.violations.front());
-                   }
-                   std::string output;
-                   std::string handle;
-                   if (c.error.ok() && c.response.outputs_size() > 0) {
-                     output = std::move(*c.response.mutable_outputs(0)->mutable_data());
-                     handle = c.response.outputs(0).handle();
-                   }
-                   ExecuteOutcome outcome = finish(std::move(c.error), std::move(output));
-                   outcome.response.set_output_handle(handle);
-                   outcome.admitted = std::move(c.admitted);
-                   done(std::move(outcome));
-                 });
+    std::array<std::string, 3> bytes;
+    for (int i = 0; i < 3; ++i) bytes[i] = payloads[i].TakeString();
+    absl::StatusOr<BuiltChain> built =
+        store_ == nullptr ? NoStore()
+        : !context.output_ratio.ok()
+            ? absl::StatusOr<BuiltChain>(context.output_ratio.status())
+            : BuildExecute(request, bytes, context.principal, *store_,
+                           options_.highest_feature_level);
+    RunChain(std::move(built), std::move(context), request_id,
+             [finish, done = std::move(done)](ChainRun run) mutable {
+               std::string output;
+               std::string handle;
+               if (run.error.ok() && !run.built->outputs.empty()) {
+                 const StepOutput& o = run.built->outputs.front();
+                 if (o.returns_bytes) output = std::move(run.outputs[o.step]);
+                 handle = o.handle;
+               }
+               ExecuteOutcome outcome = finish(std::move(run.error), std::move(output));
+               outcome.response.set_output_handle(handle);
+               outcome.admitted = std::move(run.admitted);
+               done(std::move(outcome));
+             });
     return;
   }
   if (!context.output_ratio.ok()) {
@@ -226,7 +228,7 @@ RequestError RequestProcessor::EngineError(uint64_t request_id,
 void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext context,
                                     ChainOutcomeCallback done) {
   const absl::Time start = absl::Now();
-  if (options_.metrics != nullptr && context.record) {
+  if (options_.metrics != nullptr) {
     uint64_t bytes_in = 0;
     for (const v1::ChainStep& step : request.steps()) {
       bytes_in += step.input().data().size() + step.scale().data().size() +
@@ -236,20 +238,30 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
                     /*operator_case=*/0, /*chain=*/true, bytes_in, start);
   }
   const uint64_t request_id = request.request_id();
-  auto finish = [this, start, request_id](RequestError error) {
-    return Answer<ChainOutcome>(std::move(error), request_id, engine_name_, start);
-  };
-  if (store_ == nullptr) {
-    done(finish(RequestError::FromStatus(
-        absl::UnimplementedError("this server keeps no resident tensors"))));
-    return;
-  }
-  if (!context.output_ratio.ok()) {
-    done(finish(RequestError::FromStatus(context.output_ratio.status())));
-    return;
-  }
   absl::StatusOr<BuiltChain> built =
-      BuildChain(request, context.principal, *store_, options_.highest_feature_level);
+      store_ == nullptr ? NoStore()
+      : !context.output_ratio.ok()
+          ? absl::StatusOr<BuiltChain>(context.output_ratio.status())
+          : BuildChain(request, context.principal, *store_, options_.highest_feature_level);
+  RunChain(std::move(built), std::move(context), request_id,
+           [this, start, request_id, done = std::move(done)](ChainRun run) mutable {
+             ChainOutcome outcome =
+                 Answer<ChainOutcome>(std::move(run.error), request_id, engine_name_, start);
+             if (outcome.error.ok()) {
+               for (const StepOutput& o : run.built->outputs) {
+                 v1::ChainOutput& out = *outcome.response.add_outputs();
+                 out.set_step(o.step);
+                 out.set_handle(o.handle);
+                 if (o.returns_bytes) out.set_data(std::move(run.outputs[o.step]));
+               }
+             }
+             outcome.admitted = std::move(run.admitted);
+             done(std::move(outcome));
+           });
+}
+
+void RequestProcessor::RunChain(absl::StatusOr<BuiltChain> built, CallContext context,
+                                uint64_t request_id, absl::AnyInvocable<void(ChainRun)> done) {
   absl::StatusOr<sched::Admitted> admitted = sched::Admitted();
   if (!built.ok()) {
     admitted = built.status();
@@ -262,34 +274,31 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
   absl::Status kept = admitted.status();
   if (kept.ok()) kept = built->CreateKept(*store_, context.principal);
   if (!kept.ok()) {
-    RequestError error = RequestError::FromStatus(kept);
-    logger_->debug("chain {} rejected: {}", request_id, error.message);
-    done(finish(std::move(error)));
+    ChainRun run;
+    run.error = RequestError::FromStatus(kept);
+    logger_->debug("chain {} rejected: {}", request_id, run.error.message);
+    done(std::move(run));
     return;
   }
   built->request.deadline = context.deadline;
   built->request.cancelled = std::move(context.cancelled);
   ChainRequest engine_request = std::move(built->request);
-  auto outputs = std::make_shared<BuiltChain>(std::move(*built));
+  auto outputs = std::make_shared<const BuiltChain>(std::move(*built));
   engine_->ExecuteChain(
       std::move(engine_request),
-      [this, finish, request_id, outputs, admitted = std::move(*admitted),
+      [this, request_id, outputs, admitted = std::move(*admitted),
        done = std::move(done)](absl::StatusOr<ChainResult> result) mutable {
         admitted.ReleaseSlot();
         outputs->Settle(*store_, result.ok());
+        ChainRun run;
         if (!result.ok()) {
-          done(finish(EngineError(request_id, result.status())));
-          return;
+          run.error = EngineError(request_id, result.status());
+        } else {
+          run.built = std::move(outputs);
+          run.outputs = std::move(result->outputs);
+          run.admitted = std::move(admitted);
         }
-        ChainOutcome outcome = finish(RequestError{});
-        for (const StepOutput& o : outputs->outputs) {
-          v1::ChainOutput& out = *outcome.response.add_outputs();
-          out.set_step(o.step);
-          out.set_handle(o.handle);
-          if (o.returns_bytes) out.set_data(std::move(result->outputs[o.step]));
-        }
-        outcome.admitted = std::move(admitted);
-        done(std::move(outcome));
+        done(std::move(run));
       });
 }
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
@@ -31,6 +32,7 @@
 #include "server/telemetry/metrics.h"
 #include "server/mapping/status_mapping.h"
 #include "engine/store/tensor_store.h"
+#include "server/chain_builder.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server {
@@ -74,10 +76,8 @@ struct CallContext {
   // The amplification limit the call asks for (call_metadata.h); 0: the
   // server's default; an error when the metadata is malformed.
   absl::StatusOr<uint64_t> output_ratio = uint64_t{0};
-  // The RPC, for metrics; `record` false for requests counted elsewhere
-  // (an Execute on handles runs as a one-step chain, counted as Execute).
+  // The RPC, for metrics.
   MetricsMethod method = MetricsMethod::kExecute;
-  bool record = true;
 };
 
 struct ExecuteOutcome {
@@ -126,9 +126,9 @@ class RequestProcessor {
   // exactly once: on this thread before Execute returns when a check fails,
   // otherwise from the engine's completion, possibly on another thread.
   // A request that names resident tensors or keeps its output runs as a
-  // one-step chain (chain_builder.h), with its error paths in
-  // ExecuteRequest's terms; its inline bytes are then copied into the
-  // message (a chain's inline sources are strings).
+  // one-step chain on the engine (chain_builder.h's BuildExecute), its
+  // error paths in ExecuteRequest's terms; its inline bytes are then
+  // copied into strings (a chain's inline sources are strings).
   void Execute(dmlserve::v1::ExecuteRequest& request, CallContext context,
                OutcomeCallback done, std::array<Payload, 3> payloads = {});
 
@@ -146,6 +146,18 @@ class RequestProcessor {
   sched::Admission& admission() { return admission_; }
 
  private:
+  // What RunChain hands back: an error, or the engine's outputs (by step)
+  // and the built chain's outputs (handles, what returns bytes).
+  struct ChainRun {
+    RequestError error;
+    std::shared_ptr<const BuiltChain> built;  // set when error.ok()
+    std::vector<std::string> outputs;         // ChainResult::outputs
+    sched::Admitted admitted;
+  };
+  // Admits `built` (or answers its error), creates the tensors it keeps,
+  // runs it on the engine and settles those tensors. `done` as Execute's.
+  void RunChain(absl::StatusOr<BuiltChain> built, CallContext context, uint64_t request_id,
+                absl::AnyInvocable<void(ChainRun)> done);
   // Logs an engine failure at the level its mapping deserves.
   RequestError EngineError(uint64_t request_id, const absl::Status& status);
 

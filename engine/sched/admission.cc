@@ -68,10 +68,14 @@ std::string StepPrefix(const Work& work, size_t i) {
 }
 
 // Where a source's problems are reported: "input" for an Execute payload,
-// "steps[1].input.handle" in a chain.
+// "input_handle" for an Execute's resident tensor, "steps[1].input.handle"
+// in a chain.
 std::string SourcePath(const Work& work, const StepView& v, const char* name,
                        const WorkSource& source) {
   std::string path = absl::StrCat(v.prefix, name);
+  if (work.kind == Work::Kind::kExecute && source.kind == Source::kResident) {
+    return path + "_handle";
+  }
   if (work.kind != Work::Kind::kChain) return path;
   switch (source.kind) {
     case Source::kInline:
@@ -117,7 +121,9 @@ std::vector<ops::Violation> ValidateSteps(const Work& work, StepViews& views) {
       auto path = [&] { return SourcePath(work, v, slot.name, src); };
       if (!slot.desc->has_value()) {
         // An Execute's empty payload is no source; its size is checked in 3.
-        if (src.kind != Source::kNone && work.kind == Work::Kind::kChain) {
+        // A resident tensor is one, in an Execute too.
+        if (src.kind != Source::kNone &&
+            (work.kind == Work::Kind::kChain || src.kind == Source::kResident)) {
           add("CHAIN_SOURCE_UNEXPECTED", field(),
               absl::StrCat("a source was given for ", slot.name, " but the operator has no ",
                            slot.name, " tensor"));

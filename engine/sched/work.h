@@ -58,7 +58,8 @@ struct WorkStep {
 
 struct Work {
   enum class Kind : uint8_t {
-    kExecute,  // one step, inline payloads; field paths of ExecuteRequest
+    kExecute,  // one step (inline payloads, or resident tensors: an Execute
+               // run as a one-step chain); field paths of ExecuteRequest
     kChain,    // steps; field paths "steps[i]. ..." of ChainRequest
     kChunked,  // one step, streamed tensors; field paths "header. ..."
     kTensor,   // `tensor` alone; field paths under `tensor_path`

@@ -205,36 +205,39 @@ class ExecuteWithHandlesTest(RejectionAsserts, ServerTestCase):
         h = self.client.create_tensor(np.zeros((2, 4), np.float32))
         small = self.client.create_tensor(np.zeros((3,), np.float32))
         ints = self.client.create_tensor(np.zeros((2, 4), np.int32))
+        # Each error names the ExecuteRequest's own field (the builder's
+        # and admission's alike), never a chain's "steps[0]...".
         cases = [
-            ({"input_handle": h.handle}, "HANDLE_AND_BYTES"),
+            ({"input_handle": h.handle}, "HANDLE_AND_BYTES", "input_handle"),
             ({"input": b"", "input_handle": small.handle},
-             "HANDLE_SIZE_MISMATCH"),
+             "HANDLE_SIZE_MISMATCH", "input_handle"),
             ({"input": b"", "input_handle": ints.handle},
-             "HANDLE_TYPE_MISMATCH"),
-            ({"output_handle": small.handle}, "OUTPUT_HANDLE_TOO_SMALL"),
+             "HANDLE_TYPE_MISMATCH", "input_handle"),
+            ({"output_handle": small.handle}, "OUTPUT_HANDLE_TOO_SMALL",
+             "output_handle"),
             ({"output_handle": h.handle, "keep_output": True},
-             "OUTPUT_MODE_CONFLICT"),
+             "OUTPUT_MODE_CONFLICT", "keep_output"),
             ({"input": b"", "input_handle": h.handle,
-              "output_handle": h.handle}, "OUTPUT_ALIASES_INPUT"),
+              "output_handle": h.handle}, "OUTPUT_ALIASES_INPUT", "output_handle"),
             ({"input": b"", "input_handle": h.handle, "in_place": True,
-              "output_handle": h.handle}, "OUTPUT_MODE_CONFLICT"),
+              "output_handle": h.handle}, "OUTPUT_MODE_CONFLICT", "output_handle"),
         ]
-        for fields, rule in cases:
+        for fields, rule, field in cases:
             with self.subTest(rule=rule, fields=sorted(fields)):
-                self.assertRejected(self.raw(**fields), INVALID, rule)
+                self.assertRejected(self.raw(**fields), INVALID, rule, field=field)
         for name in ("input_handle", "output_handle"):
             with self.subTest(missing=name):
                 fields = {name: "t-" + "f" * 32}
                 if name == "input_handle":
                     fields["input"] = b""
                 self.assertRejected(self.raw(**fields), NOT_FOUND,
-                                    "HANDLE_NOT_FOUND")
+                                    "HANDLE_NOT_FOUND", field=name)
         # A scale or bias for an operator that has none is wrong whatever
         # the handle names.
-        for name in ("scale_handle", "bias_handle"):
+        for name in ("scale", "bias"):
             with self.subTest(unexpected=name):
-                self.assertRejected(self.raw(**{name: "t-" + "f" * 32}), INVALID,
-                                    "CHAIN_SOURCE_UNEXPECTED")
+                self.assertRejected(self.raw(**{name + "_handle": "t-" + "f" * 32}),
+                                    INVALID, "CHAIN_SOURCE_UNEXPECTED", field=name)
 
 
 def handle_calls(client, h, x):

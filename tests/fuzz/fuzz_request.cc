@@ -8,6 +8,7 @@
 // parses; a valid operator plans, and every kernel it names builds.
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -39,6 +40,18 @@ class NoEngine : public Engine {
     done(absl::InternalError("not used"));
   }
 };
+
+// One store for every input (its handles are unguessable, so the fuzzed
+// ones find nothing; chains that keep outputs create and abandon tensors).
+store::TensorStore* ResidentStore() {
+  static NoEngine engine;
+  static store::TensorStore* store = [] {
+    store::TensorStoreOptions o;
+    o.sweep_interval = absl::ZeroDuration();
+    return new store::TensorStore(&engine, o);
+  }();
+  return store;
+}
 
 void Fail(const char* what) {
   std::fprintf(stderr, "invariant broken: %s\n", what);
@@ -94,15 +107,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     server::FeatureLevelFromProto(r.feature_level(), kHighestFeatureLevel),
                     s.in_place());
     }
-    static NoEngine engine;
-    static store::TensorStore* store = [] {
-      store::TensorStoreOptions o;
-      o.sweep_interval = absl::ZeroDuration();
-      return new store::TensorStore(&engine, o);
-    }();
-    server::ChainLimits limits;
-    absl::StatusOr<server::BuiltChain> built = server::BuildChain(r, "fuzz", *store, limits);
-    if (built.ok()) built->Settle(*store, false);
+    store::TensorStore* store = ResidentStore();
+    absl::StatusOr<server::BuiltChain> built =
+        server::BuildChain(r, std::string("fuzz"), *store, kHighestFeatureLevel);
+    if (built.ok()) {
+      sched::Admission admission(sched::AdmissionOptions{});
+      (void)admission.Admit(built->work);
+      built->Settle(*store, false);
+    }
     return 0;
   }
   v1::ExecuteRequest r;
@@ -123,6 +135,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sched::Admission admission(sched::AdmissionOptions{});
   (void)admission.Admit(sched::ExecuteWork(e));
   CheckOperator(e.op, static_cast<uint32_t>(e.feature_level), e.in_place);
-  if (server::UsesResidentTensors(r)) (void)server::ChainOfExecute(r);
+  if (server::UsesResidentTensors(r)) {
+    std::array<std::string, 3> payloads = {r.input(), r.scale(), r.bias()};
+    absl::StatusOr<server::BuiltChain> built = server::BuildExecute(
+        r, payloads, std::string("fuzz"), *ResidentStore(), kHighestFeatureLevel);
+    if (built.ok()) {
+      (void)admission.Admit(built->work);
+      built->Settle(*ResidentStore(), false);
+    }
+  }
   return 0;
 }
