@@ -21,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpc/grpc.h"
+#include "server/lifecycle/allocator_tuning.h"
 #include "server/lifecycle/dml_server.h"
 #include "server/engine_factory.h"
 #include "server/lifecycle/exit_deadline.h"
@@ -207,6 +208,8 @@ int main(int argc, char** argv) {
   // (docs/perf/serving-cpu-2026-11-28/). bench/echo does the same, so the
   // anchor and the server pay for gRPC's locks alike.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Before the threads that serve requests start allocating.
+  const std::string allocator = dmls::server::TuneAllocator();
 
   // Before any thread starts (POSIX: every thread inherits the blocked mask).
   absl::StatusOr<std::unique_ptr<dmls::server::StopSignal>> stop_signal =
@@ -288,6 +291,7 @@ int main(int argc, char** argv) {
   }
   auto log = *logger;
   dmls::server::RouteGrpcLogsTo(log);
+  if (!allocator.empty()) log->debug("{}", allocator);
   // One reference to gRPC's global state that is never dropped: otherwise
   // the grpc::Server's destructor runs gRPC's full shutdown, which joins an
   // executor thread that may sit in a poll until its next timer (exits
