@@ -31,6 +31,14 @@ namespace dmls::server {
 absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
                           google::protobuf::Message* message);
 
+// ExecuteRequest's payload fields (input, scale, bias): the unary and
+// streamed Execute leave them in gRPC's receive slices
+// (ParseRequestWithPayloads) and hand them to the engine from there.
+inline constexpr std::array<int, 3> kExecutePayloadFields = {
+    dmlserve::v1::ExecuteRequest::kInputFieldNumber,
+    dmlserve::v1::ExecuteRequest::kScaleFieldNumber,
+    dmlserve::v1::ExecuteRequest::kBiasFieldNumber};
+
 // ParseRequest for messages with large top-level bytes fields: the fields
 // numbered `payload_fields` (0: none) are not parsed into `message` but
 // located in `bytes`' slices and returned, in that order, as Payloads that
