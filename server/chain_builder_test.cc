@@ -276,6 +276,16 @@ TEST_F(ChainBuilderTest, ExecuteRequestsBecomeOneStepChains) {
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_THAT(RulesOf(tight.Admit(built->work).status()),
               ElementsAre(Pair("MESSAGE_BYTES_LIMIT", "operator.relu.output.total_tensor_size_in_bytes")));
+  // Inline scale bytes for an operator without a scale: the payload rule of
+  // an inline Execute, at the Execute's field.
+  v1::ExecuteRequest payload = ReluRequest(1);
+  payload.clear_input();
+  payload.set_input_handle(h);
+  bytes = {"", "abcd", ""};
+  built = BuildExecute(payload, bytes, principal_, store_, kHighestFeatureLevel);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_THAT(RulesOf(admission.Admit(built->work).status()),
+              ElementsAre(Pair("PAYLOAD_SIZE_MISMATCH", "scale")));
   // An unknown output handle and a caller without identity, at their fields.
   v1::ExecuteRequest out = ReluRequest(1);
   out.set_output_handle("t-" + std::string(32, 'f'));
