@@ -101,8 +101,19 @@ def needs_check(entry, args):
             files = f.read().replace("\\\n", " ").split(":", 1)[1].split()
     except (OSError, IndexError):
         return True
+    # Both sides resolved: a checkout reached through a link, or a build
+    # inside the source tree, must not make every file look foreign.
+    top = os.path.realpath(root) + "/"
     build = os.path.realpath(build_dir) + "/"
-    project = [p for p in files if p.startswith(root + "/") and not p.startswith(build)]
+    project = []
+    for p in files:
+        p = os.path.realpath(os.path.join(entry["directory"], p))
+        if p.startswith(top) and (build == top or not p.startswith(build)):
+            project.append(p)
+    # The TU's own source must be among them; if not, the paths are not
+    # what this function expects: parse it.
+    if os.path.realpath(os.path.join(entry["directory"], entry["file"])) not in project:
+        return True
     return any(names_a_lock(p) for p in project)
 
 skipped = 0

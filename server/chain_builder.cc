@@ -297,27 +297,40 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
                     principal, store);
 }
 
+absl::Status CheckEachTensorOnce(const v1::ExecuteRequest& request,
+                                 const std::array<std::string, 3>& payloads) {
+  const std::pair<const char*, const std::string*> handles[] = {
+      {"input", &request.input_handle()},
+      {"scale", &request.scale_handle()},
+      {"bias", &request.bias_handle()}};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& [name, handle] = handles[i];
+    if (!handle->empty() && !payloads[i].empty()) {
+      return ops::RuleStatus(absl::StatusCode::kInvalidArgument, "HANDLE_AND_BYTES",
+                             absl::StrCat(name, "_handle"),
+                             absl::StrCat("the ", name, " tensor was given as bytes and as a "
+                                          "handle: send one"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<BuiltChain> BuildExecute(v1::ExecuteRequest& request,
                                         std::array<std::string, 3>& payloads,
                                         const absl::StatusOr<std::string>& principal,
                                         store::TensorStore& store,
                                         FeatureLevel highest_feature_level) {
+  if (absl::Status once = CheckEachTensorOnce(request, payloads); !once.ok()) return once;
   StepSpec s;
   s.execute = true;
   s.op = &request.operator_();
   s.in_place = request.in_place();
-  const std::tuple<const char*, const std::string*, TensorSpec*> slots[] = {
-      {"input", &request.input_handle(), &s.input},
-      {"scale", &request.scale_handle(), &s.scale},
-      {"bias", &request.bias_handle(), &s.bias}};
+  const std::tuple<const std::string*, TensorSpec*> slots[] = {
+      {&request.input_handle(), &s.input},
+      {&request.scale_handle(), &s.scale},
+      {&request.bias_handle(), &s.bias}};
   for (size_t i = 0; i < 3; ++i) {
-    const auto& [name, handle, spec] = slots[i];
-    if (!handle->empty() && !payloads[i].empty()) {
-      return ops::RuleStatus(absl::StatusCode::kInvalidArgument, "HANDLE_AND_BYTES",
-                             s.HandlePath(name),
-                             absl::StrCat("the ", name, " tensor was given as bytes and as a "
-                                          "handle: send one"));
-    }
+    const auto& [handle, spec] = slots[i];
     // An absent tensor and an empty payload look alike on the wire: a
     // tensor without a handle is its payload, however short.
     if (!handle->empty()) {

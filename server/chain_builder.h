@@ -78,10 +78,16 @@ absl::StatusOr<BuiltChain> BuildChain(dmlserve::v1::ChainRequest& request,
 // so runs as a one-step chain).
 bool UsesResidentTensors(const dmlserve::v1::ExecuteRequest& request);
 
+// INVALID_ARGUMENT (HANDLE_AND_BYTES, at "input_handle" say) when a tensor
+// of `request` is given both as a handle and as bytes (`payloads`: input,
+// scale, bias); the first check of an Execute on handles.
+absl::Status CheckEachTensorOnce(const dmlserve::v1::ExecuteRequest& request,
+                                 const std::array<std::string, 3>& payloads);
+
 // The one-step chain of such a request, with `payloads` (input, scale,
-// bias; moved out) as its inline tensors; INVALID_ARGUMENT
-// (HANDLE_AND_BYTES) when a tensor is given both ways. A tensor without a
-// handle is its payload, even an empty one (admission checks its size).
+// bias; moved out) as its inline tensors; CheckEachTensorOnce's error
+// first. A tensor without a handle is its payload, even an empty one
+// (admission checks its size).
 absl::StatusOr<BuiltChain> BuildExecute(dmlserve::v1::ExecuteRequest& request,
                                         std::array<std::string, 3>& payloads,
                                         const absl::StatusOr<std::string>& principal,

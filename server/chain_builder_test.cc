@@ -266,7 +266,7 @@ TEST_F(ChainBuilderTest, ExecuteRequestsBecomeOneStepChains) {
   built = BuildExecute(scale, bytes, principal_, store_, kHighestFeatureLevel);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_THAT(RulesOf(admission.Admit(built->work).status()),
-              ElementsAre(Pair("CHAIN_SOURCE_UNEXPECTED", "scale")));
+              ElementsAre(Pair("CHAIN_SOURCE_UNEXPECTED", "scale_handle")));
   limits_.max_output_bytes = 100;
   sched::Admission tight(limits_);
   v1::ExecuteRequest big = ReluRequest(1);

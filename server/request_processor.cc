@@ -150,8 +150,12 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
   if (UsesResidentTensors(request)) {
     std::array<std::string, 3> bytes;
     for (int i = 0; i < 3; ++i) bytes[i] = payloads[i].TakeString();
+    // Both ways for one tensor is the request's own error, reported before
+    // the server's (no store) and the call's (metadata).
+    absl::Status once = CheckEachTensorOnce(request, bytes);
     absl::StatusOr<BuiltChain> built =
-        store_ == nullptr ? NoStore()
+        !once.ok()            ? absl::StatusOr<BuiltChain>(once)
+        : store_ == nullptr   ? NoStore()
         : !context.output_ratio.ok()
             ? absl::StatusOr<BuiltChain>(context.output_ratio.status())
             : BuildExecute(request, bytes, context.principal, *store_,

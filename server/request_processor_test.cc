@@ -120,6 +120,26 @@ TEST(RequestProcessorPayloads, GivenPayloadsReachTheEngineUncopied) {
   EXPECT_THAT(seen, ElementsAre(base, base + 100, base + in, base + in + scale));
 }
 
+// An Execute on handles: a tensor given both ways is reported before the
+// server's lack of a tensor store and the call's malformed metadata.
+TEST_F(RequestProcessorTest, AnExecuteOnHandlesReportsBothWaysFirst) {
+  auto run = [this](v1::ExecuteRequest request, CallContext context) {
+    ExecuteOutcome outcome;
+    processor_.Execute(request, std::move(context), [&](ExecuteOutcome o) { outcome = std::move(o); });
+    return outcome;
+  };
+  v1::ExecuteRequest both = ReluRequest(1);
+  both.set_input_handle("t-" + std::string(32, 'f'));
+  CallContext bad_metadata;
+  bad_metadata.output_ratio = absl::InvalidArgumentError("malformed");
+  ExecuteOutcome outcome = run(both, bad_metadata);
+  EXPECT_EQ(outcome.error.code, absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Violations(outcome), ::testing::ElementsAre("HANDLE_AND_BYTES@input_handle"));
+  v1::ExecuteRequest handle_only = both;
+  handle_only.clear_input();
+  EXPECT_EQ(run(handle_only, {}).error.code, absl::StatusCode::kUnimplemented);
+}
+
 TEST_F(RequestProcessorTest, Mvn1WithScaleAndBiasRuns) {
   ExecuteOutcome outcome = RunOne(processor_, Mvn1Request(7));
   EXPECT_TRUE(outcome.error.ok()) << outcome.error.message;

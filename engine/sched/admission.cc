@@ -121,10 +121,11 @@ std::vector<ops::Violation> ValidateSteps(const Work& work, StepViews& views) {
       auto path = [&] { return SourcePath(work, v, slot.name, src); };
       if (!slot.desc->has_value()) {
         // An Execute's empty payload is no source; its size is checked in 3.
-        // A resident tensor is one, in an Execute too.
+        // A resident tensor is one, in an Execute too (at its handle field,
+        // "scale_handle"; a chain's at the tensor, "steps[0].scale").
         if (src.kind != Source::kNone &&
             (work.kind == Work::Kind::kChain || src.kind == Source::kResident)) {
-          add("CHAIN_SOURCE_UNEXPECTED", field(),
+          add("CHAIN_SOURCE_UNEXPECTED", work.kind == Work::Kind::kChain ? field() : path(),
               absl::StrCat("a source was given for ", slot.name, " but the operator has no ",
                            slot.name, " tensor"));
         }

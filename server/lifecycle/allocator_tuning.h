@@ -12,9 +12,9 @@
 // value glibc's dynamic rule reaches (32 MiB), so the heap keeps its pages
 // between bursts and the periodic malloc_trim returns them.
 //
-// Leaves everything as it is where the operator set glibc's malloc
-// tunables (GLIBC_TUNABLES naming glibc.malloc.*) and where the C library
-// is not glibc. Call once, at start, before other threads allocate.
+// Leaves everything as it is where the operator set these thresholds
+// (OperatorSetThresholds) and where the C library is not glibc. Call once,
+// at start, before other threads allocate.
 #ifndef DMLSERVE_SERVER_LIFECYCLE_ALLOCATOR_TUNING_H_
 #define DMLSERVE_SERVER_LIFECYCLE_ALLOCATOR_TUNING_H_
 
@@ -28,6 +28,13 @@ inline constexpr uint64_t kMmapThresholdBytes = uint64_t{32} << 20;
 
 // What was done, for the start-up log ("" when nothing).
 std::string TuneAllocator();
+
+// Whether the environment sets glibc's trim or mmap threshold, top pad or
+// mmap count: GLIBC_TUNABLES naming glibc.malloc.trim_threshold,
+// mmap_threshold, top_pad or mmap_max, or their older aliases
+// MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_,
+// MALLOC_MMAP_MAX_ (false where the C library is not glibc).
+bool OperatorSetThresholds();
 
 }  // namespace dmls::server
 

@@ -234,9 +234,9 @@ class ExecuteWithHandlesTest(RejectionAsserts, ServerTestCase):
                                     "HANDLE_NOT_FOUND", field=name)
         # A scale or bias for an operator that has none is wrong whatever
         # the handle names.
-        for name in ("scale", "bias"):
+        for name in ("scale_handle", "bias_handle"):
             with self.subTest(unexpected=name):
-                self.assertRejected(self.raw(**{name + "_handle": "t-" + "f" * 32}),
+                self.assertRejected(self.raw(**{name: "t-" + "f" * 32}),
                                     INVALID, "CHAIN_SOURCE_UNEXPECTED", field=name)
 
 
