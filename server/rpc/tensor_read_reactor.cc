@@ -68,7 +68,7 @@ class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc
     tensor_ = *t;
     const uint64_t size = tensor_->desc.total_tensor_size_in_bytes;
     if (req.offset() > size || req.length() > size - req.offset()) {
-      return ChunkError("READ_RANGE_INVALID", "length",
+      return ChunkCursor::Error("READ_RANGE_INVALID", "length",
                         absl::StrCat("bytes [", req.offset(), ", +", req.length(),
                                      ") are outside the tensor's ", size));
     }

@@ -49,10 +49,6 @@ sched::Work TensorWork(const TensorDesc& desc, const std::string& path, uint64_t
   return work;
 }
 
-absl::Status ChunkError(std::string rule, std::string field, std::string message) {
-  return ChunkCursor::Error(std::move(rule), std::move(field), std::move(message));
-}
-
 grpc::Status ClientStatus(const absl::Status& s, spdlog::logger& log) {
   return ToGrpcStatus(RequestError::FromStatus(s), &log);
 }
@@ -103,7 +99,7 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
     s = admitted.status();
   }
   if (s.ok() && !req.data().empty() && req.data().size() != desc.total_tensor_size_in_bytes) {
-    s = ChunkError("CREATE_DATA_SIZE", "data",
+    s = ChunkCursor::Error("CREATE_DATA_SIZE", "data",
                    absl::StrCat(req.data().size(), " bytes of data for a tensor of ",
                                 desc.total_tensor_size_in_bytes,
                                 ": send none or all of it (or use WriteTensor)"));

@@ -106,10 +106,6 @@ dmlserve::v1::ResidentTensorInfo InfoOf(const store::ResidentTensor& tensor);
 sched::Work TensorWork(const TensorDesc& desc, const std::string& path, uint64_t data_bytes,
                        absl::Time deadline);
 
-// The error of a chunk or of a chunked call's header (ChunkCursor::Error):
-// INVALID_ARGUMENT with `rule` at `field`.
-absl::Status ChunkError(std::string rule, std::string field, std::string message);
-
 // The client's error as its code (not made INTERNAL): for store and
 // checks' statuses, which carry client errors with rule ids.
 grpc::Status ClientStatus(const absl::Status& s, spdlog::logger& log);

@@ -65,7 +65,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
     if (!tensor_) {
       if (absl::Status s = Open(msg); !s.ok()) return Fail(s);
     } else if (!msg.handle().empty() || msg.has_create()) {
-      return Fail(ChunkError("CHUNK_HEADER_REPEATED", "handle",
+      return Fail(ChunkCursor::Error("CHUNK_HEADER_REPEATED", "handle",
                              "only the first message names the tensor"));
     }
     if (!msg.has_chunk() || msg.chunk().data().empty()) {
@@ -121,7 +121,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
   absl::Status Open(v1::WriteTensorRequest& msg) {
     if (!principal_.ok()) return principal_.status();
     if (msg.has_create() == !msg.handle().empty()) {
-      return ChunkError("CHUNK_HEADER_MISSING", "handle",
+      return ChunkCursor::Error("CHUNK_HEADER_MISSING", "handle",
                         "the first message names the tensor: a handle or create, one of them");
     }
     if (msg.has_create()) {
@@ -133,7 +133,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
           service_.admission().Admit(TensorWork(desc, "create.desc", 0, deadline_));
       if (!admitted.ok()) return admitted.status();
       if (!msg.create().data().empty()) {
-        return ChunkError("CREATE_DATA_SIZE", "create.data",
+        return ChunkCursor::Error("CREATE_DATA_SIZE", "create.data",
                           "WriteTensor sends its bytes in chunks, not in create.data");
       }
       absl::StatusOr<absl::Duration> ttl =
@@ -153,7 +153,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
     const TensorDesc& desc = (target_ ? target_ : tensor_)->desc;
     const uint64_t size = desc.total_tensor_size_in_bytes;
     if (msg.start_offset() > size || msg.total_bytes() > size - msg.start_offset()) {
-      return ChunkError("CHUNK_EXCESS", "total_bytes",
+      return ChunkCursor::Error("CHUNK_EXCESS", "total_bytes",
                         absl::StrCat("bytes [", msg.start_offset(), ", +", msg.total_bytes(),
                                      ") are outside the tensor's ", size));
     }
@@ -198,7 +198,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
   // Every chunk is read and written.
   void End() {
     if (!tensor_) {
-      return Fail(ChunkError("CHUNK_HEADER_MISSING", "handle",
+      return Fail(ChunkCursor::Error("CHUNK_HEADER_MISSING", "handle",
                              "the stream ended before naming a tensor"));
     }
     if (absl::Status s = cursor_.Complete("chunk"); !s.ok()) return Fail(s);
