@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "engine/ops/rule_status.h"
 #include "server/mapping/proto_mapping.h"
 
@@ -129,7 +130,7 @@ struct StepSpec {
   }
 };
 
-absl::StatusOr<BuiltChain> BuildSteps(std::vector<StepSpec>& specs, sched::Work::Kind kind,
+absl::StatusOr<BuiltChain> BuildSteps(absl::Span<StepSpec> specs, sched::Work::Kind kind,
                                       uint32_t level,
                                       const absl::StatusOr<std::string>& principal,
                                       store::TensorStore& store) {
@@ -292,7 +293,7 @@ absl::StatusOr<BuiltChain> BuildChain(v1::ChainRequest& request,
     s.keep_output_ttl_seconds = ws.keep_output_ttl_seconds();
     s.prefix = absl::StrCat("steps[", i, "].");
   }
-  return BuildSteps(specs, sched::Work::Kind::kChain,
+  return BuildSteps(absl::MakeSpan(specs), sched::Work::Kind::kChain,
                     FeatureLevelFromProto(request.feature_level(), highest_feature_level),
                     principal, store);
 }
@@ -346,9 +347,7 @@ absl::StatusOr<BuiltChain> BuildExecute(v1::ExecuteRequest& request,
   s.keep_output_ttl_seconds = request.keep_output_ttl_seconds();
   s.return_output = request.output_handle().empty() && !request.keep_output() &&
                     !(request.in_place() && !request.input_handle().empty());
-  std::vector<StepSpec> specs(1);
-  specs[0] = std::move(s);
-  return BuildSteps(specs, sched::Work::Kind::kExecute,
+  return BuildSteps(absl::MakeSpan(&s, 1), sched::Work::Kind::kExecute,
                     FeatureLevelFromProto(request.feature_level(), highest_feature_level),
                     principal, store);
 }

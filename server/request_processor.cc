@@ -110,11 +110,6 @@ Outcome Answer(RequestError error, uint64_t request_id,
   return outcome;
 }
 
-// A request that uses resident tensors, on a server that keeps none.
-absl::StatusOr<BuiltChain> NoStore() {
-  return absl::UnimplementedError("this server keeps no resident tensors");
-}
-
 }  // namespace
 
 void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
@@ -152,14 +147,12 @@ void RequestProcessor::Execute(v1::ExecuteRequest& request, CallContext context,
     for (int i = 0; i < 3; ++i) bytes[i] = payloads[i].TakeString();
     // Both ways for one tensor is the request's own error, reported before
     // the server's (no store) and the call's (metadata).
-    absl::Status once = CheckEachTensorOnce(request, bytes);
+    absl::Status ready = CheckEachTensorOnce(request, bytes);
+    if (ready.ok()) ready = ChainReady(context);
     absl::StatusOr<BuiltChain> built =
-        !once.ok()            ? absl::StatusOr<BuiltChain>(once)
-        : store_ == nullptr   ? NoStore()
-        : !context.output_ratio.ok()
-            ? absl::StatusOr<BuiltChain>(context.output_ratio.status())
-            : BuildExecute(request, bytes, context.principal, *store_,
-                           options_.highest_feature_level);
+        ready.ok() ? BuildExecute(request, bytes, context.principal, *store_,
+                                  options_.highest_feature_level)
+                   : absl::StatusOr<BuiltChain>(ready);
     RunChain(std::move(built), std::move(context), request_id,
              [finish, done = std::move(done)](ChainRun run) mutable {
                std::string output;
@@ -242,11 +235,10 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
                     /*operator_case=*/0, /*chain=*/true, bytes_in, start);
   }
   const uint64_t request_id = request.request_id();
+  const absl::Status ready = ChainReady(context);
   absl::StatusOr<BuiltChain> built =
-      store_ == nullptr ? NoStore()
-      : !context.output_ratio.ok()
-          ? absl::StatusOr<BuiltChain>(context.output_ratio.status())
-          : BuildChain(request, context.principal, *store_, options_.highest_feature_level);
+      ready.ok() ? BuildChain(request, context.principal, *store_, options_.highest_feature_level)
+                 : absl::StatusOr<BuiltChain>(ready);
   RunChain(std::move(built), std::move(context), request_id,
            [this, start, request_id, done = std::move(done)](ChainRun run) mutable {
              ChainOutcome outcome =
@@ -262,6 +254,11 @@ void RequestProcessor::ExecuteChain(v1::ChainRequest& request, CallContext conte
              outcome.admitted = std::move(run.admitted);
              done(std::move(outcome));
            });
+}
+
+absl::Status RequestProcessor::ChainReady(const CallContext& context) const {
+  if (store_ == nullptr) return absl::UnimplementedError("this server keeps no resident tensors");
+  return context.output_ratio.status();
 }
 
 void RequestProcessor::RunChain(absl::StatusOr<BuiltChain> built, CallContext context,

@@ -154,6 +154,9 @@ class RequestProcessor {
     std::vector<std::string> outputs;         // ChainResult::outputs
     sched::Admitted admitted;
   };
+  // What a chain needs of the server and the call before it is built: a
+  // tensor store (UNIMPLEMENTED without) and well-formed ratio metadata.
+  absl::Status ChainReady(const CallContext& context) const;
   // Admits `built` (or answers its error), creates the tensors it keeps,
   // runs it on the engine and settles those tensors. `done` as Execute's.
   void RunChain(absl::StatusOr<BuiltChain> built, CallContext context, uint64_t request_id,
