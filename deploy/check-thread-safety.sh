@@ -81,6 +81,15 @@ MENTIONS = re.compile(
     r"|ABSL_RELEASE|ASSERT_EXCLUSIVE|ASSERT_SHARED|SCOPED_LOCKABLE|ABSL_LOCKABLE"
     r"|NO_THREAD_SAFETY_ANALYSIS|ABSL_CAPABILITY")
 mentions = {}
+real = {}
+TOP = os.path.realpath(root) + "/"
+BUILD_DIR = os.path.realpath(build_dir) + "/"
+
+def resolved(directory, path):
+    key = (directory, path)
+    if key not in real:
+        real[key] = os.path.realpath(os.path.join(directory, path))
+    return real[key]
 
 def names_a_lock(path):
     if path not in mentions:
@@ -101,18 +110,17 @@ def needs_check(entry, args):
             files = f.read().replace("\\\n", " ").split(":", 1)[1].split()
     except (OSError, IndexError):
         return True
-    # Both sides resolved: a checkout reached through a link, or a build
-    # inside the source tree, must not make every file look foreign.
-    top = os.path.realpath(root) + "/"
-    build = os.path.realpath(build_dir) + "/"
+    # Both sides resolved (TOP, BUILD_DIR): a checkout reached through a
+    # link, or a build inside the source tree, must not make every file
+    # look foreign.
     project = []
     for p in files:
-        p = os.path.realpath(os.path.join(entry["directory"], p))
-        if p.startswith(top) and (build == top or not p.startswith(build)):
+        p = resolved(entry["directory"], p)
+        if p.startswith(TOP) and (BUILD_DIR == TOP or not p.startswith(BUILD_DIR)):
             project.append(p)
     # The TU's own source must be among them; if not, the paths are not
     # what this function expects: parse it.
-    if os.path.realpath(os.path.join(entry["directory"], entry["file"])) not in project:
+    if resolved(entry["directory"], entry["file"]) not in project:
         return True
     return any(names_a_lock(p) for p in project)
 
