@@ -28,7 +28,21 @@ struct DmlEngine::Compiled {
   d3d12::ComPtr<IDMLCompiledOperator> compiled;
   DML_BINDING_PROPERTIES props{};
   Buffer persistent;
+  // Some input is DML_TENSOR_FLAG_OWNED_BY_DML: DirectML takes its data at
+  // initialisation (into the persistent resource), so the operator is
+  // initialised again with each request's data and that input is bound as
+  // NONE when it executes. Binding it at execution instead is invalid use,
+  // which DirectML answers by removing the device.
+  bool owned_inputs = false;
 };
+
+namespace {
+
+bool OwnedByDml(const DML_BUFFER_TENSOR_DESC* t) {
+  return t != nullptr && (t->Flags & DML_TENSOR_FLAG_OWNED_BY_DML) != 0;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<DmlEngine>> DmlEngine::Create(const DmlEngineOptions& options) {
   absl::StatusOr<std::unique_ptr<DmlDevice>> device = DmlDevice::Create(options);
@@ -220,9 +234,19 @@ absl::StatusOr<std::unique_ptr<DmlEngine::Compiled>> DmlEngine::Compile(const Op
     if (!s.ok()) return s;
   }
 
-  // Every compiled operator is initialised once before its first dispatch.
+  for (int i = 0; i < c->op->input_count(); ++i) c->owned_inputs |= OwnedByDml(c->op->input(i));
+  // Initialised here once, or with each request's data when it owns some.
+  if (!c->owned_inputs) {
+    absl::Status s = Initialize(*c, nullptr);
+    if (!s.ok()) return s;
+  }
+  return c;
+}
+
+absl::Status DmlEngine::Initialize(const Compiled& c, const DML_BUFFER_BINDING* inputs) {
+  IDMLDevice* dml = device_->dml();
   d3d12::ComPtr<IDMLOperatorInitializer> init;
-  IDMLCompiledOperator* ops[] = {c->compiled.get()};
+  IDMLCompiledOperator* ops[] = {c.compiled.get()};
   DMLS_RETURN_IF_FAILED(dml->CreateOperatorInitializer(1, ops, __uuidof(IDMLOperatorInitializer),
                                                        reinterpret_cast<void**>(init.Put())),
                         "IDMLDevice::CreateOperatorInitializer");
@@ -240,19 +264,22 @@ absl::StatusOr<std::unique_ptr<DmlEngine::Compiled>> DmlEngine::Compile(const Op
   DMLS_RETURN_IF_FAILED(dml->CreateBindingTable(&table_desc, __uuidof(IDMLBindingTable),
                                                 reinterpret_cast<void**>(table.Put())),
                         "IDMLDevice::CreateBindingTable (initializer)");
+  // An initializer's inputs: one buffer array per operator it initialises,
+  // with an entry per operator input (a null buffer where not owned).
+  DML_BUFFER_ARRAY_BINDING array = {static_cast<UINT>(c.op->input_count()), inputs};
+  DML_BINDING_DESC array_desc = {DML_BINDING_TYPE_BUFFER_ARRAY, &array};
+  if (inputs != nullptr) table->BindInputs(1, &array_desc);
   DML_BUFFER_BINDING temp = {temporary_.resource.get(), 0, ip.TemporaryResourceSize};
   DML_BINDING_DESC temp_desc = {DML_BINDING_TYPE_BUFFER, &temp};
   if (ip.TemporaryResourceSize > 0) table->BindTemporaryResource(&temp_desc);
-  DML_BUFFER_BINDING persistent = {c->persistent.resource.get(), 0,
-                                   c->props.PersistentResourceSize};
+  DML_BUFFER_BINDING persistent = {c.persistent.resource.get(), 0,
+                                   c.props.PersistentResourceSize};
   DML_BINDING_DESC persistent_desc = {DML_BINDING_TYPE_BUFFER, &persistent};
-  if (c->props.PersistentResourceSize > 0) table->BindOutputs(1, &persistent_desc);
+  if (c.props.PersistentResourceSize > 0) table->BindOutputs(1, &persistent_desc);
   s = Begin();
   if (!s.ok()) return s;
   recorder_->RecordDispatch(list_.get(), init.get(), table.get());
-  s = SubmitAndWait();
-  if (!s.ok()) return s;
-  return c;
+  return SubmitAndWait();  // `init` and `table` live until the work is done
 }
 
 absl::StatusOr<const DmlEngine::Compiled*> DmlEngine::GetCompiled(const OperatorDesc& op) {
@@ -317,6 +344,33 @@ absl::StatusOr<ExecuteResult> DmlEngine::Run(const ExecuteRequest& request) {
   if (!request.bias.empty()) request.bias.CopyTo(up + bias_at);
   upload_.resource->Unmap(0, nullptr);
 
+  // Inputs into the work buffer. An operator that owns some of them is
+  // initialised with them first (its own submission: the initializer's
+  // binding table uses the same descriptor heap as the execution's).
+  ID3D12Resource* work = work_.resource.get();
+  DML_BUFFER_BINDING buffers[3] = {{work, in_at, in_bound},
+                                   {work, scale_at, request.scale.size()},
+                                   {work, bias_at, request.bias.size()}};
+  s = Begin();
+  if (!s.ok()) return s;
+  const auto copy_dest = D3D12_RESOURCE_STATE_COPY_DEST;
+  const auto copy_source = D3D12_RESOURCE_STATE_COPY_SOURCE;
+  D3D12_RESOURCE_BARRIER to_copy = d3d12::TransitionBarrier(work, uav, copy_dest);
+  list_->ResourceBarrier(1, &to_copy);
+  list_->CopyBufferRegion(work, 0, upload_.resource.get(), 0, inputs_end);
+  D3D12_RESOURCE_BARRIER to_uav = d3d12::TransitionBarrier(work, copy_dest, uav);
+  list_->ResourceBarrier(1, &to_uav);
+  if (c.owned_inputs) {
+    DML_BUFFER_BINDING owned[3] = {};
+    for (int i = 0; i < c.op->input_count(); ++i) {
+      if (OwnedByDml(c.op->input(i))) owned[i] = buffers[i];
+    }
+    s = SubmitAndWait();
+    if (s.ok()) s = Initialize(c, owned);
+    if (s.ok()) s = Begin();
+    if (!s.ok()) return s;
+  }
+
   IDMLDevice* dml = device_->dml();
   DML_BINDING_TABLE_DESC table_desc = {c.compiled.get(), d3d12::CpuHeapStart(heap_.get()),
                                        d3d12::GpuHeapStart(heap_.get()),
@@ -325,15 +379,12 @@ absl::StatusOr<ExecuteResult> DmlEngine::Run(const ExecuteRequest& request) {
   DMLS_RETURN_IF_FAILED(dml->CreateBindingTable(&table_desc, __uuidof(IDMLBindingTable),
                                                 reinterpret_cast<void**>(table.Put())),
                         "IDMLDevice::CreateBindingTable");
-  ID3D12Resource* work = work_.resource.get();
-  DML_BUFFER_BINDING buffers[3] = {{work, in_at, in_bound},
-                                   {work, scale_at, request.scale.size()},
-                                   {work, bias_at, request.bias.size()}};
+  // Absent and owned inputs are NONE at execution.
   DML_BINDING_DESC inputs[3];
   for (int i = 0; i < c.op->input_count(); ++i) {
-    const bool present = c.op->input(i) != nullptr;
-    inputs[i] = present ? DML_BINDING_DESC{DML_BINDING_TYPE_BUFFER, &buffers[i]}
-                        : DML_BINDING_DESC{DML_BINDING_TYPE_NONE, nullptr};
+    const bool bound = c.op->input(i) != nullptr && !OwnedByDml(c.op->input(i));
+    inputs[i] = bound ? DML_BINDING_DESC{DML_BINDING_TYPE_BUFFER, &buffers[i]}
+                      : DML_BINDING_DESC{DML_BINDING_TYPE_NONE, nullptr};
   }
   table->BindInputs(c.op->input_count(), inputs);
   DML_BUFFER_BINDING out = {work, out_at, out_bytes};
@@ -345,16 +396,6 @@ absl::StatusOr<ExecuteResult> DmlEngine::Run(const ExecuteRequest& request) {
   DML_BUFFER_BINDING persistent = {c.persistent.resource.get(), 0, c.props.PersistentResourceSize};
   DML_BINDING_DESC persistent_desc = {DML_BINDING_TYPE_BUFFER, &persistent};
   if (c.props.PersistentResourceSize > 0) table->BindPersistentResource(&persistent_desc);
-
-  s = Begin();
-  if (!s.ok()) return s;
-  const auto copy_dest = D3D12_RESOURCE_STATE_COPY_DEST;
-  const auto copy_source = D3D12_RESOURCE_STATE_COPY_SOURCE;
-  D3D12_RESOURCE_BARRIER to_copy = d3d12::TransitionBarrier(work, uav, copy_dest);
-  list_->ResourceBarrier(1, &to_copy);
-  list_->CopyBufferRegion(work, 0, upload_.resource.get(), 0, inputs_end);
-  D3D12_RESOURCE_BARRIER to_uav = d3d12::TransitionBarrier(work, copy_dest, uav);
-  list_->ResourceBarrier(1, &to_uav);
   recorder_->RecordDispatch(list_.get(), c.compiled.get(), table.get());
   D3D12_RESOURCE_BARRIER after[2] = {d3d12::UavBarrier(work),
                                      d3d12::TransitionBarrier(work, uav, copy_source)};

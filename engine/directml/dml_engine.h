@@ -2,7 +2,9 @@
 // through Microsoft's DirectML.dll (dml_device.h): the request's
 // OperatorDesc mapped to a DML_OPERATOR_DESC (op_mapping.h), created,
 // compiled and initialised once per distinct desc (cached by OperatorKey,
-// refusals included), then bound (binding table over one shader-visible
+// refusals included; an operator with DML_TENSOR_FLAG_OWNED_BY_DML inputs
+// is initialised again with each request's data, which DirectML takes at
+// initialisation), then bound (binding table over one shader-visible
 // descriptor heap; temporary and persistent resources as the compiled
 // operator asks), dispatched through an IDMLCommandRecorder and read back.
 // Windows only. It is the reference the other engines are compared with
@@ -75,6 +77,12 @@ class DmlEngine : public Engine {
   absl::StatusOr<const Compiled*> GetCompiled(const OperatorDesc& op)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::unique_ptr<Compiled>> Compile(const OperatorDesc& op)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Initialises `c` (its own submission, waited for): writes its
+  // persistent resource and takes its owned inputs from `inputs` (one
+  // binding per operator input, a null buffer where not owned; nullptr
+  // when it owns none).
+  absl::Status Initialize(const Compiled& c, const DML_BUFFER_BINDING* inputs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Grows `buffer` to at least `bytes` (a new committed resource).
   absl::Status Ensure(Buffer& buffer, uint64_t bytes, D3D12_HEAP_TYPE heap,

@@ -203,6 +203,42 @@ TEST_F(DmlEngineTest, AlignmentBelowSixteenIsRefusedSixteenRuns) {
   ExpectClose(dml, ref, 0, 0);
 }
 
+// DML_TENSOR_FLAG_OWNED_BY_DML: DirectML takes such an input at
+// initialisation and binding it at execution is invalid use (DirectML
+// removed the device for it: docs/DIRECTML.md). Two requests of one desc
+// with different data must each see their own data, and the device stays.
+TEST_F(DmlEngineTest, InputsOwnedByDirectMlAreTakenAtInitialisation) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {5});
+  TensorDesc owned = t;
+  owned.flags = kTensorFlagOwnedByDml;
+  ExecuteRequest r = OpRequest(OperatorType::kActivationIdentity, owned, t);
+  r.input = MakePayload<float>(t, {-2, -1, 0, 1, 2});
+  auto [dml, ref] = Both(r);
+  ExpectClose(dml, ref, 0, 0);
+  r.input = MakePayload<float>(t, {7, 8, 9, 10, 11});
+  auto [dml2, ref2] = Both(r);
+  ExpectClose(dml2, ref2, 0, 0);
+
+  // MVN1 with an owned Scale (a weight, what the flag is for).
+  TensorDesc x = MakeTensorDesc(DataType::kFloat32, {1, 1, 2, 4});
+  TensorDesc sb = MakeTensorDesc(DataType::kFloat32, {1, 1, 1, 4});
+  TensorDesc owned_sb = sb;
+  owned_sb.flags = kTensorFlagOwnedByDml;
+  ExecuteRequest m = OpRequest(OperatorType::kMeanVarianceNormalization1, x, x);
+  m.op.axis_count = 1;
+  m.op.axes = {3};
+  m.op.normalize_variance = 1;
+  m.op.epsilon = 1e-5f;
+  m.op.scale = owned_sb;
+  m.op.bias = sb;
+  m.input = MakePayload<float>(x, {-4, -2, -1, -0.5f, 0, 0.5f, 1, 3});
+  m.scale = MakePayload<float>(sb, {1, 2, 3, 4});
+  m.bias = MakePayload<float>(sb, {0, 0.5f, -0.5f, 1});
+  auto [dml3, ref3] = Both(m);
+  ExpectClose(dml3, ref3, 1e-5, 1e-6);
+  EXPECT_TRUE(engine_->Healthy());
+}
+
 TEST(DmlEngineLoad, AMissingDllIsUnavailable) {
   DmlEngineOptions options = Options();
   options.dll_path = "no-such-directml.dll";
