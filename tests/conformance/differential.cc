@@ -41,21 +41,6 @@ std::string Element(DataType type, const std::string& elements, uint64_t i) {
   }
 }
 
-const char* KindName(DiffRow::Kind kind) {
-  switch (kind) {
-    case DiffRow::Kind::kAgree:
-      return "agree";
-    case DiffRow::Kind::kDisagree:
-      return "disagree";
-    case DiffRow::Kind::kRefused:
-      return "refused";
-    case DiffRow::Kind::kTheirsFailed:
-      return "failed";
-    case DiffRow::Kind::kOursFailed:
-      return "ours failed";
-  }
-  return "?";
-}
 
 std::string List(const std::vector<uint64_t>& v) {
   return absl::StrCat("[", absl::StrJoin(v, ","), "]");
@@ -98,6 +83,22 @@ std::string Attributes(const OperatorDesc& op) {
 std::string Cell(std::string s) { return absl::StrReplaceAll(s, {{"|", "\\|"}, {"\n", " "}}); }
 
 }  // namespace
+
+const char* KindName(DiffRow::Kind kind) {
+  switch (kind) {
+    case DiffRow::Kind::kAgree:
+      return "agree";
+    case DiffRow::Kind::kDisagree:
+      return "disagree";
+    case DiffRow::Kind::kRefused:
+      return "refused";
+    case DiffRow::Kind::kTheirsFailed:
+      return "failed";
+    case DiffRow::Kind::kOursFailed:
+      return "ours failed";
+  }
+  return "?";
+}
 
 DiffRow DiffCase(const Case& c, Engine& ours, Engine& theirs) {
   const ExecuteRequest request = RequestFromCase(c);

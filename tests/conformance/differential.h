@@ -49,6 +49,9 @@ struct DiffRow {
 
 DiffRow DiffCase(const Case& c, Engine& ours, Engine& theirs);
 
+// "agree", "disagree", "refused", "failed" (theirs), "ours failed".
+const char* KindName(DiffRow::Kind kind);
+
 // docs/DIRECTML.md's generated part: per operator and data type the counts
 // of each kind, then one table row per disagreement and per refusal.
 std::string DiffMarkdown(const std::vector<DiffRow>& rows);

@@ -4,24 +4,33 @@
 // Windows only; deploy/windows/directml-diff.sh runs it under Wine.
 //
 //   directml_diff.exe [--data DIR] [--dll PATH] [--filter SUBSTRING] [--out FILE.md]
+//                     [--expect FILE.tsv] [--write_expect FILE.tsv]
 //
 // Prints the per-operator summary and writes it, with one row per
-// disagreement or refusal, to --out. Exit status 0 when it ran (however
-// many disagreements: they are the result), 2 on a usage or setup error.
+// disagreement or refusal, to --out. --write_expect writes every case that
+// does not agree, with its kind (diff_expectations.h); --expect compares
+// the run with such a file (tests/data/directml_expected.tsv) and prints
+// every case whose outcome changed. Exit status 0 when it ran and, with
+// --expect, nothing changed; 1 when something changed; 2 on a usage or
+// setup error (a malformed --expect file, one naming a case the corpus
+// does not have).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/cpu/cpu_engine.h"
 #include "engine/directml/dml_engine.h"
+#include "tests/conformance/diff_expectations.h"
 #include "tests/conformance/differential.h"
 
 int main(int argc, char** argv) {
   using dmls::conformance::DiffRow;
-  std::string data = DMLS_CONFORMANCE_DATA_DIR, filter, out;
+  std::string data = DMLS_CONFORMANCE_DATA_DIR, filter, out, expect_path, write_expect;
   dmls::directml::DmlEngineOptions options;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
@@ -33,6 +42,10 @@ int main(int argc, char** argv) {
       filter = value;
     else if (flag == "--out")
       out = value;
+    else if (flag == "--expect")
+      expect_path = value;
+    else if (flag == "--write_expect")
+      write_expect = value;
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -42,6 +55,29 @@ int main(int argc, char** argv) {
   if (!corpus.ok()) {
     std::fprintf(stderr, "corpus: %s\n", corpus.status().ToString().c_str());
     return 2;
+  }
+  dmls::conformance::DiffExpectations expected;
+  if (!expect_path.empty()) {
+    std::ifstream in(expect_path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<dmls::conformance::DiffExpectations> parsed =
+        dmls::conformance::ParseDiffExpectations(text.str());
+    if (!in || !parsed.ok()) {
+      std::fprintf(stderr, "--expect %s: %s\n", expect_path.c_str(),
+                   in ? parsed.status().ToString().c_str() : "cannot read");
+      return 2;
+    }
+    std::set<std::string> ids;
+    for (const auto& c : corpus->cases()) ids.insert(c.id());
+    for (const auto& [id, kind] : *parsed) {
+      if (ids.count(id) == 0) {
+        std::fprintf(stderr, "--expect %s: case %s is not in the corpus\n", expect_path.c_str(),
+                     id.c_str());
+        return 2;
+      }
+    }
+    expected = *std::move(parsed);
   }
   absl::StatusOr<std::unique_ptr<dmls::directml::DmlEngine>> dml =
       dmls::directml::DmlEngine::Create(options);
@@ -101,5 +137,18 @@ int main(int argc, char** argv) {
   std::printf("%s", md.substr(0, md.find("\n\n")).c_str());
   std::printf("\n");
   if (!out.empty()) std::ofstream(out) << md;
+  if (!write_expect.empty()) {
+    std::ofstream(write_expect, std::ios::binary) << dmls::conformance::DiffExpectationsText(
+        rows, "DirectML against the CPU engine (deploy/windows/directml-diff.sh; docs/DIRECTML.md):\n"
+              "every conformance case whose outcome is not \"agree\", with its kind.\n"
+              "A case not listed must agree. Regenerate with directml-diff.sh --write-expect.");
+  }
+  if (!expect_path.empty()) {
+    const std::vector<std::string> changes = dmls::conformance::DiffChanges(rows, expected);
+    for (const std::string& change : changes) std::printf("CHANGED %s\n", change.c_str());
+    std::printf("%zu of %zu cases as %s expects\n", rows.size() - changes.size(), rows.size(),
+                expect_path.c_str());
+    return changes.empty() ? 0 : 1;
+  }
   return 0;
 }
