@@ -10,7 +10,11 @@
 namespace dmls {
 
 CpuEngine::CpuEngine(CpuEngineOptions options)
-    : options_(options), runner_(options), scheduler_(&runner_, options.scheduler) {}
+    : options_(options),
+      runner_(sched::PoolRunnerOptions{options.threads, options.inline_max_bytes,
+                                       "CPU engine is shut down"},
+              [this](ExecuteRequest& request) { return RunReference(request, options_); }),
+      scheduler_(&runner_, options.scheduler) {}
 
 CpuEngine::~CpuEngine() { Shutdown(); }
 

@@ -6,7 +6,8 @@
 // server.
 //
 // Requests go through engine/sched's scheduler (admission, queueing,
-// deadlines) to a CpuRunner (cpu_runner.h) that runs each on a pool thread.
+// deadlines) to a sched::PoolRunner (pool_runner.h) that runs each with
+// RunReference on a pool thread.
 //
 // Ownership: owns its runner and scheduler. Thread-safe: Execute may be
 // called from any number of threads; each request runs on one pool thread.
@@ -16,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "engine/core/engine.h"
 #include "engine/cpu/cpu_engine_options.h"
-#include "engine/cpu/cpu_runner.h"
+#include "engine/sched/pool_runner.h"
 #include "engine/sched/scheduler.h"
 
 namespace dmls {
@@ -46,7 +47,7 @@ class CpuEngine : public Engine {
 
  private:
   const CpuEngineOptions options_;
-  CpuRunner runner_;
+  sched::PoolRunner runner_;
   sched::Scheduler scheduler_;
 };
 

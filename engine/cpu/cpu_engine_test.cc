@@ -409,7 +409,7 @@ TEST(CpuEngine, SmallRequestsRunOnTheCallersThreadLargeOnesOnThePool) {
 }
 
 // Through the pool only, more requests than the runner takes at once: the
-// queue moves on when capacity frees (CpuRunner tells the scheduler when
+// queue moves on when capacity frees (the PoolRunner tells the scheduler when
 // its count falls below the limit), not only at shutdown.
 TEST(CpuEngine, PooledRequestsBeyondTheRunnersLimitAllComplete) {
   CpuEngineOptions options = TwoThreads();

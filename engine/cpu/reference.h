@@ -1,6 +1,6 @@
 // RunReference: the CPU engine's computation of one request, synchronous on
 // the calling thread: plain loops over logical elements that reproduce
-// oracle.py (OPERATORS.md §4-§7). CpuRunner runs it on pool threads;
+// oracle.py (OPERATORS.md §4-§7). CpuEngine runs it on pool threads (sched::PoolRunner);
 // CpuEngine::Run exposes it to tests and oracles. Pure; thread-safe.
 #ifndef DMLSERVE_ENGINE_CPU_REFERENCE_H_
 #define DMLSERVE_ENGINE_CPU_REFERENCE_H_

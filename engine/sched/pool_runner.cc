@@ -1,33 +1,33 @@
-#include "engine/cpu/cpu_runner.h"
+#include "engine/sched/pool_runner.h"
 
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <utility>
 
-#include "engine/cpu/reference.h"
 #include "engine/sched/admission.h"
 
-namespace dmls {
+namespace dmls::sched {
 
-CpuRunner::CpuRunner(CpuEngineOptions options)
-    : options_(options), pool_(sched::ThreadPoolOptions{options.threads}) {}
+PoolRunner::PoolRunner(PoolRunnerOptions options, RunFn run)
+    : options_(options), run_(std::move(run)), pool_(ThreadPoolOptions{options.threads}) {}
 
-CpuRunner::~CpuRunner() { pool_.Shutdown(); }
+PoolRunner::~PoolRunner() { pool_.Shutdown(); }
 
-absl::StatusOr<sched::Prepared> CpuRunner::Prepare(ExecuteRequest& request) {
-  sched::Prepared p;
-  p.bytes = sched::RequestBytes(request);
+absl::StatusOr<Prepared> PoolRunner::Prepare(ExecuteRequest& request) {
+  Prepared p;
+  p.bytes = RequestBytes(request);
   return p;
 }
 
-bool CpuRunner::CanAccept() { return handed_out_.load() < limit(); }
+bool PoolRunner::CanAccept() { return handed_out_.load() < limit(); }
 
-void CpuRunner::SetCapacityListener(std::function<void()> listener) {
+void PoolRunner::SetCapacityListener(std::function<void()> listener) {
   MutexLock lock(&listener_mu_);
   listener_ = std::move(listener);
 }
 
-void CpuRunner::Finished() {
+void PoolRunner::Finished() {
   // Only the step from the limit to below it frees capacity that
   // CanAccept refused (each step down is one fetch_sub, so none is
   // missed); below it the scheduler is not waiting, and waking its
@@ -41,15 +41,15 @@ void CpuRunner::Finished() {
   if (listener) listener();
 }
 
-void CpuRunner::RunJob(sched::Job& job) {
+void PoolRunner::RunJob(Job& job) {
   ExecuteRequest& req = job.request;
   if (job.Cancelled()) {
     job.done(absl::CancelledError("request cancelled before execution"));
   } else if (absl::Now() > req.deadline) {
     job.done(absl::DeadlineExceededError("deadline passed before execution"));
   } else {
-    absl::StatusOr<ExecuteResult> result = RunReference(req, options_);
-    // Each request runs alone; its output is written in place.
+    absl::StatusOr<ExecuteResult> result = run_(req);
+    // Each request runs alone.
     if (result.ok()) {
       result->timing.execution_requests = 1;
       result->timing.counts_execution = true;
@@ -59,30 +59,30 @@ void CpuRunner::RunJob(sched::Job& job) {
   Finished();
 }
 
-bool CpuRunner::AcceptInline(const sched::Job& job) {
+bool PoolRunner::AcceptInline(const Job& job) {
   if (job.bytes > options_.inline_max_bytes || handed_out_.load() >= limit()) return false;
   handed_out_.fetch_add(1);
   return true;
 }
 
-void CpuRunner::RunInline(sched::Job job) { RunJob(job); }
+void PoolRunner::RunInline(Job job) { RunJob(job); }
 
-void CpuRunner::Run(sched::Batch batch) {
-  for (std::vector<sched::Job>& group : batch.groups) {
-    for (sched::Job& job : group) {
+void PoolRunner::Run(Batch batch) {
+  for (std::vector<Job>& group : batch.groups) {
+    for (Job& job : group) {
       handed_out_.fetch_add(1);
-      auto task = std::make_shared<sched::Job>(std::move(job));
+      auto task = std::make_shared<Job>(std::move(job));
       const bool queued = pool_.Schedule([this, task] { RunJob(*task); });
       if (!queued) {
-        task->done(absl::UnavailableError("CPU engine is shut down"));
+        task->done(absl::UnavailableError(options_.shut_down_message));
         Finished();
       }
     }
   }
 }
 
-void CpuRunner::Drain() {
+void PoolRunner::Drain() {
   while (handed_out_.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
 
-}  // namespace dmls
+}  // namespace dmls::sched
