@@ -132,10 +132,12 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
 // Direct3D 12 adapter, --adapter's or the one "auto" picks. Windows only.
 absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
     const ServerOptions& options,
-    const std::shared_ptr<spdlog::logger>& logger) {
+    const std::shared_ptr<spdlog::logger>& logger, const EngineHooks& hooks) {
 #if DMLSERVE_HAVE_DIRECTML
   directml::DmlEngineOptions dml;
   dml.dll_path = options.directml_dll;
+  dml.scheduler = EngineSchedulerOptions(options);
+  if (hooks.scheduler_observer) dml.scheduler.observer = hooks.scheduler_observer("0");
   if (!options.adapter.empty()) {
     absl::StatusOr<std::vector<int>> selected =
         SelectAdapters(options, d3d12::DeviceOptions::Kind::kAuto);
@@ -153,7 +155,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
   }
   if (logger) {
     logger->warn("--device=directml: the DirectML reference engine runs one "
-                 "request at a time on the calling thread (no batching, "
+                 "request at a time behind the scheduler (no coalescing, "
                  "resident tensors in host memory, chains step by step)");
     if (options.gpu_memory_cap_bytes.value_or(0) != 0) {
       logger->warn("--device=directml: --gpu_memory_cap_bytes is ignored (the "
@@ -163,6 +165,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
   return std::unique_ptr<Engine>(*std::move(engine));
 #else
   (void)logger;
+  (void)hooks;
   return absl::InvalidArgumentError(absl::StrCat(
       "--device=directml: the DirectML engine is Windows-only (it loads "
       "DirectML.dll, --directml_dll=", options.directml_dll,
@@ -177,7 +180,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     const ServerOptions& options, std::shared_ptr<spdlog::logger> logger,
     const EngineHooks& hooks) {
   if (options.device == "cpu") return CreateCpuEngine(options, hooks);
-  if (options.device == "directml") return CreateDirectMlEngine(options, logger);
+  if (options.device == "directml") return CreateDirectMlEngine(options, logger, hooks);
   if (options.device == "auto" || options.device == "gpu" ||
       options.device == "software") {
     // No silent fallback: a server asked for Direct3D 12 that cannot create

@@ -5,7 +5,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "engine/d3d12/hresult.h"
 #include "engine/d3d12/objects.h"
 #include "engine/directml/op_mapping.h"
@@ -47,14 +46,18 @@ bool OwnedByDml(const DML_BUFFER_TENSOR_DESC* t) {
 absl::StatusOr<std::unique_ptr<DmlEngine>> DmlEngine::Create(const DmlEngineOptions& options) {
   absl::StatusOr<std::unique_ptr<DmlDevice>> device = DmlDevice::Create(options);
   if (!device.ok()) return device.status();
-  std::unique_ptr<DmlEngine> engine(new DmlEngine(*std::move(device)));
+  std::unique_ptr<DmlEngine> engine(new DmlEngine(*std::move(device), options));
   MutexLock lock(&engine->mu_);
   absl::Status init = engine->Init();
   if (!init.ok()) return init;
   return engine;
 }
 
-DmlEngine::DmlEngine(std::unique_ptr<DmlDevice> device) : device_(std::move(device)) {}
+DmlEngine::DmlEngine(std::unique_ptr<DmlDevice> device, const DmlEngineOptions& options)
+    : device_(std::move(device)),
+      runner_(sched::PoolRunnerOptions{1, options.inline_max_bytes, "DirectML engine is shutting down"},
+              [this](ExecuteRequest& request) { return RunLocked(request); }),
+      scheduler_(&runner_, options.scheduler) {}
 
 DmlEngine::~DmlEngine() {
   Shutdown();
@@ -84,39 +87,38 @@ bool DmlEngine::Healthy() const {
 }
 
 void DmlEngine::Shutdown() {
+  scheduler_.Shutdown();  // the queued requests run first, as on every engine
+  runner_.Shutdown();
   MutexLock lock(&mu_);
   shut_down_ = true;
 }
 
 std::vector<std::pair<std::string, uint64_t>> DmlEngine::Counters() const {
+  const sched::SchedulerStats s = scheduler_.stats();
   MutexLock lock(&mu_);
   return {{"requests", requests_},
           {"compiled_operators", compiles_},
-          {"refused_operators", refused_.size()}};
+          {"refused_operators", refused_.size()},
+          {"batches", s.batches},
+          {"queue_expired", s.expired}};
 }
 
 void DmlEngine::Execute(ExecuteRequest request, ExecuteCallback done) {
-  if (request.cancelled && request.cancelled->load()) {
-    done(absl::CancelledError("request cancelled before it started"));
-    return;
-  }
-  if (absl::Now() > request.deadline) {
-    done(absl::DeadlineExceededError("deadline passed before the request started"));
-    return;
-  }
+  scheduler_.Submit(std::move(request), std::move(done));
+}
+
+absl::StatusOr<ExecuteResult> DmlEngine::RunLocked(ExecuteRequest& request) {
   absl::StatusOr<ExecuteResult> result;
   {
     MutexLock lock(&mu_);
-    if (shut_down_) {
-      result = absl::UnavailableError("DirectML engine is shutting down");
-    } else {
-      ++requests_;
-      result = Run(request);
-      if (!result.ok()) result = CheckDevice(result.status());
-    }
+    if (shut_down_) return absl::UnavailableError("DirectML engine is shutting down");
+    ++requests_;
+    result = Run(request);
+    if (!result.ok()) result = CheckDevice(result.status());
   }
+  // Right before the runner calls `done` (execute_request.h).
   if (!result.ok() && IsDeviceLost(result.status())) HandBackRequest(request);
-  done(std::move(result));
+  return result;
 }
 
 absl::Status DmlEngine::Ensure(Buffer& buffer, uint64_t bytes, D3D12_HEAP_TYPE heap,

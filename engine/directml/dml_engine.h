@@ -8,9 +8,12 @@
 // descriptor heap; temporary and persistent resources as the compiled
 // operator asks), dispatched through an IDMLCommandRecorder and read back.
 // Windows only. It is the reference the other engines are compared with
-// (docs/DIRECTML.md), not a serving engine: requests run one at a time on
-// the calling thread, with a fence wait after each (no scheduler, no
-// batching, no arenas).
+// (docs/DIRECTML.md) and `dmlserve --device=directml`'s engine. Requests go
+// through engine/sched's scheduler (queueing earliest deadline first,
+// expiry, cancellation, the queue limit and the scheduler's metrics) to a
+// sched::PoolRunner of one thread, which runs them one at a time with a
+// fence wait after each (no coalescing, no arenas: one work buffer grown on
+// demand).
 //
 // What DirectML refuses (CreateOperator or CompileOperator failing with
 // E_INVALIDARG, E_NOTIMPL or DXGI_ERROR_UNSUPPORTED, e.g. a data type the
@@ -20,9 +23,11 @@
 // vkd3d reports DXGI_ERROR_DEVICE_REMOVED) is a DeviceLostError and the
 // engine stays unhealthy; callers create a new one.
 //
-// Ownership: owns its DmlDevice, queue, command list, fence, heap, buffers
-// and the compiled-operator cache. Thread-safe: Execute may be called from
-// any thread; calls are serialised by one mutex.
+// Ownership: owns its DmlDevice, queue, command list, fence, heap, buffers,
+// the compiled-operator cache, its runner and scheduler. Thread-safe:
+// Execute may be called from any thread; requests run on the runner's
+// thread (or inline on the caller's, for small ones offered while the
+// queue is empty), serialised by one mutex.
 #ifndef DMLSERVE_ENGINE_DIRECTML_DML_ENGINE_H_
 #define DMLSERVE_ENGINE_DIRECTML_DML_ENGINE_H_
 
@@ -38,13 +43,30 @@
 #include "engine/d3d12/com_ptr.h"
 #include "engine/d3d12/fence.h"
 #include "engine/directml/dml_device.h"
+#include "engine/sched/pool_runner.h"
+#include "engine/sched/scheduler.h"
 
 namespace dmls::directml {
 
 // The rule of a DirectML refusal (INVALID_ARGUMENT).
 inline constexpr char kDirectMlRefused[] = "DIRECTML_REFUSED";
 
-using DmlEngineOptions = DmlDeviceOptions;
+struct DmlEngineOptions : DmlDeviceOptions {
+  // Queueing in front of the runner. No admission by default: the engine
+  // is also the reference that passes every desc to DirectML (the server
+  // admits requests itself and sets its batching policy here).
+  sched::SchedulerOptions scheduler = NoAdmission();
+  // Requests of at most this many bytes (payloads plus output) that find
+  // the queue empty run on the submitting thread (sched::PoolRunner).
+  uint64_t inline_max_bytes = uint64_t{16} << 10;
+
+ private:
+  static sched::SchedulerOptions NoAdmission() {
+    sched::SchedulerOptions s;
+    s.admission.reset();
+    return s;
+  }
+};
 
 class DmlEngine : public Engine {
  public:
@@ -53,9 +75,10 @@ class DmlEngine : public Engine {
 
   DeviceInfo device_info() const override { return device_->device_info(); }
   bool Healthy() const override;
-  // Runs the request on the calling thread and calls `done` before
-  // returning. CANCELLED / DEADLINE_EXCEEDED before any work as the other
-  // engines; UNAVAILABLE after Shutdown or once the device is lost.
+  // Queues the request (sched::Scheduler::Submit); `done` is called once,
+  // on the runner's thread or, inline, before returning. CANCELLED /
+  // DEADLINE_EXCEEDED before any work as the other engines; UNAVAILABLE
+  // after Shutdown or once the device is lost.
   void Execute(ExecuteRequest request, ExecuteCallback done) override;
   void Shutdown() override;
   std::vector<std::pair<std::string, uint64_t>> Counters() const override;
@@ -68,7 +91,9 @@ class DmlEngine : public Engine {
     d3d12::ComPtr<ID3D12Resource> resource;
     uint64_t bytes = 0;
   };
-  explicit DmlEngine(std::unique_ptr<DmlDevice> device);
+  DmlEngine(std::unique_ptr<DmlDevice> device, const DmlEngineOptions& options);
+  // The runner's function: one request, serialised by mu_.
+  absl::StatusOr<ExecuteResult> RunLocked(ExecuteRequest& request);
   absl::Status Init();
 
   absl::StatusOr<ExecuteResult> Run(const ExecuteRequest& request)
@@ -119,6 +144,10 @@ class DmlEngine : public Engine {
   std::map<std::string, absl::Status> refused_ ABSL_GUARDED_BY(mu_);
   uint64_t requests_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t compiles_ ABSL_GUARDED_BY(mu_) = 0;
+  // Last, so that they stop (Shutdown joins their threads) before the
+  // state above is destroyed.
+  sched::PoolRunner runner_;
+  sched::Scheduler scheduler_;
 };
 
 }  // namespace dmls::directml

@@ -7,7 +7,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 #include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 
 #include "engine/core/engine_test_util.h"
 #include "engine/core/execute_sync.h"
@@ -237,6 +241,38 @@ TEST_F(DmlEngineTest, InputsOwnedByDirectMlAreTakenAtInitialisation) {
   auto [dml3, ref3] = Both(m);
   ExpectClose(dml3, ref3, 1e-5, 1e-6);
   EXPECT_TRUE(engine_->Healthy());
+}
+
+// Requests pass the scheduler: an expired one is answered there without
+// reaching DirectML, a large one runs on the runner's thread (not the
+// caller's) and counts as a batch.
+TEST_F(DmlEngineTest, RequestsQueueBehindTheSchedulerAndExpireThere) {
+  TensorDesc t = MakeTensorDesc(DataType::kFloat32, {8192});  // 64 KiB with the output
+  ExecuteRequest r = OpRequest(OperatorType::kActivationSigmoid, t, t);
+  r.input = MakePayload<float>(t, std::vector<float>(8192, 0.5f));
+  const uint64_t requests = Counter(*engine_, "requests");
+  ExecuteRequest expired = r;
+  expired.deadline = absl::Now() - absl::Seconds(1);
+  absl::StatusOr<ExecuteResult> got = ExecuteSync(*engine_, expired);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded) << got.status();
+  EXPECT_EQ(Counter(*engine_, "requests"), requests);
+
+  const uint64_t batches = Counter(*engine_, "batches");
+  absl::Notification done;
+  std::thread::id answered_on;
+  absl::StatusOr<ExecuteResult> result;
+  engine_->Execute(r, [&](absl::StatusOr<ExecuteResult> res) {
+    answered_on = std::this_thread::get_id();
+    result = std::move(res);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_NE(answered_on, std::this_thread::get_id());
+  EXPECT_EQ(Counter(*engine_, "requests"), requests + 1);
+  EXPECT_EQ(Counter(*engine_, "batches"), batches + 1);
+  auto [dml, ref] = Both(r);
+  ExpectClose(dml, ref);
 }
 
 TEST(DmlEngineLoad, AMissingDllIsUnavailable) {

@@ -32,7 +32,7 @@ ALLOWED = {
     "store": {"core", "ops"},
     "cpu": {"core", "ops", "sched"},
     "d3d12": {"core", "ops", "sched", "kernels", "plan"},
-    "directml": {"core", "ops", "d3d12"},
+    "directml": {"core", "ops", "sched", "d3d12"},
 }
 # Test files of a module may also include these (oracles, harnesses).
 TEST_EXTRA = {
