@@ -13,8 +13,8 @@
 #   4. the differential over every conformance case, which fails when a
 #      case's outcome differs from tests/data/directml_expected.tsv.
 #
-# About 9 minutes on a new 2-core machine (most of it the prefix and the
-# cross build; docs/WINDOWS.md has the figures), seconds once built.
+# About 6 minutes on a new 2-core machine (most of it the prefix; the
+# figures are in docs/WINDOWS.md), about 20 s once built.
 # Needs root the first time (apt-get: MinGW-w64, Wine, Xvfb, npm).
 set -euo pipefail
 
