@@ -354,16 +354,28 @@ TEST(GpuEngineTest, ChainsQueueInTheSchedulerAndKeepCallOrder) {
   // Transfers wait the batching delay in the chain lane too: they are
   // waited for while the clock moves past it (a plain request wakes the
   // dispatch thread each time).
+  std::vector<std::shared_ptr<std::promise<void>>> ticks;
+  auto tick = [&] {
+    clock->Advance(absl::Seconds(2));
+    auto answered = std::make_shared<std::promise<void>>();
+    ticks.push_back(answered);
+    engine->Execute(Request(10, true, 4),
+                    [answered](absl::StatusOr<ExecuteResult>) { answered->set_value(); });
+  };
   auto ticking = [&](auto future) {
-    while (future.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
-      clock->Advance(absl::Seconds(2));
-      engine->Execute(Request(10, true, 4), [](absl::StatusOr<ExecuteResult>) {});
-    }
+    while (future.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) tick();
     return future.get();
   };
   const ResidentPair pair =
       ticking(std::async(std::launch::async, [&] { return MakePair(*engine, a); }));
   ASSERT_TRUE(pair.src && pair.dst);
+  // Settle the queue before counting it: one more tick makes every earlier
+  // one due, and once they are answered the queue holds at most the last
+  // (not due), which stays until the clock moves again. (Counted while an
+  // earlier tick was still queued, the count below came out one short
+  // under load.)
+  tick();
+  for (size_t i = 0; i + 1 < ticks.size(); ++i) ticks[i]->get_future().wait();
   const uint64_t queued_before = engine->stats().scheduler.queued;
   auto copy_chain = [&](absl::Time deadline) {
     ChainRequest c = CopyChain(pair, kElements);
