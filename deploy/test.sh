@@ -12,7 +12,7 @@ build_dir=${DMLSERVE_BUILD_DIR:-build}
 ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 900
 # The Windows part: Microsoft's DirectML.dll under Wine, element by element
 # against our CPU engine on every conformance case (docs/DIRECTML.md; about
-# 6 minutes on a new machine, 20 s once its prefix is built).
+# 6 minutes on a new machine, 2 in a fresh clone once its prefix is built).
 # DMLS_TEST_WINDOWS=0 leaves it out (a Linux-only run; CI runs it).
 if [[ "${DMLS_TEST_WINDOWS:-1}" != 0 ]]; then
   bash deploy/windows/test-directml.sh
