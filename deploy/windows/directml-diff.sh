@@ -9,7 +9,7 @@
 #   deploy/windows/directml-diff.sh --expect [FILTER]
 #       # also fails (exit 1) when a case's outcome differs from
 #       # tests/data/directml_expected.tsv (what deploy/test.sh runs)
-#   deploy/windows/directml-diff.sh --write-expect  # rewrites that file
+#   deploy/windows/directml-diff.sh --write-expect  # rewrites that file (no FILTER)
 #
 # Builds what it needs (build-deps.sh protobuf, then the directml_diff
 # target of the cross build in $DMLS_WIN_BUILD_DIR, default build-win),
@@ -46,6 +46,8 @@ set +e
 rc=${PIPESTATUS[0]}
 set -e
 /usr/lib/wine/wineserver -k 2>/dev/null || true
+# Exit 2: a usage or setup error, no tables written this run.
+[[ $rc == 2 ]] && exit 2
 python3 "$ROOT/deploy/windows/directml_classify.py" "$BUILD/directml-diff.md" \
   >"$BUILD/directml-classified.md"
 echo "== $(( $(date +%s) - t0 )) s; tables in $BUILD/directml-diff.md, classified in" \

@@ -15,7 +15,7 @@
 #
 # About 6 minutes on a new 2-core machine (most of it the prefix; the
 # figures are in docs/WINDOWS.md); with the prefix built, about 2 minutes
-# in a fresh clone (the cross build) and 20 s in a built tree.
+# in a fresh clone (the cross build) and about 30 s in a built tree.
 # Needs root the first time (apt-get: MinGW-w64, Wine, Xvfb, npm).
 set -euo pipefail
 

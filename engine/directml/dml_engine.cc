@@ -1,6 +1,7 @@
 #include "engine/directml/dml_engine.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -28,10 +29,11 @@ struct DmlEngine::Compiled {
   DML_BINDING_PROPERTIES props{};
   Buffer persistent;
   // Some input is DML_TENSOR_FLAG_OWNED_BY_DML: DirectML takes its data at
-  // initialisation (into the persistent resource), so the operator is
-  // initialised again with each request's data and that input is bound as
-  // NONE when it executes. Binding it at execution instead is invalid use,
-  // which DirectML answers by removing the device.
+  // initialisation (into the persistent resource), and a compiled operator
+  // is initialised exactly once, so such an operator is compiled for each
+  // request (not cached) and initialised with that request's data; the
+  // input is bound as NONE when it executes. Binding it at execution
+  // instead is invalid use, which DirectML answers by removing the device.
   bool owned_inputs = false;
 };
 
@@ -39,6 +41,10 @@ namespace {
 
 bool OwnedByDml(const DML_BUFFER_TENSOR_DESC* t) {
   return t != nullptr && (t->Flags & DML_TENSOR_FLAG_OWNED_BY_DML) != 0;
+}
+
+bool OwnedByDml(const std::optional<TensorDesc>& t) {
+  return t.has_value() && (t->flags & kTensorFlagOwnedByDml) != 0;
 }
 
 }  // namespace
@@ -301,9 +307,22 @@ absl::StatusOr<const DmlEngine::Compiled*> DmlEngine::GetCompiled(const Operator
 
 absl::StatusOr<ExecuteResult> DmlEngine::Run(const ExecuteRequest& request) {
   if (lost_) return DeviceLostError("DirectML engine: device lost earlier");
-  absl::StatusOr<const Compiled*> got = GetCompiled(request.op);
-  if (!got.ok()) return got.status();
-  const Compiled& c = **got;
+  // An operator that owns inputs is initialised with this request's data,
+  // and DirectML initialises a compiled operator once: a fresh one.
+  std::unique_ptr<Compiled> fresh;
+  const Compiled* cached = nullptr;
+  if (OwnedByDml(request.op.input) || OwnedByDml(request.op.scale) ||
+      OwnedByDml(request.op.bias)) {
+    absl::StatusOr<std::unique_ptr<Compiled>> compiled = Compile(request.op);
+    if (!compiled.ok()) return compiled.status();
+    ++compiles_;
+    fresh = *std::move(compiled);
+  } else {
+    absl::StatusOr<const Compiled*> got = GetCompiled(request.op);
+    if (!got.ok()) return got.status();
+    cached = *got;
+  }
+  const Compiled& c = fresh ? *fresh : *cached;
 
   // Placement of the tensors in work_; in place, the output is the input's
   // range, as large as the larger of the two tensors (OPERATORS.md §10).
@@ -347,29 +366,33 @@ absl::StatusOr<ExecuteResult> DmlEngine::Run(const ExecuteRequest& request) {
   upload_.resource->Unmap(0, nullptr);
 
   // Inputs into the work buffer. An operator that owns some of them is
-  // initialised with them first (its own submission: the initializer's
-  // binding table uses the same descriptor heap as the execution's).
+  // initialised with them first (its own submissions: the initializer's
+  // binding table uses the same descriptor heap as the execution's). The
+  // execution's table is made before its command list opens, so that no
+  // early return leaves a list recording.
   ID3D12Resource* work = work_.resource.get();
   DML_BUFFER_BINDING buffers[3] = {{work, in_at, in_bound},
                                    {work, scale_at, request.scale.size()},
                                    {work, bias_at, request.bias.size()}};
-  s = Begin();
-  if (!s.ok()) return s;
   const auto copy_dest = D3D12_RESOURCE_STATE_COPY_DEST;
   const auto copy_source = D3D12_RESOURCE_STATE_COPY_SOURCE;
-  D3D12_RESOURCE_BARRIER to_copy = d3d12::TransitionBarrier(work, uav, copy_dest);
-  list_->ResourceBarrier(1, &to_copy);
-  list_->CopyBufferRegion(work, 0, upload_.resource.get(), 0, inputs_end);
-  D3D12_RESOURCE_BARRIER to_uav = d3d12::TransitionBarrier(work, copy_dest, uav);
-  list_->ResourceBarrier(1, &to_uav);
+  auto record_upload = [&] {
+    D3D12_RESOURCE_BARRIER to_copy = d3d12::TransitionBarrier(work, uav, copy_dest);
+    list_->ResourceBarrier(1, &to_copy);
+    list_->CopyBufferRegion(work, 0, upload_.resource.get(), 0, inputs_end);
+    D3D12_RESOURCE_BARRIER to_uav = d3d12::TransitionBarrier(work, copy_dest, uav);
+    list_->ResourceBarrier(1, &to_uav);
+  };
   if (c.owned_inputs) {
     DML_BUFFER_BINDING owned[3] = {};
     for (int i = 0; i < c.op->input_count(); ++i) {
       if (OwnedByDml(c.op->input(i))) owned[i] = buffers[i];
     }
+    s = Begin();
+    if (!s.ok()) return s;
+    record_upload();
     s = SubmitAndWait();
     if (s.ok()) s = Initialize(c, owned);
-    if (s.ok()) s = Begin();
     if (!s.ok()) return s;
   }
 
@@ -398,6 +421,10 @@ absl::StatusOr<ExecuteResult> DmlEngine::Run(const ExecuteRequest& request) {
   DML_BUFFER_BINDING persistent = {c.persistent.resource.get(), 0, c.props.PersistentResourceSize};
   DML_BINDING_DESC persistent_desc = {DML_BINDING_TYPE_BUFFER, &persistent};
   if (c.props.PersistentResourceSize > 0) table->BindPersistentResource(&persistent_desc);
+
+  s = Begin();
+  if (!s.ok()) return s;
+  if (!c.owned_inputs) record_upload();
   recorder_->RecordDispatch(list_.get(), c.compiled.get(), table.get());
   D3D12_RESOURCE_BARRIER after[2] = {d3d12::UavBarrier(work),
                                      d3d12::TransitionBarrier(work, uav, copy_source)};

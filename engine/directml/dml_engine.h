@@ -3,8 +3,8 @@
 // OperatorDesc mapped to a DML_OPERATOR_DESC (op_mapping.h), created,
 // compiled and initialised once per distinct desc (cached by OperatorKey,
 // refusals included; an operator with DML_TENSOR_FLAG_OWNED_BY_DML inputs
-// is initialised again with each request's data, which DirectML takes at
-// initialisation), then bound (binding table over one shader-visible
+// is compiled and initialised for each request, since DirectML takes that
+// data at initialisation and initialises a compiled operator once), then bound (binding table over one shader-visible
 // descriptor heap; temporary and persistent resources as the compiled
 // operator asks), dispatched through an IDMLCommandRecorder and read back.
 // Windows only. It is the reference the other engines are compared with

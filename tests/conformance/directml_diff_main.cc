@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "corpus: %s\n", corpus.status().ToString().c_str());
     return 2;
   }
+  if (!write_expect.empty() && !filter.empty()) {
+    std::fprintf(stderr, "--write_expect records every case: it does not go with --filter\n");
+    return 2;
+  }
   dmls::conformance::DiffExpectations expected;
   if (!expect_path.empty()) {
     std::ifstream in(expect_path, std::ios::binary);
