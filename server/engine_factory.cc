@@ -19,8 +19,8 @@ namespace {
 std::unique_ptr<Engine> CreateCpuEngine(const ServerOptions& options,
                                         const EngineHooks& hooks) {
   CpuEngineOptions cpu;
-  cpu.threads = options.worker_threads;
-  cpu.scheduler = EngineSchedulerOptions(options);
+  cpu.threads = options.engine.worker_threads;
+  cpu.scheduler = EngineSchedulerOptions(options.batching);
   if (hooks.scheduler_observer) cpu.scheduler.observer = hooks.scheduler_observer("0");
   return std::make_unique<CpuEngine>(cpu);
 }
@@ -46,13 +46,13 @@ absl::StatusOr<std::vector<int>> SelectAdapters(
   absl::StatusOr<std::vector<d3d12::AdapterInfo>> adapters =
       d3d12::Device::ListAdapters();
   if (!adapters.ok()) return adapters.status();
-  if (!options.adapter.empty()) {
-    absl::StatusOr<int> index = FindAdapter(*adapters, options.adapter);
+  if (!options.engine.adapter.empty()) {
+    absl::StatusOr<int> index = FindAdapter(*adapters, options.engine.adapter);
     if (!index.ok()) return index.status();
     return std::vector<int>{*index};
   }
-  if (!options.adapters.empty()) {
-    return d3d12::ParseAdapterList(*adapters, options.adapters);
+  if (!options.engine.adapters.empty()) {
+    return d3d12::ParseAdapterList(*adapters, options.engine.adapters);
   }
   d3d12::DeviceOptions device;
   device.kind = kind;
@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     const std::shared_ptr<spdlog::logger>& logger, const EngineHooks& hooks) {
 #if DMLSERVE_HAVE_D3D12
   absl::StatusOr<d3d12::DeviceOptions::Kind> kind =
-      d3d12::ParseDeviceKind(options.device);
+      d3d12::ParseDeviceKind(options.engine.device);
   if (!kind.ok()) return kind.status();
   absl::StatusOr<std::vector<int>> selected = SelectAdapters(options, *kind);
   if (!selected.ok()) return selected.status();
@@ -89,11 +89,11 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
     d3d12::GpuEngineOptions gpu;
     gpu.device.kind = *kind;
     gpu.device.adapter_index = index;
-    gpu.memory_cap_bytes = options.gpu_memory_cap_bytes;
+    gpu.memory_cap_bytes = options.engine.gpu_memory_cap_bytes;
     dmls::gpu::PlannerOptions planner;
-    planner.cache_bytes = options.gpu_cache_mib << 20;
+    planner.cache_bytes = options.engine.gpu_cache_mib << 20;
     gpu.planner = d3d12::DxbcPlanner(planner);
-    gpu.scheduler = EngineSchedulerOptions(options);
+    gpu.scheduler = EngineSchedulerOptions(options.batching);
     if (hooks.scheduler_observer) {
       // The index the engine gets among the live ones (its device label).
       gpu.scheduler.observer = hooks.scheduler_observer(std::to_string(engines.size()));
@@ -123,7 +123,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateD3D12Engine(
       std::make_unique<sched::MultiEngine>(std::move(engines), multi));
 #else
   return absl::FailedPreconditionError(
-      absl::StrCat("--device=", options.device,
+      absl::StrCat("--device=", options.engine.device,
                    ": Direct3D 12 engine not built into this server"));
 #endif
 }
@@ -135,10 +135,10 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
     const std::shared_ptr<spdlog::logger>& logger, const EngineHooks& hooks) {
 #if DMLSERVE_HAVE_DIRECTML
   directml::DmlEngineOptions dml;
-  dml.dll_path = options.directml_dll;
-  dml.scheduler = EngineSchedulerOptions(options);
+  dml.dll_path = options.engine.directml_dll;
+  dml.scheduler = EngineSchedulerOptions(options.batching);
   if (hooks.scheduler_observer) dml.scheduler.observer = hooks.scheduler_observer("0");
-  if (!options.adapter.empty()) {
+  if (!options.engine.adapter.empty()) {
     absl::StatusOr<std::vector<int>> selected =
         SelectAdapters(options, d3d12::DeviceOptions::Kind::kAuto);
     if (!selected.ok()) return selected.status();
@@ -150,14 +150,14 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
     return absl::Status(
         engine.status().code(),
         absl::StrCat("--device=directml: cannot create the DirectML engine "
-                     "(--directml_dll=", options.directml_dll, "): ",
+                     "(--directml_dll=", options.engine.directml_dll, "): ",
                      engine.status().message()));
   }
   if (logger) {
     logger->warn("--device=directml: the DirectML reference engine runs one "
                  "request at a time behind the scheduler (no coalescing, "
                  "resident tensors in host memory, chains step by step)");
-    if (options.gpu_memory_cap_bytes.value_or(0) != 0) {
+    if (options.engine.gpu_memory_cap_bytes.value_or(0) != 0) {
       logger->warn("--device=directml: --gpu_memory_cap_bytes is ignored (the "
                    "DirectML engine keeps no pools; GetCapabilities reports no cap)");
     }
@@ -168,7 +168,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
   (void)hooks;
   return absl::InvalidArgumentError(absl::StrCat(
       "--device=directml: the DirectML engine is Windows-only (it loads "
-      "DirectML.dll, --directml_dll=", options.directml_dll,
+      "DirectML.dll, --directml_dll=", options.engine.directml_dll,
       ") and this dmlserve was not built for Windows; use --device=auto, "
       "gpu, software or cpu"));
 #endif
@@ -179,10 +179,10 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateDirectMlEngine(
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     const ServerOptions& options, std::shared_ptr<spdlog::logger> logger,
     const EngineHooks& hooks) {
-  if (options.device == "cpu") return CreateCpuEngine(options, hooks);
-  if (options.device == "directml") return CreateDirectMlEngine(options, logger, hooks);
-  if (options.device == "auto" || options.device == "gpu" ||
-      options.device == "software") {
+  if (options.engine.device == "cpu") return CreateCpuEngine(options, hooks);
+  if (options.engine.device == "directml") return CreateDirectMlEngine(options, logger, hooks);
+  if (options.engine.device == "auto" || options.engine.device == "gpu" ||
+      options.engine.device == "software") {
     // No silent fallback: a server asked for Direct3D 12 that cannot create
     // an adapter fails at startup with the reason (use --device=cpu).
     absl::StatusOr<std::unique_ptr<Engine>> engine =
@@ -190,13 +190,13 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     if (!engine.ok()) {
       return absl::Status(
           engine.status().code(),
-          absl::StrCat("--device=", options.device,
+          absl::StrCat("--device=", options.engine.device,
                        ": cannot create a Direct3D 12 engine: ",
                        engine.status().message(),
                        " (use --device=cpu for the reference CPU engine)"));
     }
     const DeviceInfo device = (*engine)->device_info();
-    if (options.device == "auto" && device.kind == "software" && logger) {
+    if (options.engine.device == "auto" && device.kind == "software" && logger) {
       // Loud, since it is usually a mistake: a GPU host whose driver vkd3d
       // cannot reach (in a container: no Vulkan without the NVIDIA
       // runtime's "graphics" capability) serves at CPU speed.
@@ -211,7 +211,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(
     return engine;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown --device \"", options.device, "\""));
+      absl::StrCat("unknown --device \"", options.engine.device, "\""));
 }
 
 }  // namespace dmls::server

@@ -18,8 +18,8 @@ std::shared_ptr<spdlog::logger> NullLogger() {
 
 TEST(EngineFactory, CpuIsTheReferenceEngine) {
   ServerOptions options;
-  options.device = "cpu";
-  options.worker_threads = 1;
+  options.engine.device = "cpu";
+  options.engine.worker_threads = 1;
   auto engine = CreateEngine(options, NullLogger());
   ASSERT_TRUE(engine.ok()) << engine.status();
   EXPECT_EQ((*engine)->device_info().kind, "cpu");
@@ -31,7 +31,7 @@ TEST(EngineFactory, CpuIsTheReferenceEngine) {
 // startup with INVALID_ARGUMENT saying so, and names the devices it has.
 TEST(EngineFactory, DirectMlIsWindowsOnly) {
   ServerOptions options;
-  options.device = "directml";
+  options.engine.device = "directml";
   auto engine = CreateEngine(options, NullLogger());
   ASSERT_FALSE(engine.ok());
   EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
@@ -45,7 +45,7 @@ TEST(EngineFactory, DirectMlIsWindowsOnly) {
 // --device=software: the Direct3D 12 engine on lavapipe.
 ServerOptions Software() {
   ServerOptions options;
-  options.device = "software";
+  options.engine.device = "software";
   return options;
 }
 
@@ -61,7 +61,7 @@ std::string CreateError(const ServerOptions& options) {
 TEST(EngineFactory, AutoAndSoftwareGiveTheDirect3D12Engine) {
   for (const char* device : {"auto", "software"}) {
     ServerOptions options;
-    options.device = device;
+    options.engine.device = device;
     auto engine = CreateEngine(options, NullLogger());
     ASSERT_TRUE(engine.ok()) << device << ": " << engine.status();
     EXPECT_NE((*engine)->device_info().kind, "cpu") << device;
@@ -73,13 +73,13 @@ TEST(EngineFactory, AutoAndSoftwareGiveTheDirect3D12Engine) {
 
 TEST(EngineFactory, AdapterOverrideBySubstring) {
   ServerOptions options = Software();
-  options.adapter = "llvmpipe";
+  options.engine.adapter = "llvmpipe";
   auto engine = CreateEngine(options, NullLogger());
   ASSERT_TRUE(engine.ok()) << engine.status();
   EXPECT_NE((*engine)->device_info().name.find("llvmpipe"), std::string::npos);
   (*engine)->Shutdown();
 
-  options.adapter = "no such adapter";
+  options.engine.adapter = "no such adapter";
   const std::string error = CreateError(options);
   EXPECT_THAT(error, HasSubstr("no such adapter"));
   EXPECT_THAT(error, HasSubstr("--device=cpu"));
@@ -88,7 +88,7 @@ TEST(EngineFactory, AdapterOverrideBySubstring) {
 TEST(EngineFactory, AdapterListGivesOneEngineEach) {
   // Twice the software adapter: two engines on one device (testing).
   ServerOptions options = Software();
-  options.adapters = "llvmpipe,llvmpipe";
+  options.engine.adapters = "llvmpipe,llvmpipe";
   auto engine = CreateEngine(options, NullLogger());
   ASSERT_TRUE(engine.ok()) << engine.status();
   const std::vector<DeviceInfo> devices = (*engine)->devices();
@@ -104,22 +104,22 @@ TEST(EngineFactory, AdapterListGivesOneEngineEach) {
   (*engine)->Shutdown();
 
   // One entry: the engine itself, no router in front.
-  options.adapters = "llvmpipe";
+  options.engine.adapters = "llvmpipe";
   auto one = CreateEngine(options, NullLogger());
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ((*one)->devices().size(), 1u);
   (*one)->Shutdown();
 
-  options.adapters = "llvmpipe,no such adapter";
+  options.engine.adapters = "llvmpipe,no such adapter";
   EXPECT_THAT(CreateError(options), HasSubstr("no such adapter"));
-  options.adapters = "99";
+  options.engine.adapters = "99";
   EXPECT_FALSE(CreateEngine(options, NullLogger()).ok());
 }
 #endif
 
 TEST(EngineFactory, UnknownDeviceIsInvalid) {
   ServerOptions options;
-  options.device = "tpu";
+  options.engine.device = "tpu";
   EXPECT_EQ(CreateEngine(options, NullLogger()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

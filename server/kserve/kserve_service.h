@@ -46,7 +46,7 @@ struct KServeOptions {
   StreamOptions stream;   // ModelStreamInfer's window and byte bound
   // The server's bearer tokens; null: none (as ServiceOptions::tokens).
   std::shared_ptr<const TokenAuthenticator> tokens;
-  // ServerOptions::tenant_from_peer (principal.h).
+  // SecurityOptions::tenant_from_peer (principal.h).
   bool tenant_from_peer = false;
 };
 

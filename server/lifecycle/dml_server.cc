@@ -36,50 +36,50 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   server->logger_ = logger;
   ServiceOptions service_options;
   service_options.processor.metrics = metrics;
-  service_options.processor.max_tensor_bytes = options.max_tensor_bytes;
-  service_options.processor.max_in_flight = options.max_in_flight;
+  service_options.processor.max_tensor_bytes = options.limits.max_tensor_bytes;
+  service_options.processor.max_in_flight = options.limits.max_in_flight;
   service_options.processor.memory_budget_bytes = EffectiveMemoryBudget(options);
-  service_options.processor.max_message_bytes = options.max_message_bytes;
-  service_options.stream_window = options.stream_window;
-  service_options.processor.max_chain_steps = options.max_chain_steps;
-  service_options.processor.max_output_ratio = options.max_output_ratio;
-  service_options.processor.max_output_ratio_limit = options.max_output_ratio_limit;
-  service_options.stream_queue_bytes = options.stream_queue_bytes;
+  service_options.processor.max_message_bytes = options.network.max_message_bytes;
+  service_options.stream_window = options.limits.stream_window;
+  service_options.processor.max_chain_steps = options.resident.max_chain_steps;
+  service_options.processor.max_output_ratio = options.limits.max_output_ratio;
+  service_options.processor.max_output_ratio_limit = options.limits.max_output_ratio_limit;
+  service_options.stream_queue_bytes = options.limits.stream_queue_bytes;
   service_options.chunked.default_chunk_bytes = DefaultChunkBytes(options);
   service_options.chunked.max_chunk_bytes = MaxChunkBytes(options);
-  service_options.store.bytes_per_principal = options.resident_bytes_per_principal;
-  service_options.store.bytes_total = options.resident_bytes_total;
+  service_options.store.bytes_per_principal = options.resident.resident_bytes_per_principal;
+  service_options.store.bytes_total = options.resident.resident_bytes_total;
   service_options.store.default_ttl =
-      absl::Seconds(static_cast<int64_t>(options.resident_ttl_seconds));
-  absl::StatusOr<ServerSecurity> security = MakeServerSecurity(options);
+      absl::Seconds(static_cast<int64_t>(options.resident.resident_ttl_seconds));
+  absl::StatusOr<ServerSecurity> security = MakeServerSecurity(options.security);
   if (!security.ok()) {
     server->shut_down_ = true;  // nothing started: nothing to shut down
     return security.status();
   }
   server->tokens_ = security->tokens;
-  if (server->tokens_ != nullptr && options.auth_tokens_poll_ms > 0) {
+  if (server->tokens_ != nullptr && options.security.auth_tokens_poll_ms > 0) {
     TokensFileWatchOptions watch;
-    watch.path = options.auth_tokens_file;
-    watch.interval = absl::Milliseconds(options.auth_tokens_poll_ms);
+    watch.path = options.security.auth_tokens_file;
+    watch.interval = absl::Milliseconds(options.security.auth_tokens_poll_ms);
     server->tokens_watch_ =
         std::make_unique<TokensFileWatch>(server->tokens_, watch, logger);
   }
   server->security_ = security->description;
   service_options.tokens = security->tokens;  // each call's principal: principal.h
-  service_options.tenant_from_peer = options.tenant_from_peer;
+  service_options.tenant_from_peer = options.security.tenant_from_peer;
   server->service_ = std::make_unique<DmlServiceImpl>(
       engine, service_options,
       BuildCapabilities(engine->device_info(), engine->devices(), options,
                         kHighestFeatureLevel),
       logger);
 
-  const std::string listen = ListenAddress(options);
+  const std::string listen = ListenAddress(options.network);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, security->credentials, &server->port_);
   // gRPC sets SO_REUSEPORT by default, which would let a second server
   // "bind" a port that is already serving; a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  for (const auto& [name, value] : ConnectionChannelArgs(options)) {
+  for (const auto& [name, value] : ConnectionChannelArgs(options.network)) {
     builder.AddChannelArgument(name, value);
   }
   builder.RegisterService(server->service_.get());
@@ -87,27 +87,27 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
   tensor_options.max_chunk_bytes = MaxChunkBytes(options);
   tensor_options.tokens = security->tokens;
-  tensor_options.tenant_from_peer = options.tenant_from_peer;
+  tensor_options.tenant_from_peer = options.security.tenant_from_peer;
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
       &server->service_->store(), engine, &server->service_->processor().admission(),
       &server->service_->calls(), tensor_options, logger);
   builder.RegisterService(server->tensor_service_.get());
   kserve::KServeOptions kserve_options;
-  kserve_options.facts.max_batch_requests = options.max_batch_requests;
-  kserve_options.facts.max_batch_bytes = options.max_batch_bytes;
-  kserve_options.facts.max_queue_delay_us = options.max_queue_delay_us;
+  kserve_options.facts.max_batch_requests = options.batching.max_batch_requests;
+  kserve_options.facts.max_batch_bytes = options.batching.max_batch_bytes;
+  kserve_options.facts.max_queue_delay_us = options.batching.max_queue_delay_us;
   kserve_options.facts.device_kind = engine->device_info().kind;
   kserve_options.facts.device_count = static_cast<int>(engine->devices().size());
-  kserve_options.stream.window = options.stream_window;
-  kserve_options.stream.max_queued_bytes = options.stream_queue_bytes;
+  kserve_options.stream.window = options.limits.stream_window;
+  kserve_options.stream.max_queued_bytes = options.limits.stream_queue_bytes;
   kserve_options.tokens = security->tokens;
-  kserve_options.tenant_from_peer = options.tenant_from_peer;
+  kserve_options.tenant_from_peer = options.security.tenant_from_peer;
   server->kserve_service_ = std::make_unique<kserve::KServeServiceImpl>(
       server->service_.get(), engine, kserve_options, logger);
   builder.RegisterService(server->kserve_service_.get());
   // ValidateOptions keeps the size within int.
-  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.network.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options.network.max_message_bytes));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     // Nothing was started, so the destructor must not shut anything down.

@@ -83,22 +83,22 @@ v1::GetCapabilitiesResponse BuildCapabilities(
     AddParameters(schema, op);
   }
   v1::Limits* limits = response.mutable_limits();
-  limits->set_max_message_bytes(options.max_message_bytes);
-  limits->set_max_tensor_bytes(options.max_tensor_bytes);
-  limits->set_max_in_flight(options.max_in_flight);
+  limits->set_max_message_bytes(options.network.max_message_bytes);
+  limits->set_max_tensor_bytes(options.limits.max_tensor_bytes);
+  limits->set_max_in_flight(options.limits.max_in_flight);
   // The effective cap of one device (the engines share the setting; a CPU
   // engine has none).
   limits->set_device_memory_cap_bytes(device.memory_cap_bytes == 0 || devices.empty()
                                           ? device.memory_cap_bytes
                                           : devices.front().memory_cap_bytes);
-  limits->set_max_batch_requests(options.max_batch_requests);
-  limits->set_max_batch_bytes(options.max_batch_bytes);
-  limits->set_max_queue_delay_us(options.max_queue_delay_us);
-  limits->set_max_queue_depth(options.max_queue_depth);
-  limits->set_resident_bytes_per_principal(options.resident_bytes_per_principal);
-  limits->set_resident_bytes_total(options.resident_bytes_total);
-  limits->set_resident_ttl_seconds(options.resident_ttl_seconds);
-  limits->set_max_chain_steps(options.max_chain_steps);
+  limits->set_max_batch_requests(options.batching.max_batch_requests);
+  limits->set_max_batch_bytes(options.batching.max_batch_bytes);
+  limits->set_max_queue_delay_us(options.batching.max_queue_delay_us);
+  limits->set_max_queue_depth(options.batching.max_queue_depth);
+  limits->set_resident_bytes_per_principal(options.resident.resident_bytes_per_principal);
+  limits->set_resident_bytes_total(options.resident.resident_bytes_total);
+  limits->set_resident_ttl_seconds(options.resident.resident_ttl_seconds);
+  limits->set_max_chain_steps(options.resident.max_chain_steps);
   limits->set_default_chunk_bytes(DefaultChunkBytes(options));
   limits->set_max_chunk_bytes(MaxChunkBytes(options));
   return response;

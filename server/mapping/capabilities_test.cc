@@ -15,9 +15,9 @@ using ::testing::ElementsAre;
 
 v1::GetCapabilitiesResponse Build() {
   ServerOptions options;
-  options.max_in_flight = 17;
-  options.max_tensor_bytes = 1234;
-  options.gpu_memory_cap_bytes = 99;  // not what is reported: see below
+  options.limits.max_in_flight = 17;
+  options.limits.max_tensor_bytes = 1234;
+  options.engine.gpu_memory_cap_bytes = 99;  // not what is reported: see below
   return BuildCapabilities(DeviceInfo{"dev", "cpu", "cpu-reference", 0, 0}, {},
                            options, FeatureLevel::k6_4);
 }

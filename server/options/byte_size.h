@@ -15,6 +15,9 @@
 
 namespace dmls::server {
 
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
 // "4096", "64K", "512M", "8G", "1T"; INVALID_ARGUMENT for anything else
 // (empty, negative, fractions, other suffixes, more than 2^64 - 1 bytes).
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);

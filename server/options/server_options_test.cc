@@ -17,8 +17,8 @@ using ::testing::HasSubstr;
 TEST(ServerOptions, DefaultsAreValid) {
   ServerOptions o;
   EXPECT_TRUE(ValidateOptions(o).ok());
-  EXPECT_EQ(o.max_message_bytes, 256u * 1024 * 1024);
-  EXPECT_EQ(ListenAddress(o), "127.0.0.1:50051");
+  EXPECT_EQ(o.network.max_message_bytes, 256u * 1024 * 1024);
+  EXPECT_EQ(ListenAddress(o.network), "127.0.0.1:50051");
 }
 
 // The unset memory budget is a quarter of the machine's memory (Windows:
@@ -27,21 +27,21 @@ TEST(ServerOptions, MemoryBudgetFollowsPhysicalMemory) {
   const uint64_t physical = PhysicalMemoryBytes();
   ASSERT_GT(physical, 64u * 1024 * 1024);
   ServerOptions o;
-  o.max_message_bytes = 1024;
+  o.network.max_message_bytes = 1024;
   EXPECT_EQ(EffectiveMemoryBudget(o), physical / 4);
-  o.max_message_bytes = physical;
+  o.network.max_message_bytes = physical;
   EXPECT_EQ(EffectiveMemoryBudget(o), 4 * physical);
-  o.memory_budget_bytes = 12345;
+  o.limits.memory_budget_bytes = 12345;
   EXPECT_EQ(EffectiveMemoryBudget(o), 12345u);
 }
 
 TEST(ServerOptions, Ipv6GetsBrackets) {
   ServerOptions o;
-  o.address = "::";
-  o.port = 7;
-  EXPECT_EQ(ListenAddress(o), "[::]:7");
-  o.address = "[::1]";
-  EXPECT_EQ(ListenAddress(o), "[::1]:7");
+  o.network.address = "::";
+  o.network.port = 7;
+  EXPECT_EQ(ListenAddress(o.network), "[::]:7");
+  o.network.address = "[::1]";
+  EXPECT_EQ(ListenAddress(o.network), "[::1]:7");
 }
 
 // ValidateOptions' message for the defaults changed by `mutate` (empty when
@@ -53,69 +53,69 @@ std::string Rejection(const std::function<void(ServerOptions&)>& mutate) {
 }
 
 TEST(ServerOptions, BadValuesAreNamed) {
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.port = 70000; }), HasSubstr("--port"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.metrics_port = -1; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.network.port = 70000; }), HasSubstr("--port"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.telemetry.metrics_port = -1; }),
               HasSubstr("--metrics_port"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.metrics_port = o.port; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.telemetry.metrics_port = o.network.port; }),
               HasSubstr("--metrics_port"));
   EXPECT_THAT(Rejection([](ServerOptions& o) {
-                o.metrics_port = 9464;
-                o.metrics_address = "";
+                o.telemetry.metrics_port = 9464;
+                o.telemetry.metrics_address = "";
               }),
               HasSubstr("--metrics_address"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.device = "tpu"; }), HasSubstr("--device"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.log_format = "xml"; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.engine.device = "tpu"; }), HasSubstr("--device"));
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.telemetry.log_format = "xml"; }),
               HasSubstr("--log_format"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.log_level = "loud"; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.telemetry.log_level = "loud"; }),
               HasSubstr("--log_level"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.max_in_flight = 0; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.limits.max_in_flight = 0; }),
               HasSubstr("--max_in_flight"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.max_message_bytes = 1ull << 40; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.network.max_message_bytes = 1ull << 40; }),
               HasSubstr("--max_message_bytes"));
   EXPECT_THAT(Rejection([](ServerOptions& o) {
-                o.adapter = "H200";
-                o.adapters = "0,1";
+                o.engine.adapter = "H200";
+                o.engine.adapters = "0,1";
               }),
               HasSubstr("exclude each other"));
   EXPECT_THAT(Rejection([](ServerOptions& o) {
-                o.device = "cpu";
-                o.adapters = "0";
+                o.engine.device = "cpu";
+                o.engine.adapters = "0";
               }),
               HasSubstr("--device=cpu"));
   EXPECT_THAT(Rejection([](ServerOptions& o) {
-                o.device = "directml";
-                o.adapters = "0";
+                o.engine.device = "directml";
+                o.engine.adapters = "0";
               }),
               HasSubstr("--device=directml"));
   ServerOptions two;
-  two.device = "gpu";
-  two.adapters = "0,1";
+  two.engine.device = "gpu";
+  two.engine.adapters = "0,1";
   EXPECT_TRUE(ValidateOptions(two).ok());
   // Accepted on every platform; CreateEngine says where it cannot run.
   ServerOptions directml;
-  directml.device = "directml";
-  directml.adapter = "llvmpipe";
+  directml.engine.device = "directml";
+  directml.engine.adapter = "llvmpipe";
   EXPECT_TRUE(ValidateOptions(directml).ok());
 }
 
 TEST(ServerOptions, TimeoutsAreChecked) {
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.drain_seconds = -1; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.stop.drain_seconds = -1; }),
               HasSubstr("--drain_seconds"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.handshake_timeout_seconds = 0; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.network.handshake_timeout_seconds = 0; }),
               HasSubstr("--handshake_timeout_seconds"));
-  EXPECT_THAT(Rejection([](ServerOptions& o) { o.keepalive_time_seconds = 3000000; }),
+  EXPECT_THAT(Rejection([](ServerOptions& o) { o.network.keepalive_time_seconds = 3000000; }),
               HasSubstr("--keepalive_time_seconds"));
   ServerOptions zero;
-  zero.drain_seconds = 0;
-  zero.keepalive_time_seconds = 0;
-  zero.max_connection_idle_seconds = 0;
+  zero.stop.drain_seconds = 0;
+  zero.network.keepalive_time_seconds = 0;
+  zero.network.max_connection_idle_seconds = 0;
   EXPECT_TRUE(ValidateOptions(zero).ok());
 }
 
 TEST(ServerOptions, ConnectionChannelArgs) {
   ServerOptions o;
-  o.handshake_timeout_seconds = 3;
-  auto args = ConnectionChannelArgs(o);
+  o.network.handshake_timeout_seconds = 3;
+  auto args = ConnectionChannelArgs(o.network);
   std::map<std::string, int> m(args.begin(), args.end());
   EXPECT_EQ(m.size(), args.size());
   EXPECT_EQ(m["grpc.server_handshake_timeout_ms"], 3000);
@@ -126,10 +126,10 @@ TEST(ServerOptions, ConnectionChannelArgs) {
   EXPECT_EQ(m["grpc.http2.min_ping_interval_without_data_ms"], 10000);
   EXPECT_EQ(m["grpc.max_connection_idle_ms"], 600000);
   // 0 turns keepalive and the idle limit off (gRPC's defaults apply).
-  o.keepalive_time_seconds = 0;
-  o.max_connection_idle_seconds = 0;
+  o.network.keepalive_time_seconds = 0;
+  o.network.max_connection_idle_seconds = 0;
   m.clear();
-  for (const auto& [k, v] : ConnectionChannelArgs(o)) m[k] = v;
+  for (const auto& [k, v] : ConnectionChannelArgs(o.network)) m[k] = v;
   EXPECT_EQ(m.count("grpc.keepalive_time_ms"), 0u);
   EXPECT_EQ(m.count("grpc.max_connection_idle_ms"), 0u);
   EXPECT_EQ(m["grpc.server_handshake_timeout_ms"], 3000);
@@ -161,7 +161,7 @@ TEST(ServerOptions, MemoryCapAutoZeroAndSizes) {
     EXPECT_THAT(std::string(cap.status().message()),
                 ::testing::HasSubstr("--gpu_memory_cap_bytes")) << bad;
   }
-  EXPECT_FALSE(ServerOptions().gpu_memory_cap_bytes.has_value());  // auto
+  EXPECT_FALSE(ServerOptions().engine.gpu_memory_cap_bytes.has_value());  // auto
 }
 
 }  // namespace

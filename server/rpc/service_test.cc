@@ -39,7 +39,7 @@ class ServiceTest : public ::testing::Test {
   void StartServer(FakeEngineOptions engine_options = {},
                    ServerOptions options = {}) {
     engine_ = std::make_unique<FakeEngine>(engine_options);
-    options.port = 0;
+    options.network.port = 0;
     auto server = DmlServer::Start(options, engine_.get(), NullLogger());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -256,7 +256,7 @@ TEST_F(ServiceTest, ExecutePayloadsReachTheEngineInTheReceivedSlices) {
 
 TEST_F(ServiceTest, MessageAboveTheLimitIsResourceExhausted) {
   ServerOptions options;
-  options.max_message_bytes = 64 * 1024;
+  options.network.max_message_bytes = 64 * 1024;
   StartServer({}, options);
   v1::ExecuteRequest request = ReluRequest(1);
   request.set_input(Payload(128 * 1024));
@@ -363,7 +363,7 @@ TEST_F(ServiceTest, ExecuteStreamWindowBoundsRequestsInFlight) {
   FakeEngineOptions engine_options;
   engine_options.hold = true;
   ServerOptions options;
-  options.stream_window = 8;
+  options.limits.stream_window = 8;
   StartServer(engine_options, options);
   grpc::ClientContext context;
   auto stream = stub_->ExecuteStream(&context);
@@ -479,7 +479,7 @@ TEST_F(ServiceTest, InFlightLimitIsResourceExhausted) {
   FakeEngineOptions engine_options;
   engine_options.hold = true;
   ServerOptions options;
-  options.max_in_flight = 2;
+  options.limits.max_in_flight = 2;
   StartServer(engine_options, options);
   std::vector<std::thread> held;
   for (int i = 0; i < 2; ++i) {
@@ -596,7 +596,7 @@ TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheInFlightLimit) {
   FakeEngineOptions engine_options;
   engine_options.hold = true;
   ServerOptions options;
-  options.max_in_flight = 1;
+  options.limits.max_in_flight = 1;
   StartServer(engine_options, options);
   const Call execute = [this](grpc::ClientContext& context) {
     v1::ExecuteResponse response;
@@ -617,7 +617,7 @@ TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheInFlightLimit) {
 TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheMemoryBudget) {
   ServerOptions options;
   // 144 bytes each way, twice: 576 bytes.
-  options.memory_budget_bytes = 500;
+  options.limits.memory_budget_bytes = 500;
   StartServer({}, options);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
@@ -744,10 +744,10 @@ TEST_F(ServiceTest, UnparseableMessagesAreInvalidArgumentWithAReason) {
 TEST(DmlServerStart, PortInUseIsAnError) {
   FakeEngine engine;
   ServerOptions options;
-  options.port = 0;
+  options.network.port = 0;
   auto first = DmlServer::Start(options, &engine, NullLogger());
   ASSERT_TRUE(first.ok());
-  options.port = (*first)->port();
+  options.network.port = (*first)->port();
   auto second = DmlServer::Start(options, &engine, NullLogger());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
 }

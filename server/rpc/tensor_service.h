@@ -49,7 +49,7 @@ struct TensorServiceOptions {
   // The server's bearer tokens (token_auth.h); null: none. Each call's
   // principal comes from its own token through it (principal.h).
   std::shared_ptr<const TokenAuthenticator> tokens;
-  // ServerOptions::tenant_from_peer (principal.h).
+  // SecurityOptions::tenant_from_peer (principal.h).
   bool tenant_from_peer = false;
 };
 

@@ -26,7 +26,7 @@ absl::Status CheckPemFile(const char* flag, const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<ServerSecurity> MakeServerSecurity(const ServerOptions& o) {
+absl::StatusOr<ServerSecurity> MakeServerSecurity(const SecurityOptions& o) {
   ServerSecurity security;
   const bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
   if (!tls) {

@@ -1,6 +1,6 @@
 // The credentials of the gRPC port: plaintext, TLS, or mutual TLS, with
 // bearer tokens (token_auth.h) on top of TLS. Built once at startup from
-// ServerOptions.
+// SecurityOptions (server/options/server_options.h).
 #ifndef DMLSERVE_SERVER_SECURITY_SERVER_CREDENTIALS_H_
 #define DMLSERVE_SERVER_SECURITY_SERVER_CREDENTIALS_H_
 
@@ -27,7 +27,7 @@ struct ServerSecurity {
 // INVALID_ARGUMENT for inconsistent flags (a key without a certificate,
 // tokens without TLS, ...), NOT_FOUND for unreadable files, with the flag
 // named.
-absl::StatusOr<ServerSecurity> MakeServerSecurity(const ServerOptions& options);
+absl::StatusOr<ServerSecurity> MakeServerSecurity(const SecurityOptions& options);
 
 }  // namespace dmls::server
 

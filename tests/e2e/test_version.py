@@ -58,6 +58,16 @@ class VersionTest(ServerTestCase):
             self.assertRegex(f.read(), r"\n## \[%s\] - \d{4}-\d\d-\d\d\n"
                              % re.escape(self.version))
 
+    def test_help_lists_every_option_group(self):
+        # The flags live beside their groups (server/options/flags.cc);
+        # --help lists that file and the flags of every group.
+        code, help_text = run(*DMLSERVE_CMD, "--help")
+        self.assertIn("server/options/flags.cc", help_text)
+        for flag in ("--port", "--device", "--max_batch_requests",
+                     "--max_in_flight", "--chunk_bytes", "--tls_cert_file",
+                     "--log_level", "--drain_seconds"):
+            self.assertIn(flag + " (", help_text)
+
     def test_help_and_readme_agree_on_device_auto(self):
         code, help_text = run(*DMLSERVE_CMD, "--help")
         flat = " ".join(help_text.split())
