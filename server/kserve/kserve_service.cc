@@ -98,11 +98,17 @@ KServeServiceImpl::KServeServiceImpl(DmlServiceImpl* dml, Engine* engine,
 
 template <typename Fill>
 grpc::ServerUnaryReactor* KServeServiceImpl::Inline(Fill fill) {
-  CallTracker::Ticket ticket = dml_->calls().Begin();
-  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
-  auto* reactor = new TrackedUnaryReactor(std::move(ticket));
-  reactor->Finish(fill());
-  return reactor;
+  return AnswerInline(dml_->calls(), std::move(fill));
+}
+
+template <typename Request, typename Fill>
+grpc::ServerUnaryReactor* KServeServiceImpl::InlineForModel(const Request& request, Fill fill) {
+  return Inline([&] {
+    const ModelEntry* model;
+    grpc::Status status = FindModel(request.name(), request.version(), &model);
+    if (model != nullptr) fill(*model);
+    return status;
+  });
 }
 
 grpc::Status KServeServiceImpl::FindModel(const std::string& name, const std::string& version,
@@ -143,11 +149,9 @@ grpc::ServerUnaryReactor* KServeServiceImpl::ServerReady(
 grpc::ServerUnaryReactor* KServeServiceImpl::ModelReady(
     grpc::CallbackServerContext*, const inference::ModelReadyRequest* request,
     inference::ModelReadyResponse* response) {
-  return Inline([&] {
-    const ModelEntry* model;
-    grpc::Status status = FindModel(request->name(), request->version(), &model);
-    response->set_ready(model != nullptr && ready_.load() && engine_->Healthy());
-    return status;
+  // Unknown: NOT_FOUND and ready false (the proto's default).
+  return InlineForModel(*request, [&](const ModelEntry&) {
+    response->set_ready(ready_.load() && engine_->Healthy());
   });
 }
 
@@ -165,22 +169,15 @@ grpc::ServerUnaryReactor* KServeServiceImpl::ServerMetadata(
 grpc::ServerUnaryReactor* KServeServiceImpl::ModelMetadata(
     grpc::CallbackServerContext*, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
-  return Inline([&] {
-    const ModelEntry* model;
-    grpc::Status status = FindModel(request->name(), request->version(), &model);
-    if (model != nullptr) *response = BuildMetadata(*model);
-    return status;
-  });
+  return InlineForModel(*request,
+                        [&](const ModelEntry& model) { *response = BuildMetadata(model); });
 }
 
 grpc::ServerUnaryReactor* KServeServiceImpl::ModelConfig(
     grpc::CallbackServerContext*, const inference::ModelConfigRequest* request,
     inference::ModelConfigResponse* response) {
-  return Inline([&] {
-    const ModelEntry* model;
-    grpc::Status status = FindModel(request->name(), request->version(), &model);
-    if (model != nullptr) *response->mutable_config() = BuildConfig(*model, options_.facts);
-    return status;
+  return InlineForModel(*request, [&](const ModelEntry& model) {
+    *response->mutable_config() = BuildConfig(model, options_.facts);
   });
 }
 

@@ -107,9 +107,14 @@ class KServeServiceImpl final : public KServeServiceBase {
   grpc::Status FindModel(const std::string& name, const std::string& version,
                          const ModelEntry** model) const;
   // An inline call: refused once the stop has begun, else answered with
-  // the status `fill` returns after filling the response.
+  // the status `fill` returns after filling the response (AnswerInline,
+  // rpc/tracked_reactor.h).
   template <typename Fill>
   grpc::ServerUnaryReactor* Inline(Fill fill);
+  // An inline call about the model `request` names: FindModel's status,
+  // after `fill(model)` when the model is found.
+  template <typename Request, typename Fill>
+  grpc::ServerUnaryReactor* InlineForModel(const Request& request, Fill fill);
 
   DmlServiceImpl* const dml_;
   Engine* const engine_;

@@ -45,8 +45,10 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   service_options.processor.max_output_ratio = options.limits.max_output_ratio;
   service_options.processor.max_output_ratio_limit = options.limits.max_output_ratio_limit;
   service_options.stream_queue_bytes = options.limits.stream_queue_bytes;
-  service_options.chunked.default_chunk_bytes = DefaultChunkBytes(options);
-  service_options.chunked.max_chunk_bytes = MaxChunkBytes(options);
+  ChunkOptions chunks;
+  chunks.default_bytes = DefaultChunkBytes(options);
+  chunks.max_bytes = MaxChunkBytes(options);
+  service_options.chunked.chunks = chunks;
   service_options.store.bytes_per_principal = options.resident.resident_bytes_per_principal;
   service_options.store.bytes_total = options.resident.resident_bytes_total;
   service_options.store.default_ttl =
@@ -84,8 +86,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   }
   builder.RegisterService(server->service_.get());
   TensorServiceOptions tensor_options;
-  tensor_options.default_chunk_bytes = DefaultChunkBytes(options);
-  tensor_options.max_chunk_bytes = MaxChunkBytes(options);
+  tensor_options.chunks = chunks;
   tensor_options.tokens = security->tokens;
   tensor_options.tenant_from_peer = options.security.tenant_from_peer;
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(

@@ -17,6 +17,7 @@
 #ifndef DMLSERVE_SERVER_RPC_CHUNK_BUFFERS_H_
 #define DMLSERVE_SERVER_RPC_CHUNK_BUFFERS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -71,6 +72,20 @@ class ChunkBuffers : public std::enable_shared_from_this<ChunkBuffers> {
   // Idle buffers by capacity.
   std::map<uint64_t, std::vector<std::unique_ptr<char[]>>> idle_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+// The chunks of a streamed call (ExecuteChunked's output, ReadTensor): the
+// default and the largest a client may ask for, and the buffers kept idle
+// for reuse (ChunkBuffers), at most.
+struct ChunkOptions {
+  uint64_t default_bytes = uint64_t{1} << 20;
+  uint64_t max_bytes = uint64_t{4} << 20;
+  uint64_t buffer_idle_bytes = uint64_t{64} << 20;
+
+  // The chunk of a call that asks for `requested` bytes (0: the default).
+  uint64_t For(uint64_t requested) const {
+    return requested == 0 ? default_bytes : std::min(requested, max_bytes);
+  }
 };
 
 }  // namespace dmls::server

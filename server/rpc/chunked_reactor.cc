@@ -112,7 +112,7 @@ class ChunkedReactor final
       sources[i]->kind = sched::WorkSource::Kind::kStreamed;
       sources[i]->bytes = (**descs[i]).total_tensor_size_in_bytes;
     }
-    work.chunk_bytes = options_.max_chunk_bytes;
+    work.chunk_bytes = options_.chunks.max_bytes;
     work.deadline = call_.deadline;
     work.cancelled = cancelled_;
     work.output_ratio = *call_.output_ratio;
@@ -122,9 +122,7 @@ class ChunkedReactor final
     step_.op = op_;
     step_.in_place = in_place_;
     out_bytes_ = StepOutputBytes(step_);
-    chunk_ = header.chunk_bytes() == 0
-                 ? options_.default_chunk_bytes
-                 : std::min(header.chunk_bytes(), options_.max_chunk_bytes);
+    chunk_ = options_.chunks.For(header.chunk_bytes());
     for (size_t i = 0; i < 3; ++i) {
       if (!descs[i]->has_value()) continue;
       TensorDesc desc = **descs[i];

@@ -45,11 +45,8 @@
 namespace dmls::server {
 
 struct ChunkedOptions {
-  uint64_t default_chunk_bytes = uint64_t{1} << 20;
-  uint64_t max_chunk_bytes = uint64_t{4} << 20;
+  ChunkOptions chunks;  // of the output
   FeatureLevel highest_feature_level = kHighestFeatureLevel;
-  // Output chunk buffers kept idle for reuse (chunk_buffers.h), at most.
-  uint64_t buffer_idle_bytes = uint64_t{64} << 20;
 };
 
 // What the transport says about a chunked call.

@@ -11,6 +11,7 @@
 #include "server/rpc/call_metadata.h"
 #include "server/rpc/message_codec.h"
 #include "server/rpc/ref_counted_reactor.h"
+#include "server/rpc/tracked_reactor.h"
 
 namespace dmls::server {
 namespace {
@@ -127,38 +128,26 @@ class UnaryExecuteReactor final : public RefCountedReactor<grpc::ServerUnaryReac
 };
 
 template <typename Request, typename Outcome>
-grpc::ServerUnaryReactor* Start(grpc::CallbackServerContext* context,
-                                const grpc::ByteBuffer& request, grpc::ByteBuffer* response,
-                                absl::StatusOr<std::string> principal,
-                                CallTracker::Ticket ticket, RequestProcessor& processor,
+grpc::ServerUnaryReactor* Start(UnaryCall call, CallTracker& calls, RequestProcessor& processor,
                                 spdlog::logger* logger) {
+  CallTracker::Ticket ticket = calls.Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new UnaryExecuteReactor<Request, Outcome>(
-      context, response, std::move(principal), std::move(ticket), logger);
-  reactor->Start(processor, request);
+      call.context, call.response, std::move(call.principal), std::move(ticket), logger);
+  reactor->Start(processor, call.request);
   return reactor;
 }
 
 }  // namespace
 
-grpc::ServerUnaryReactor* StartExecute(grpc::CallbackServerContext* context,
-                                       const grpc::ByteBuffer& request,
-                                       grpc::ByteBuffer* response,
-                                       absl::StatusOr<std::string> principal,
-                                       CallTracker::Ticket ticket, RequestProcessor& processor,
-                                       spdlog::logger* logger) {
-  return Start<v1::ExecuteRequest, ExecuteOutcome>(context, request, response, std::move(principal),
-                                                   std::move(ticket), processor, logger);
+grpc::ServerUnaryReactor* StartExecute(UnaryCall call, CallTracker& calls,
+                                       RequestProcessor& processor, spdlog::logger* logger) {
+  return Start<v1::ExecuteRequest, ExecuteOutcome>(std::move(call), calls, processor, logger);
 }
 
-grpc::ServerUnaryReactor* StartExecuteChain(grpc::CallbackServerContext* context,
-                                            const grpc::ByteBuffer& request,
-                                            grpc::ByteBuffer* response,
-                                            absl::StatusOr<std::string> principal,
-                                            CallTracker::Ticket ticket,
-                                            RequestProcessor& processor,
-                                            spdlog::logger* logger) {
-  return Start<v1::ChainRequest, ChainOutcome>(context, request, response, std::move(principal),
-                                               std::move(ticket), processor, logger);
+grpc::ServerUnaryReactor* StartExecuteChain(UnaryCall call, CallTracker& calls,
+                                            RequestProcessor& processor, spdlog::logger* logger) {
+  return Start<v1::ChainRequest, ChainOutcome>(std::move(call), calls, processor, logger);
 }
 
 }  // namespace dmls::server

@@ -22,23 +22,22 @@
 
 namespace dmls::server {
 
+// One unary call as gRPC hands it over, with its principal (PrincipalOf).
+struct UnaryCall {
+  grpc::CallbackServerContext* context;
+  const grpc::ByteBuffer& request;
+  grpc::ByteBuffer* response;
+  absl::StatusOr<std::string> principal;
+};
+
 // Starts an Execute (ExecuteChain) call on `processor` and returns its
-// reactor, gRPC's from then on. `principal` is the call's (PrincipalOf);
-// `ticket` tracks the call until OnDone. `processor` and `logger` must
-// outlive the reactor.
-grpc::ServerUnaryReactor* StartExecute(grpc::CallbackServerContext* context,
-                                       const grpc::ByteBuffer& request,
-                                       grpc::ByteBuffer* response,
-                                       absl::StatusOr<std::string> principal,
-                                       CallTracker::Ticket ticket, RequestProcessor& processor,
-                                       spdlog::logger* logger);
-grpc::ServerUnaryReactor* StartExecuteChain(grpc::CallbackServerContext* context,
-                                            const grpc::ByteBuffer& request,
-                                            grpc::ByteBuffer* response,
-                                            absl::StatusOr<std::string> principal,
-                                            CallTracker::Ticket ticket,
-                                            RequestProcessor& processor,
-                                            spdlog::logger* logger);
+// reactor, gRPC's from then on; `calls` tracks it until OnDone, or refuses
+// it (UNAVAILABLE, tracked_reactor.h). `processor`, `calls` and `logger`
+// must outlive the reactor.
+grpc::ServerUnaryReactor* StartExecute(UnaryCall call, CallTracker& calls,
+                                       RequestProcessor& processor, spdlog::logger* logger);
+grpc::ServerUnaryReactor* StartExecuteChain(UnaryCall call, CallTracker& calls,
+                                            RequestProcessor& processor, spdlog::logger* logger);
 
 }  // namespace dmls::server
 

@@ -23,53 +23,46 @@ DmlServiceImpl::DmlServiceImpl(Engine* engine, ServiceOptions options,
       logger_(logger),
       store_(engine, options.store),
       processor_(engine, options.processor, std::move(logger), &store_),
-      chunk_buffers_(ChunkBuffers::Create(options.chunked.buffer_idle_bytes)) {}
+      chunk_buffers_(ChunkBuffers::Create(options.chunked.chunks.buffer_idle_bytes)) {}
 
 grpc::ServerUnaryReactor* DmlServiceImpl::GetCapabilities(
     grpc::CallbackServerContext* context, const v1::GetCapabilitiesRequest*,
     v1::GetCapabilitiesResponse* response) {
-  CallTracker::Ticket ticket = calls_.Begin();
-  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
-  *response = capabilities_;
-  auto* reactor = new TrackedUnaryReactor(std::move(ticket));
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  return AnswerInline(calls_, [&] {
+    *response = capabilities_;
+    return grpc::Status::OK;
+  });
 }
 
 grpc::ServerUnaryReactor* DmlServiceImpl::Validate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  CallTracker::Ticket ticket = calls_.Begin();
-  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
-  auto* reactor = new TrackedUnaryReactor(std::move(ticket));
-  v1::ValidateRequest parsed;
-  if (absl::Status status = ParseRequest(*request, &parsed); !status.ok()) {
-    logger_->debug("Validate: {}", std::string(status.message()));
-    reactor->Finish(ToGrpcStatus(status));
-    return reactor;
-  }
-  reactor->Finish(SerializeResponse(processor_.Validate(parsed), response));
-  return reactor;
+  return AnswerInline(calls_, [&] {
+    v1::ValidateRequest parsed;
+    if (absl::Status status = ParseRequest(*request, &parsed); !status.ok()) {
+      logger_->debug("Validate: {}", std::string(status.message()));
+      return ToGrpcStatus(status);
+    }
+    return SerializeResponse(processor_.Validate(parsed), response);
+  });
 }
 
 grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  CallTracker::Ticket ticket = calls_.Begin();
-  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
-  return StartExecute(context, *request, response,
-                      PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
-                      std::move(ticket), processor_, logger_.get());
+  return StartExecute(
+      {context, *request, response,
+       PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer)},
+      calls_, processor_, logger_.get());
 }
 
 grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  CallTracker::Ticket ticket = calls_.Begin();
-  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
-  return StartExecuteChain(context, *request, response,
-                           PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
-                           std::move(ticket), processor_, logger_.get());
+  return StartExecuteChain(
+      {context, *request, response,
+       PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer)},
+      calls_, processor_, logger_.get());
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*

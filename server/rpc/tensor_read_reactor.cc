@@ -72,9 +72,7 @@ class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc
                         absl::StrCat("bytes [", req.offset(), ", +", req.length(),
                                      ") are outside the tensor's ", size));
     }
-    const TensorServiceOptions& o = service_.options();
-    chunk_ = req.chunk_bytes() == 0 ? o.default_chunk_bytes
-                                    : std::min(req.chunk_bytes(), o.max_chunk_bytes);
+    chunk_ = service_.options().chunks.For(req.chunk_bytes());
     MutexLock lock(&mu_);
     next_ = req.offset();
     end_ = req.length() == 0 ? size : req.offset() + req.length();

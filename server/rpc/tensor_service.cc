@@ -66,6 +66,16 @@ void Answer(grpc::ServerUnaryReactor* reactor, const absl::Status& status,
   reactor->Finish(SerializeResponse(message, response));
 }
 
+// Parses `request` into `*req`, then finds the caller's principal; the
+// first error of the two.
+template <typename Request>
+absl::StatusOr<std::string> ParseWithPrincipal(const grpc::CallbackServerContext& context,
+                                               const grpc::ByteBuffer& request,
+                                               const TensorServiceOptions& options, Request* req) {
+  if (absl::Status s = ParseRequest(request, req); !s.ok()) return s;
+  return PrincipalOf(context, options.tokens.get(), options.tenant_from_peer);
+}
+
 }  // namespace
 
 TensorServiceImpl::TensorServiceImpl(store::TensorStore* store, Engine* engine,
@@ -78,7 +88,7 @@ TensorServiceImpl::TensorServiceImpl(store::TensorStore* store, Engine* engine,
       calls_(calls),
       options_(options),
       logger_(std::move(logger)),
-      chunk_buffers_(ChunkBuffers::Create(options.chunk_buffer_idle_bytes)) {}
+      chunk_buffers_(ChunkBuffers::Create(options.chunks.buffer_idle_bytes)) {}
 
 grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
@@ -87,10 +97,8 @@ grpc::ServerUnaryReactor* TensorServiceImpl::CreateTensor(
   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
   v1::CreateTensorRequest req;
-  absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal =
-      PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer);
-  if (s.ok()) s = principal.status();
+  absl::StatusOr<std::string> principal = ParseWithPrincipal(*context, *request, options_, &req);
+  absl::Status s = principal.status();
   const TensorDesc desc = TensorFromProto(req.desc());
   absl::StatusOr<sched::Admitted> admitted = sched::Admitted();
   if (s.ok()) {
@@ -145,47 +153,40 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* TensorServiceImpl::ReadTensor(
   return NewReadTensorReactor(*this, context, *request, std::move(ticket));
 }
 
+template <typename Request, typename Answer>
+grpc::ServerUnaryReactor* TensorServiceImpl::AnswerTensorCall(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* request,
+                                                              Answer answer) {
+  return AnswerInline(*calls_, [&] {
+    Request req;
+    absl::StatusOr<std::string> principal = ParseWithPrincipal(*context, *request, options_, &req);
+    if (!principal.ok()) return ClientStatus(principal.status(), *logger_);
+    return answer(*principal, req);
+  });
+}
+
 grpc::ServerUnaryReactor* TensorServiceImpl::ReleaseTensor(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  CallTracker::Ticket ticket = calls_->Begin();
-  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
-  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
-  v1::ReleaseTensorRequest req;
-  absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal =
-      PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer);
-  if (s.ok()) s = principal.status();
-  if (s.ok()) s = store_->Release(*principal, req.handle());
-  if (!s.ok()) {
-    reactor->Finish(ClientStatus(s, *logger_));
-    return reactor;
-  }
-  reactor->Finish(SerializeResponse(v1::ReleaseTensorResponse(), response));
-  return reactor;
+  return AnswerTensorCall<v1::ReleaseTensorRequest>(
+      context, request, [&](const std::string& principal, const v1::ReleaseTensorRequest& req) {
+        absl::Status s = store_->Release(principal, req.handle());
+        if (!s.ok()) return ClientStatus(s, *logger_);
+        return SerializeResponse(v1::ReleaseTensorResponse(), response);
+      });
 }
 
 grpc::ServerUnaryReactor* TensorServiceImpl::ListTensors(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  CallTracker::Ticket ticket = calls_->Begin();
-  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
-  grpc::ServerUnaryReactor* reactor = new TrackedUnaryReactor(std::move(ticket));
-  v1::ListTensorsRequest req;
-  absl::Status s = ParseRequest(*request, &req);
-  absl::StatusOr<std::string> principal =
-      PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer);
-  if (s.ok()) s = principal.status();
-  if (!s.ok()) {
-    reactor->Finish(ClientStatus(s, *logger_));
-    return reactor;
-  }
-  v1::ListTensorsResponse out;
-  for (const auto& t : store_->List(*principal)) *out.add_tensors() = InfoOf(*t);
-  out.set_principal_bytes(store_->PrincipalBytes(*principal));
-  out.set_principal_quota_bytes(store_->options().bytes_per_principal);
-  reactor->Finish(SerializeResponse(out, response));
-  return reactor;
+  return AnswerTensorCall<v1::ListTensorsRequest>(
+      context, request, [&](const std::string& principal, const v1::ListTensorsRequest&) {
+        v1::ListTensorsResponse out;
+        for (const auto& t : store_->List(principal)) *out.add_tensors() = InfoOf(*t);
+        out.set_principal_bytes(store_->PrincipalBytes(principal));
+        out.set_principal_quota_bytes(store_->options().bytes_per_principal);
+        return SerializeResponse(out, response);
+      });
 }
 
 }  // namespace dmls::server

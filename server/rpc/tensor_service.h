@@ -40,12 +40,8 @@
 namespace dmls::server {
 
 struct TensorServiceOptions {
-  // ReadTensor chunks: the default and the largest a client may ask for.
-  uint64_t default_chunk_bytes = uint64_t{1} << 20;
-  uint64_t max_chunk_bytes = uint64_t{4} << 20;
-  // ReadTensor's chunk buffers kept for reuse when idle (chunk_buffers.h):
-  // a stream holds two or three chunks at a time.
-  uint64_t chunk_buffer_idle_bytes = uint64_t{64} << 20;
+  // ReadTensor's chunks (a stream holds two or three at a time).
+  ChunkOptions chunks;
   // The server's bearer tokens (token_auth.h); null: none. Each call's
   // principal comes from its own token through it (principal.h).
   std::shared_ptr<const TokenAuthenticator> tokens;
@@ -89,6 +85,13 @@ class TensorServiceImpl final : public TensorServiceBase {
   ChunkBuffers& chunk_buffers() { return *chunk_buffers_; }
 
  private:
+  // A unary call answered inline by answer(principal, parsed Request); a
+  // request that does not parse, or a call without a principal, gets that
+  // error instead.
+  template <typename Request, typename Answer>
+  grpc::ServerUnaryReactor* AnswerTensorCall(grpc::CallbackServerContext* context,
+                                             const grpc::ByteBuffer* request, Answer answer);
+
   store::TensorStore* const store_;
   Engine* const engine_;
   sched::Admission* const admission_;

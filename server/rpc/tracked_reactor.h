@@ -46,6 +46,18 @@ class TrackedUnaryReactor final : public grpc::ServerUnaryReactor {
   CallTracker::Ticket ticket_;
 };
 
+// A unary call answered inline: `answer()` (a grpc::Status) finishes a
+// TrackedUnaryReactor; a call that `calls` refuses gets a RefusedReactor
+// and `answer` is not called.
+template <typename Answer>
+grpc::ServerUnaryReactor* AnswerInline(CallTracker& calls, Answer answer) {
+  CallTracker::Ticket ticket = calls.Begin();
+  if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
+  auto* reactor = new TrackedUnaryReactor(std::move(ticket));
+  reactor->Finish(answer());
+  return reactor;
+}
+
 }  // namespace dmls::server
 
 #endif  // DMLSERVE_SERVER_RPC_TRACKED_REACTOR_H_
