@@ -57,12 +57,31 @@ class ChainBuilderTest : public ::testing::Test {
     if (absl::Status s = built->CreateKept(store_, principal_); !s.ok()) return s;
     return built;
   }
+  // The violations admission (under `limits`) reports for `e` (with its
+  // payloads `bytes`), which must build.
+  std::vector<std::pair<std::string, std::string>> AdmissionRules(
+      v1::ExecuteRequest e, std::array<std::string, 3> bytes,
+      const sched::AdmissionOptions& limits) {
+    absl::StatusOr<BuiltChain> built =
+        BuildExecute(e, bytes, principal_, store_, kHighestFeatureLevel);
+    EXPECT_TRUE(built.ok()) << built.status();
+    if (!built.ok()) return {};
+    return RulesOf(sched::Admission(limits).Admit(built->work).status());
+  }
   FakeEngine engine_;
   store::TensorStore store_;
   sched::AdmissionOptions limits_;
   // The caller, as PrincipalOf gives it.
   absl::StatusOr<std::string> principal_ = std::string("me");
 };
+
+// RELU over the resident tensor `handle` (its input bytes left out).
+v1::ExecuteRequest ReluOn(const std::string& handle) {
+  v1::ExecuteRequest r = ReluRequest(1);
+  r.clear_input();
+  r.set_input_handle(handle);
+  return r;
+}
 
 // A caller without identity needs none for a chain of inline bytes; a
 // chain that names a handle or keeps an output gets the principal's
@@ -251,40 +270,19 @@ TEST_F(ChainBuilderTest, ExecuteRequestsBecomeOneStepChains) {
   // Admission reports the Execute's fields: a resident tensor of the wrong
   // size at input_handle, a handle for a tensor the operator lacks at its
   // slot, a response above the limit at the operator's output.
-  sched::Admission admission(limits_);
-  const std::string small = Resident({3});
-  v1::ExecuteRequest wrong = ReluRequest(1);
-  wrong.clear_input();
-  wrong.set_input_handle(small);
-  built = BuildExecute(wrong, none, principal_, store_, kHighestFeatureLevel);
-  ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_THAT(RulesOf(admission.Admit(built->work).status()),
+  EXPECT_THAT(AdmissionRules(ReluOn(Resident({3})), none, limits_),
               ElementsAre(Pair("HANDLE_SIZE_MISMATCH", "input_handle")));
   v1::ExecuteRequest scale = ReluRequest(1);
   scale.set_scale_handle(h);
-  bytes = {scale.input(), "", ""};
-  built = BuildExecute(scale, bytes, principal_, store_, kHighestFeatureLevel);
-  ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_THAT(RulesOf(admission.Admit(built->work).status()),
+  EXPECT_THAT(AdmissionRules(scale, {scale.input(), "", ""}, limits_),
               ElementsAre(Pair("CHAIN_SOURCE_UNEXPECTED", "scale_handle")));
-  limits_.max_output_bytes = 100;
-  sched::Admission tight(limits_);
-  v1::ExecuteRequest big = ReluRequest(1);
-  big.clear_input();
-  big.set_input_handle(h);
-  built = BuildExecute(big, none, principal_, store_, kHighestFeatureLevel);
-  ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_THAT(RulesOf(tight.Admit(built->work).status()),
+  sched::AdmissionOptions tight = limits_;
+  tight.max_output_bytes = 100;
+  EXPECT_THAT(AdmissionRules(ReluOn(h), none, tight),
               ElementsAre(Pair("MESSAGE_BYTES_LIMIT", "operator.relu.output.total_tensor_size_in_bytes")));
   // Inline scale bytes for an operator without a scale: the payload rule of
   // an inline Execute, at the Execute's field.
-  v1::ExecuteRequest payload = ReluRequest(1);
-  payload.clear_input();
-  payload.set_input_handle(h);
-  bytes = {"", "abcd", ""};
-  built = BuildExecute(payload, bytes, principal_, store_, kHighestFeatureLevel);
-  ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_THAT(RulesOf(admission.Admit(built->work).status()),
+  EXPECT_THAT(AdmissionRules(ReluOn(h), {"", "abcd", ""}, limits_),
               ElementsAre(Pair("PAYLOAD_SIZE_MISMATCH", "scale")));
   // An unknown output handle and a caller without identity, at their fields.
   v1::ExecuteRequest out = ReluRequest(1);

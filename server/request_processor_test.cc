@@ -1,6 +1,7 @@
 #include "server/request_processor.h"
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -214,43 +215,48 @@ TEST_F(RequestProcessorTest, EngineErrorsKeepTheirCode) {
   EXPECT_EQ(outcome.response.request_id(), 5u);
 }
 
-TEST(RequestProcessorLimits, TensorBytesLimit) {
-  FakeEngine engine;
-  ProcessorOptions options;
-  options.max_tensor_bytes = 100;
-  RequestProcessor p(&engine, options, NullLogger());
+// A limit test: processors over one engine, each with options_ as the test
+// has set them by then.
+class RequestProcessorLimits : public ::testing::Test {
+ protected:
+  RequestProcessor& Processor() { return processors_.emplace_back(&engine_, options_, NullLogger()); }
+
+  FakeEngine engine_;
+  ProcessorOptions options_;
+  std::deque<RequestProcessor> processors_;
+};
+
+TEST_F(RequestProcessorLimits, TensorBytesLimit) {
+  options_.max_tensor_bytes = 100;
+  RequestProcessor& p = Processor();
   ExecuteOutcome outcome = RunOne(p, ReluRequest(1));
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(Violations(outcome),
               ElementsAre("TENSOR_BYTES_LIMIT@operator.relu.input.total_tensor_size_in_bytes"));
   EXPECT_THAT(outcome.error.message, StartsWith("TENSOR_BYTES_LIMIT: "));
-  EXPECT_EQ(engine.received(), 0);
+  EXPECT_EQ(engine_.received(), 0);
 }
 
-TEST(RequestProcessorLimits, OutputThatCannotBeSentIsRefusedUpFront) {
-  FakeEngine engine;
-  ProcessorOptions options;
-  options.max_message_bytes = 1024 + 143;  // the relu output is 144 bytes
-  RequestProcessor p(&engine, options, NullLogger());
+TEST_F(RequestProcessorLimits, OutputThatCannotBeSentIsRefusedUpFront) {
+  options_.max_message_bytes = 1024 + 143;  // the relu output is 144 bytes
+  RequestProcessor& p = Processor();
   ExecuteOutcome outcome = RunOne(p, ReluRequest(1));
   EXPECT_EQ(outcome.error.code, absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(Violations(outcome),
               ElementsAre("MESSAGE_BYTES_LIMIT@operator.relu.output.total_tensor_size_in_bytes"));
-  EXPECT_EQ(engine.received(), 0);
+  EXPECT_EQ(engine_.received(), 0);
 
-  options.max_message_bytes = 1024 + 144;
-  RequestProcessor fits(&engine, options, NullLogger());
+  options_.max_message_bytes = 1024 + 144;
+  RequestProcessor& fits = Processor();
   EXPECT_TRUE(RunOne(fits, ReluRequest(2)).error.ok());
 }
 
 // The memory budget is held by a request until its outcome (and with it the
 // reservation) is let go, i.e. until the response has been written.
-TEST(RequestProcessorLimits, MemoryBudgetHoldsUntilTheResponseIsGone) {
-  FakeEngine engine;
-  ProcessorOptions options;
+TEST_F(RequestProcessorLimits, MemoryBudgetHoldsUntilTheResponseIsGone) {
   // A RELU request of 144 bytes reserves 2 x 144 + 2 x 144 = 576 bytes.
-  options.memory_budget_bytes = 1000;
-  RequestProcessor p(&engine, options, NullLogger());
+  options_.memory_budget_bytes = 1000;
+  RequestProcessor& p = Processor();
   ExecuteOutcome first = RunOne(p, ReluRequest(1));
   ASSERT_TRUE(first.error.ok()) << first.error.message;
   EXPECT_EQ(first.admitted.bytes(), 576u);
@@ -263,13 +269,13 @@ TEST(RequestProcessorLimits, MemoryBudgetHoldsUntilTheResponseIsGone) {
   ExecuteOutcome third = RunOne(p, ReluRequest(3));
   EXPECT_TRUE(third.error.ok()) << third.error.message;
   // A request larger than the whole budget never runs.
-  options.memory_budget_bytes = 100;
-  RequestProcessor small(&engine, options, NullLogger());
+  options_.memory_budget_bytes = 100;
+  RequestProcessor& small = Processor();
   EXPECT_EQ(RunOne(small, ReluRequest(4)).error.code,
             absl::StatusCode::kResourceExhausted);
 }
 
-TEST(RequestProcessorLimits, InFlightLimit) {
+TEST(RequestProcessorHeldLimits, InFlightLimit) {
   FakeEngineOptions engine_options;
   engine_options.hold = true;
   FakeEngine engine(engine_options);
@@ -301,7 +307,7 @@ TEST(RequestProcessorLimits, InFlightLimit) {
   EXPECT_TRUE(RunOne(p, ReluRequest(4)).error.ok());
 }
 
-TEST(RequestProcessorLimits, AbandonedCallsHoldNoSlot) {
+TEST(RequestProcessorHeldLimits, AbandonedCallsHoldNoSlot) {
   FakeEngineOptions engine_options;
   engine_options.hold = true;  // the engine's queue: nothing answered yet
   FakeEngine engine(engine_options);

@@ -16,6 +16,16 @@ struct State {
   CondVar cv;
   bool ready ABSL_GUARDED_BY(mu) = false;
   int count ABSL_GUARDED_BY(mu) = 0;
+
+  // On a thread of its own: sets `ready`, then signals one waiter (`all`:
+  // every waiter) under the lock.
+  std::thread SignalReady(bool all) {
+    return std::thread([this, all] {
+      MutexLock lock(&mu);
+      ready = true;
+      all ? cv.SignalAll() : cv.Signal();
+    });
+  }
 };
 
 // A static Mutex needs no dynamic initialisation (except with MinGW: see
@@ -126,11 +136,7 @@ TEST(CondVarTest, WaitUntilAPastDeadlineReturnsAtOnce) {
 
 TEST(CondVarTest, WaitUntilWakesBeforeTheDeadline) {
   State s;
-  std::thread signaller([&s] {
-    MutexLock lock(&s.mu);
-    s.ready = true;
-    s.cv.Signal();
-  });
+  std::thread signaller = s.SignalReady(/*all=*/false);
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   {
     MutexLock lock(&s.mu);
@@ -144,11 +150,7 @@ TEST(CondVarTest, WaitUntilWakesBeforeTheDeadline) {
 
 TEST(CondVarTest, AnInfiniteTimeoutWaitsForTheSignal) {
   State s;
-  std::thread signaller([&s] {
-    MutexLock lock(&s.mu);
-    s.ready = true;
-    s.cv.SignalAll();
-  });
+  std::thread signaller = s.SignalReady(/*all=*/true);
   {
     MutexLock lock(&s.mu);
     while (!s.ready) EXPECT_FALSE(s.cv.WaitFor(&s.mu, absl::InfiniteDuration()));

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #endif
 #include "gtest/gtest.h"
+#include "server/testing/loopback.h"
 
 namespace dmls::server {
 namespace {
@@ -21,19 +22,9 @@ namespace {
 TEST(SendQueuesTest, CountsWhatThePeerHasNoRoomForUntilItReads) {
   ASSERT_TRUE(UnsentTcpBytes().ok());
   // A loopback connection whose receiver reads nothing at first.
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(listener, 0);
-  int small = 4096;  // inherited by the accepted socket
-  setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
-  ASSERT_EQ(listen(listener, 1), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const int sender = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_EQ(connect(sender, reinterpret_cast<sockaddr*>(&address), length), 0);
+  int port = 0;
+  const int listener = testing::ListenLoopback(&port, /*receive_buffer=*/4096);
+  const int sender = testing::ConnectLoopback(port);
   const int receiver = accept(listener, nullptr, nullptr);
   ASSERT_GE(receiver, 0);
   const uint64_t before = *UnsentTcpBytes();

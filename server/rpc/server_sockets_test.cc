@@ -3,32 +3,19 @@
 #include "server/rpc/server_sockets.h"
 
 #ifdef _WIN32
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
 #include <winsock2.h>
-#include <ws2tcpip.h>
-#else
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #endif
 
 #include "gtest/gtest.h"
+#include "server/testing/loopback.h"
 
 namespace dmls::server {
 namespace {
 
-#ifdef _WIN32
-using Socket = SOCKET;
-void CloseSocket(Socket s) { closesocket(s); }
-using Length = int;
-#else
-using Socket = int;
-void CloseSocket(Socket s) { close(s); }
-using Length = socklen_t;
-#endif
+using testing::CloseSocket;
+using testing::ConnectLoopback;
+using testing::ListenLoopback;
+using testing::Socket;
 
 class ServerSocketsTest : public ::testing::Test {
  protected:
@@ -43,39 +30,15 @@ class ServerSocketsTest : public ::testing::Test {
     WSACleanup();
 #endif
   }
-
-  // A loopback listener on a free port; its port in `*port`.
-  static Socket Listen(int* port) {
-    const Socket s = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    Length length = sizeof(address);
-    EXPECT_EQ(bind(s, reinterpret_cast<sockaddr*>(&address), length), 0);
-    EXPECT_EQ(listen(s, 4), 0);
-    EXPECT_EQ(getsockname(s, reinterpret_cast<sockaddr*>(&address), &length), 0);
-    *port = ntohs(address.sin_port);
-    return s;
-  }
-
-  static Socket Connect(int port) {
-    const Socket s = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    EXPECT_EQ(connect(s, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-    return s;
-  }
 };
 
 TEST_F(ServerSocketsTest, ConnectionsOfThePortEndTheirStreamOthersStayOpen) {
   int port = 0;
   int other_port = 0;
-  const Socket listener = Listen(&port);
-  const Socket other_listener = Listen(&other_port);
-  const Socket client = Connect(port);
-  const Socket other_client = Connect(other_port);
+  const Socket listener = ListenLoopback(&port);
+  const Socket other_listener = ListenLoopback(&other_port);
+  const Socket client = ConnectLoopback(port);
+  const Socket other_client = ConnectLoopback(other_port);
   const Socket accepted = accept(listener, nullptr, nullptr);
   const Socket other_accepted = accept(other_listener, nullptr, nullptr);
   ASSERT_NE(port, other_port);

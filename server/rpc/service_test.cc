@@ -51,6 +51,32 @@ class ServiceTest : public ::testing::Test {
     stub_ = v1::DmlService::NewStub(channel_);
   }
 
+  // An engine whose every request takes `delay` (cut short by
+  // cancellation and deadlines).
+  void StartSlowServer(absl::Duration delay) {
+    FakeEngineOptions engine_options;
+    engine_options.delay = delay;
+    StartServer(engine_options);
+  }
+
+  // An engine that holds every request until engine_->Release().
+  void StartHoldingServer(ServerOptions options = {}) {
+    FakeEngineOptions engine_options;
+    engine_options.hold = true;
+    StartServer(engine_options, options);
+  }
+
+  // Execute(ReluRequest(id)) on a thread of its own; its status (and
+  // response) land in `status` (`response`) once it ends.
+  std::thread ExecuteInBackground(uint64_t id, grpc::Status* status,
+                                  v1::ExecuteResponse* response = nullptr) {
+    return std::thread([this, id, status, response] {
+      grpc::ClientContext context;
+      v1::ExecuteResponse ignored;
+      *status = stub_->Execute(&context, ReluRequest(id), response ? response : &ignored);
+    });
+  }
+
   void TearDown() override {
     if (server_) server_->Shutdown(absl::Seconds(5));
     server_.reset();
@@ -65,28 +91,9 @@ class ServiceTest : public ::testing::Test {
     request.push_back(0x0a);
     request.push_back(static_cast<char>(service.size()));
     request += service;
-    grpc::Slice slice(request);
-    grpc::ByteBuffer request_buffer(&slice, 1), response_buffer;
-    grpc::GenericStub generic(channel_);
-    grpc::ClientContext context;
-    grpc::Status status;
-    absl::Notification done;
-    generic.UnaryCall(&context, "/grpc.health.v1.Health/Check",
-                      grpc::StubOptions(), &request_buffer, &response_buffer,
-                      [&](grpc::Status s) {
-                        status = std::move(s);
-                        done.Notify();
-                      });
-    done.WaitForNotification();
-    std::vector<grpc::Slice> slices;
-    *serving_status = -1;
-    if (status.ok() && response_buffer.Dump(&slices).ok()) {
-      std::string bytes;
-      for (const grpc::Slice& s : slices) {
-        bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-      }
-      *serving_status = bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : 0;
-    }
+    std::string bytes;
+    grpc::Status status = RawUnary("/grpc.health.v1.Health/Check", request, &bytes);
+    *serving_status = !status.ok() ? -1 : bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : 0;
     return status;
   }
 
@@ -360,11 +367,9 @@ TEST_F(ServiceTest, ExecuteStreamManyInFlightWithPerRequestErrors) {
 }
 
 TEST_F(ServiceTest, ExecuteStreamWindowBoundsRequestsInFlight) {
-  FakeEngineOptions engine_options;
-  engine_options.hold = true;
   ServerOptions options;
   options.limits.stream_window = 8;
-  StartServer(engine_options, options);
+  StartHoldingServer(options);
   grpc::ClientContext context;
   auto stream = stub_->ExecuteStream(&context);
   constexpr int kRequests = 20;
@@ -389,9 +394,7 @@ TEST_F(ServiceTest, ExecuteStreamWindowBoundsRequestsInFlight) {
 }
 
 TEST_F(ServiceTest, ExecuteStreamCancelledWhileTheEngineHoldsRequests) {
-  FakeEngineOptions engine_options;
-  engine_options.hold = true;
-  StartServer(engine_options);
+  StartHoldingServer();
   grpc::ClientContext context;
   auto stream = stub_->ExecuteStream(&context);
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(stream->Write(ReluRequest(i)));
@@ -443,9 +446,7 @@ TEST_F(ServiceTest, ExecuteStreamEmptyFinishesOk) {
 }
 
 TEST_F(ServiceTest, ClientCancellationEndsTheCallPromptly) {
-  FakeEngineOptions engine_options;
-  engine_options.delay = absl::Seconds(30);
-  StartServer(engine_options);
+  StartSlowServer(absl::Seconds(30));
   grpc::ClientContext context;
   std::thread canceller([&] {
     engine_->WaitForReceived(1);
@@ -461,9 +462,7 @@ TEST_F(ServiceTest, ClientCancellationEndsTheCallPromptly) {
 }
 
 TEST_F(ServiceTest, DeadlineIsHonoured) {
-  FakeEngineOptions engine_options;
-  engine_options.delay = absl::Seconds(30);
-  StartServer(engine_options);
+  StartSlowServer(absl::Seconds(30));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(200));
@@ -476,11 +475,9 @@ TEST_F(ServiceTest, DeadlineIsHonoured) {
 }
 
 TEST_F(ServiceTest, InFlightLimitIsResourceExhausted) {
-  FakeEngineOptions engine_options;
-  engine_options.hold = true;
   ServerOptions options;
   options.limits.max_in_flight = 2;
-  StartServer(engine_options, options);
+  StartHoldingServer(options);
   std::vector<std::thread> held;
   for (int i = 0; i < 2; ++i) {
     held.emplace_back([this, i] {
@@ -593,11 +590,9 @@ void ExpectRefusedBehind(FakeEngine& engine, const Call& held, const Call& refus
 }
 
 TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheInFlightLimit) {
-  FakeEngineOptions engine_options;
-  engine_options.hold = true;
   ServerOptions options;
   options.limits.max_in_flight = 1;
-  StartServer(engine_options, options);
+  StartHoldingServer(options);
   const Call execute = [this](grpc::ClientContext& context) {
     v1::ExecuteResponse response;
     return stub_->Execute(&context, ReluRequest(1), &response);
@@ -610,7 +605,7 @@ TEST_F(ServiceTest, ExecuteChunkedCountsAgainstTheInFlightLimit) {
   ExpectRefusedBehind(*engine_, execute, chunked);
   server_->Shutdown(absl::Seconds(5));
   server_.reset();
-  StartServer(engine_options, options);  // an engine that holds again
+  StartHoldingServer(options);  // an engine that holds again
   ExpectRefusedBehind(*engine_, chunked, execute);
 }
 
@@ -639,9 +634,7 @@ TEST_F(ServiceTest, ExecuteChunkedRefusesOutputAmplification) {
 }
 
 TEST_F(ServiceTest, ExecuteChunkedHonoursItsDeadline) {
-  FakeEngineOptions engine_options;
-  engine_options.delay = absl::Seconds(30);
-  StartServer(engine_options);
+  StartSlowServer(absl::Seconds(30));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
   grpc::Status status = RunChunked(*stub_, context);
@@ -650,15 +643,10 @@ TEST_F(ServiceTest, ExecuteChunkedHonoursItsDeadline) {
 }
 
 TEST_F(ServiceTest, ShutdownLetsCallsInFlightFinish) {
-  FakeEngineOptions engine_options;
-  engine_options.delay = absl::Milliseconds(300);
-  StartServer(engine_options);
+  StartSlowServer(absl::Milliseconds(300));
   grpc::Status status;
   v1::ExecuteResponse response;
-  std::thread call([&] {
-    grpc::ClientContext context;
-    status = stub_->Execute(&context, ReluRequest(5), &response);
-  });
+  std::thread call = ExecuteInBackground(5, &status, &response);
   ASSERT_TRUE(engine_->WaitForReceived(1));
   server_->Shutdown(absl::Seconds(10));
   call.join();
@@ -672,15 +660,9 @@ TEST_F(ServiceTest, ShutdownLetsCallsInFlightFinish) {
 }
 
 TEST_F(ServiceTest, DrainReportsNotServingAndKeepsServing) {
-  FakeEngineOptions engine_options;
-  engine_options.delay = absl::Milliseconds(300);
-  StartServer(engine_options);
+  StartSlowServer(absl::Milliseconds(300));
   grpc::Status slow_status;
-  std::thread slow([&] {
-    grpc::ClientContext context;
-    v1::ExecuteResponse response;
-    slow_status = stub_->Execute(&context, ReluRequest(1), &response);
-  });
+  std::thread slow = ExecuteInBackground(1, &slow_status);
   ASSERT_TRUE(engine_->WaitForReceived(1));
   server_->StartDrain();
   int serving = 0;
@@ -701,15 +683,9 @@ TEST_F(ServiceTest, DrainReportsNotServingAndKeepsServing) {
 }
 
 TEST_F(ServiceTest, ShutdownCancelsCallsPastTheGrace) {
-  FakeEngineOptions engine_options;
-  engine_options.delay = absl::Seconds(30);
-  StartServer(engine_options);
+  StartSlowServer(absl::Seconds(30));
   grpc::Status status;
-  std::thread call([&] {
-    grpc::ClientContext context;
-    v1::ExecuteResponse response;
-    status = stub_->Execute(&context, ReluRequest(5), &response);
-  });
+  std::thread call = ExecuteInBackground(5, &status);
   ASSERT_TRUE(engine_->WaitForReceived(1));
   absl::Time start = absl::Now();
   server_->Shutdown(absl::Milliseconds(200));

@@ -21,6 +21,7 @@
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "gtest/gtest.h"
+#include "server/testing/temp_file.h"
 #include "server/security/token_auth.h"
 
 namespace dmls::server {
@@ -90,12 +91,8 @@ void ExpectTenantMismatch(const absl::StatusOr<std::string>& principal) {
 class PrincipalTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/principal_tokens_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::ofstream(path_) << "alice-token-0123456789abcdef alice\n"
-                            "carol-token-0123456789abcdef carol scopes=tensors\n";
     TokenAuthOptions options;
-    options.tokens_file = path_;
+    options.tokens_file = file_.path();
     absl::StatusOr<std::shared_ptr<TokenAuthenticator>> tokens =
         TokenAuthenticator::Create(options);
     ASSERT_TRUE(tokens.ok()) << tokens.status();
@@ -104,7 +101,6 @@ class PrincipalTest : public ::testing::Test {
 
   void TearDown() override {
     if (server_) server_->Shutdown();
-    std::remove(path_.c_str());
   }
 
   // Starts the echo server, with the tokens or without.
@@ -149,7 +145,9 @@ class PrincipalTest : public ::testing::Test {
     return out;
   }
 
-  std::string path_;
+  const testing::TempFile file_{"principal_tokens",
+                                "alice-token-0123456789abcdef alice\n"
+                                "carol-token-0123456789abcdef carol scopes=tensors\n"};
   std::shared_ptr<TokenAuthenticator> tokens_;
   std::unique_ptr<PrincipalEcho> echo_;
   std::unique_ptr<grpc::Server> server_;
@@ -201,7 +199,7 @@ TEST_F(PrincipalTest, ATenantBesideATokenMustBeItsPrincipal) {
 TEST_F(PrincipalTest, TokensTheTableNoLongerHoldsAreRefused) {
   Start(/*with_tokens=*/true);
   EXPECT_EQ(Call({{"authorization", kAlice}}).value_or("?"), "user:alice");
-  std::ofstream(path_) << "carol-token-0123456789abcdef carol\n";
+  file_.Write("carol-token-0123456789abcdef carol\n");
   ASSERT_TRUE(tokens_->Reload().ok());
   absl::StatusOr<std::string> gone = Call({{"authorization", kAlice}});
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kUnauthenticated);

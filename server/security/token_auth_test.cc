@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/security/auth_context.h"
 #include "gtest/gtest.h"
+#include "server/testing/temp_file.h"
 
 namespace dmls::server {
 namespace {
@@ -24,20 +25,11 @@ constexpr char kTokens[] =
 
 class TokenAuthTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = ::testing::TempDir() + "/tokens_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    Write(kTokens);
-  }
-  void TearDown() override { std::remove(path_.c_str()); }
-
-  void Write(const std::string& text) {
-    std::ofstream(path_) << text;
-  }
+  void Write(const std::string& text) { file_.Write(text); }
 
   std::shared_ptr<TokenAuthenticator> Make() {
     TokenAuthOptions options;
-    options.tokens_file = path_;
+    options.tokens_file = file_.path();
     options.now = [this] { return now_; };
     absl::StatusOr<std::shared_ptr<TokenAuthenticator>> p =
         TokenAuthenticator::Create(options);
@@ -45,7 +37,7 @@ class TokenAuthTest : public ::testing::Test {
     return p.ok() ? *p : nullptr;
   }
 
-  std::string path_;
+  const testing::TempFile file_{"tokens", kTokens};
   absl::Time now_ = absl::FromUnixSeconds(1767000000);  // 2025-12-29
 };
 
@@ -123,7 +115,7 @@ TEST_F(TokenAuthTest, HealthAndReflectionAreExemptUnlessConfigured) {
             absl::StatusCode::kUnauthenticated);
 
   TokenAuthOptions strict;
-  strict.tokens_file = path_;
+  strict.tokens_file = file_.path();
   strict.exempt_prefixes = *ParseAuthExempt("");
   auto all = *TokenAuthenticator::Create(strict);
   EXPECT_EQ(all->Check("/grpc.health.v1.Health/Check", {}).status.code(),

@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/testing/temp_file.h"
 #include "spdlog/sinks/ostream_sink.h"
 
 namespace dmls::server {
@@ -23,22 +24,16 @@ constexpr char kDave[] = "dave-token-0123456789abcdefgh dave\n";
 class TokensFileWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/watched_tokens_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    Write(kAlice);
     logger_ = std::make_shared<spdlog::logger>(
         "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
     TokenAuthOptions options;
-    options.tokens_file = path_;
+    options.tokens_file = file_.path();
     absl::StatusOr<std::shared_ptr<TokenAuthenticator>> tokens =
         TokenAuthenticator::Create(options);
     ASSERT_TRUE(tokens.ok()) << tokens.status();
     tokens_ = *tokens;
   }
-  void TearDown() override { std::remove(path_.c_str()); }
-
-  // Binary: the size the stamp sees is the text's on Windows too.
-  void Write(const std::string& text) { std::ofstream(path_, std::ios::binary) << text; }
+  void Write(const std::string& text) { file_.Write(text); }
 
   bool Knows(const std::string& token) const {
     const std::string header = "Bearer " + token;
@@ -62,13 +57,13 @@ class TokensFileWatchTest : public ::testing::Test {
   }
   TokensFileWatchOptions Fast() const {
     TokensFileWatchOptions options;
-    options.path = path_;
+    options.path = file_.path();
     options.interval = absl::Milliseconds(20);
     options.settle = absl::Milliseconds(10);
     return options;
   }
 
-  std::string path_;
+  const testing::TempFile file_{"watched_tokens", kAlice};
   std::ostringstream log_;
   std::shared_ptr<spdlog::logger> logger_;
   std::shared_ptr<TokenAuthenticator> tokens_;
@@ -120,13 +115,13 @@ TEST_F(TokensFileWatchTest, AnUnchangedFileIsNotReread) {
 }
 
 TEST_F(TokensFileWatchTest, TheStampSeesSizeAndExistence) {
-  const FileStamp first = StampOf(path_);
+  const FileStamp first = StampOf(file_.path());
   EXPECT_TRUE(first.exists);
   EXPECT_EQ(first.size, std::string(kAlice).size());
   Write(std::string(kAlice) + kDave);
-  EXPECT_NE(StampOf(path_), first);
-  std::remove(path_.c_str());
-  EXPECT_FALSE(StampOf(path_).exists);
+  EXPECT_NE(StampOf(file_.path()), first);
+  std::remove(file_.path().c_str());
+  EXPECT_FALSE(StampOf(file_.path()).exists);
 }
 
 // SIGHUP's path: the same lines with its own prefix.
