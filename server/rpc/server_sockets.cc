@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "server/rpc/socket_port.h"
 #endif
 
 namespace dmls::server {
@@ -30,20 +32,6 @@ bool IsListening(int fd) {
   int listening = 0;
   socklen_t size = sizeof(listening);
   return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 && listening != 0;
-}
-
-// The local port of a TCP socket, or -1.
-int LocalPort(int fd) {
-  sockaddr_storage address{};
-  socklen_t size = sizeof(address);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return -1;
-  if (address.ss_family == AF_INET) {
-    return ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
-  }
-  if (address.ss_family == AF_INET6) {
-    return ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
-  }
-  return -1;
 }
 
 }  // namespace

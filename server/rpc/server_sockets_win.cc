@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "server/rpc/socket_port.h"
 
 namespace dmls::server {
 namespace {
@@ -56,20 +57,6 @@ bool IsListening(SOCKET s) {
   return getsockopt(s, SOL_SOCKET, SO_ACCEPTCONN, reinterpret_cast<char*>(&listening),
                     &size) == 0 &&
          listening;
-}
-
-// The local port of a TCP socket, or -1.
-int LocalPort(SOCKET s) {
-  sockaddr_storage address{};
-  int size = sizeof(address);
-  if (getsockname(s, reinterpret_cast<sockaddr*>(&address), &size) != 0) return -1;
-  if (address.ss_family == AF_INET) {
-    return ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
-  }
-  if (address.ss_family == AF_INET6) {
-    return ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
-  }
-  return -1;
 }
 
 }  // namespace
