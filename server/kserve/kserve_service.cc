@@ -202,7 +202,7 @@ grpc::ServerUnaryReactor* KServeServiceImpl::ModelInfer(grpc::CallbackServerCont
   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
   auto* reactor = new ModelInferReactor(response, std::move(ticket), logger_.get());
   reactor->Start(runner_, *context,
-                 PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
+                 PrincipalOf(*context, options_.principals),
                  *request);
   return reactor;
 }
@@ -210,7 +210,7 @@ grpc::ServerUnaryReactor* KServeServiceImpl::ModelInfer(grpc::CallbackServerCont
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 KServeServiceImpl::ModelStreamInfer(grpc::CallbackServerContext* context) {
   return NewStreamInferReactor(
-      context, PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
+      context, PrincipalOf(*context, options_.principals),
       dml_->calls(), runner_, options_.stream, logger_);
 }
 

@@ -33,7 +33,7 @@
 #include "server/kserve/model_statistics.h"
 #include "server/kserve/stream_infer_reactor.h"
 #include "server/rpc/service.h"
-#include "server/security/token_auth.h"
+#include "server/security/principal.h"
 #include "spdlog/logger.h"
 
 namespace dmls::server::kserve {
@@ -44,10 +44,8 @@ inline constexpr char kKServeServiceName[] = "inference.GRPCInferenceService";
 struct KServeOptions {
   ServerFacts facts;      // what ModelConfig reports
   StreamOptions stream;   // ModelStreamInfer's window and byte bound
-  // The server's bearer tokens; null: none (as ServiceOptions::tokens).
-  std::shared_ptr<const TokenAuthenticator> tokens;
-  // SecurityOptions::tenant_from_peer (principal.h).
-  bool tenant_from_peer = false;
+  // Each call's principal comes from its own token or tenant through it.
+  PrincipalSource principals;
 };
 
 // The generated service: ModelInfer and ModelStreamInfer raw, the rest

@@ -67,8 +67,8 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
         std::make_unique<TokensFileWatch>(server->tokens_, watch, logger);
   }
   server->security_ = security->description;
-  service_options.tokens = security->tokens;  // each call's principal: principal.h
-  service_options.tenant_from_peer = options.security.tenant_from_peer;
+  const PrincipalSource principals{security->tokens, options.security.tenant_from_peer};
+  service_options.principals = principals;
   server->service_ = std::make_unique<DmlServiceImpl>(
       engine, service_options,
       BuildCapabilities(engine->device_info(), engine->devices(), options,
@@ -87,8 +87,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   builder.RegisterService(server->service_.get());
   TensorServiceOptions tensor_options;
   tensor_options.chunks = chunks;
-  tensor_options.tokens = security->tokens;
-  tensor_options.tenant_from_peer = options.security.tenant_from_peer;
+  tensor_options.principals = principals;
   server->tensor_service_ = std::make_unique<TensorServiceImpl>(
       &server->service_->store(), engine, &server->service_->processor().admission(),
       &server->service_->calls(), tensor_options, logger);
@@ -101,8 +100,7 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   kserve_options.facts.device_count = static_cast<int>(engine->devices().size());
   kserve_options.stream.window = options.limits.stream_window;
   kserve_options.stream.max_queued_bytes = options.limits.stream_queue_bytes;
-  kserve_options.tokens = security->tokens;
-  kserve_options.tenant_from_peer = options.security.tenant_from_peer;
+  kserve_options.principals = principals;
   server->kserve_service_ = std::make_unique<kserve::KServeServiceImpl>(
       server->service_.get(), engine, kserve_options, logger);
   builder.RegisterService(server->kserve_service_.get());

@@ -52,7 +52,7 @@ grpc::ServerUnaryReactor* DmlServiceImpl::Execute(
     grpc::ByteBuffer* response) {
   return StartExecute(
       {context, *request, response,
-       PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer)},
+       PrincipalOf(*context, options_.principals)},
       calls_, processor_, logger_.get());
 }
 
@@ -61,14 +61,14 @@ grpc::ServerUnaryReactor* DmlServiceImpl::ExecuteChain(
     grpc::ByteBuffer* response) {
   return StartExecuteChain(
       {context, *request, response,
-       PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer)},
+       PrincipalOf(*context, options_.principals)},
       calls_, processor_, logger_.get());
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 DmlServiceImpl::ExecuteStream(grpc::CallbackServerContext* context) {
   return StartExecuteStream(
-      context, PrincipalOf(*context, options_.tokens.get(), options_.tenant_from_peer),
+      context, PrincipalOf(*context, options_.principals),
       processor_, StreamLimits{options_.stream_window, options_.stream_queue_bytes}, logger_,
       calls_);
 }
@@ -84,7 +84,7 @@ DmlServiceImpl::ExecuteChunked(grpc::CallbackServerContext* context) {
   // identity stages under its connection's address.
   return NewChunkedReactor(
       ChunkedCall{DeadlineOf(*context),
-                  PrincipalOf(*context, options_.tokens.get(), /*tenant_from_peer=*/true),
+                  PrincipalOf(*context, options_.principals.tokens.get(), /*tenant_from_peer=*/true),
                   RequestedOutputRatio(*context)},
       engine_, &store_, &processor_.admission(), chunk_buffers_.get(), options_.chunked,
       std::move(ticket), logger_);

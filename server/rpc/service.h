@@ -40,7 +40,7 @@
 #include "server/lifecycle/call_tracker.h"
 #include "server/rpc/chunked_reactor.h"
 #include "server/request_processor.h"
-#include "server/security/token_auth.h"
+#include "server/security/principal.h"
 #include "engine/store/tensor_store.h"
 #include "spdlog/logger.h"
 
@@ -56,11 +56,8 @@ struct ServiceOptions {
   // Serialized responses of one ExecuteStream waiting to be written; at
   // this many bytes the stream is not read until the client takes some.
   uint64_t stream_queue_bytes = uint64_t{256} << 20;
-  // The server's bearer tokens (token_auth.h); null: none. Each call's
-  // principal comes from its own token through it (principal.h).
-  std::shared_ptr<const TokenAuthenticator> tokens;
-  // SecurityOptions::tenant_from_peer (principal.h).
-  bool tenant_from_peer = false;
+  // Each call's principal comes from its own token or tenant through it.
+  PrincipalSource principals;
 };
 
 // The generated service with Validate, Execute and ExecuteStream raw.

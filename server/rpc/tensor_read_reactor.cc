@@ -59,8 +59,7 @@ class ReadReactor final : public RefCountedReactor<grpc::ServerWriteReactor<grpc
     v1::ReadTensorRequest req;
     if (absl::Status s = ParseRequest(bytes, &req); !s.ok()) return s;
     absl::StatusOr<std::string> principal =
-        PrincipalOf(*context, service_.options().tokens.get(),
-                    service_.options().tenant_from_peer);
+        PrincipalOf(*context, service_.options().principals);
     if (!principal.ok()) return principal.status();
     absl::StatusOr<std::shared_ptr<const store::ResidentTensor>> t =
         service_.store().Find(*principal, req.handle());

@@ -73,7 +73,7 @@ absl::StatusOr<std::string> ParseWithPrincipal(const grpc::CallbackServerContext
                                                const grpc::ByteBuffer& request,
                                                const TensorServiceOptions& options, Request* req) {
   if (absl::Status s = ParseRequest(request, req); !s.ok()) return s;
-  return PrincipalOf(context, options.tokens.get(), options.tenant_from_peer);
+  return PrincipalOf(context, options.principals);
 }
 
 }  // namespace

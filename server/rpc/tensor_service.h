@@ -33,7 +33,7 @@
 #include "engine/sched/admission.h"
 #include "server/lifecycle/call_tracker.h"
 #include "server/rpc/chunk_buffers.h"
-#include "server/security/token_auth.h"
+#include "server/security/principal.h"
 #include "engine/store/tensor_store.h"
 #include "spdlog/logger.h"
 
@@ -42,11 +42,8 @@ namespace dmls::server {
 struct TensorServiceOptions {
   // ReadTensor's chunks (a stream holds two or three at a time).
   ChunkOptions chunks;
-  // The server's bearer tokens (token_auth.h); null: none. Each call's
-  // principal comes from its own token through it (principal.h).
-  std::shared_ptr<const TokenAuthenticator> tokens;
-  // SecurityOptions::tenant_from_peer (principal.h).
-  bool tenant_from_peer = false;
+  // Each call's principal comes from its own token or tenant through it.
+  PrincipalSource principals;
 };
 
 using TensorServiceBase =

@@ -41,8 +41,7 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
                grpc::ByteBuffer* response, CallTracker::Ticket ticket)
       : service_(service),
         ticket_(std::move(ticket)),
-        principal_(PrincipalOf(*context, service.options().tokens.get(),
-                               service.options().tenant_from_peer)),
+        principal_(PrincipalOf(*context, service.options().principals)),
         deadline_(DeadlineOf(*context)),
         response_(response) {
     StartRead(&incoming_);

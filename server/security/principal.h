@@ -38,6 +38,7 @@
 #ifndef DMLSERVE_SERVER_SECURITY_PRINCIPAL_H_
 #define DMLSERVE_SERVER_SECURITY_PRINCIPAL_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -67,6 +68,18 @@ inline constexpr char kTenantMismatch[] = "TENANT_MISMATCH";
 absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
                                         const TokenAuthenticator* tokens,
                                         bool tenant_from_peer);
+
+// Where a service's calls get their principal from: the server's bearer
+// tokens (token_auth.h; null: none) and SecurityOptions::tenant_from_peer.
+struct PrincipalSource {
+  std::shared_ptr<const TokenAuthenticator> tokens;
+  bool tenant_from_peer = false;
+};
+
+inline absl::StatusOr<std::string> PrincipalOf(const grpc::ServerContextBase& context,
+                                               const PrincipalSource& source) {
+  return PrincipalOf(context, source.tokens.get(), source.tenant_from_peer);
+}
 
 }  // namespace dmls::server
 
