@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "DirectML operator validation and execution over gRPC.\n"
       "Usage: dmlserve [--flag=value]...");
-  // --help lists the flags of server/options/*_flags.cc (absl's default
+  // --help lists the flags of server/options/flags.cc (absl's default
   // looks for a file named after the program).
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {

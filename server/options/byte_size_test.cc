@@ -36,7 +36,7 @@ TEST(ByteSizeTest, FormatsWhatItReadsBack) {
   }
 }
 
-// What the server's byte-count flags (options/*_flags.cc) go through:
+// What the server's byte-count flags (options/flags.cc) go through:
 // every byte-count flag takes a suffix (--resident_bytes_per_principal=64M
 // was refused while --gpu_memory_cap_bytes took 8G).
 TEST(ByteSizeTest, IsAnAbslFlagType) {

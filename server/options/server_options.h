@@ -1,7 +1,8 @@
 // ServerOptions: every knob of the dmlserve binary, in eight groups, each
 // with its documented defaults; the flags are beside them, in flags.cc,
-// group by group. main.cc fills it from the flags; tests fill it directly,
-// so no flag is read outside main. Plain value types; thread-compatible.
+// group by group. main.cc fills it from the flags (ServerOptionsFromFlags,
+// flags.h, the one reader of flags); tests fill it directly. Plain value
+// types; thread-compatible.
 #ifndef DMLSERVE_SERVER_OPTIONS_SERVER_OPTIONS_H_
 #define DMLSERVE_SERVER_OPTIONS_SERVER_OPTIONS_H_
 

@@ -23,6 +23,9 @@
 namespace dmls::server {
 
 // One unary call as gRPC hands it over, with its principal (PrincipalOf).
+// Everything is borrowed from gRPC for the call's life (until OnDone):
+// `request` is read only while StartExecute runs, `response` is written
+// when the call finishes.
 struct UnaryCall {
   grpc::CallbackServerContext* context;
   const grpc::ByteBuffer& request;

@@ -717,6 +717,27 @@ TEST_F(ServiceTest, UnparseableMessagesAreInvalidArgumentWithAReason) {
   EXPECT_EQ(response.output(), ReluRequest(3).input());
 }
 
+// Once the call tracker is closed (the stop has begun), every unary call is
+// refused with UNAVAILABLE before its request is looked at: those answered
+// inline (AnswerInline: Validate, the tensor and KServe calls) and those
+// the engine answers (StartExecute, StartExecuteChain).
+TEST_F(ServiceTest, UnaryCallsAreRefusedOnceTheStopHasBegun) {
+  StartServer();
+  server_->service().calls().Close();
+  for (const char* method :
+       {"/dmlserve.v1.DmlService/GetCapabilities", "/dmlserve.v1.DmlService/Validate",
+        "/dmlserve.v1.DmlService/Execute", "/dmlserve.v1.DmlService/ExecuteChain",
+        "/dmlserve.v1.TensorService/CreateTensor", "/dmlserve.v1.TensorService/ListTensors",
+        "/dmlserve.v1.TensorService/ReleaseTensor",
+        "/inference.GRPCInferenceService/ServerLive",
+        "/inference.GRPCInferenceService/ModelReady"}) {
+    grpc::Status s = RawUnary(method, "");
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << method;
+    EXPECT_EQ(s.error_message(), kShuttingDownMessage) << method;
+  }
+  EXPECT_EQ(engine_->received(), 0);
+}
+
 TEST(DmlServerStart, PortInUseIsAnError) {
   FakeEngine engine;
   ServerOptions options;
