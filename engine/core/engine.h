@@ -59,7 +59,9 @@ class Engine {
   // host memory and run chains step by step through Execute
   // (host_resident.h); engines with device memory override all four.
   //
-  // A zero-filled buffer of `bytes` bytes. `placement_key` groups buffers
+  // A zero-filled buffer of `bytes` bytes: every use of it (chains, writes,
+  // reads) sees zeros where nothing was written (a device engine may clear
+  // it after returning, ahead of every use). `placement_key` groups buffers
   // that should share a device (the server passes the owner), for engines
   // over several devices. RESOURCE_EXHAUSTED when memory (or the device
   // memory cap) runs out.

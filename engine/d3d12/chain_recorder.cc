@@ -154,9 +154,9 @@ absl::Status ChainRecorder::Record(ChainRequest& request, ChainCallback& done) {
         case ChainSource::Kind::kNone:
           return Buf{};
         case ChainSource::Kind::kResident: {
-          const DeviceRange r = resolve_(*src.resident);
-          if (r.resource == nullptr) return absl::InternalError("a resident tensor of another engine");
-          return Buf{r.resource, r.bytes};
+          absl::StatusOr<DeviceRange> r = resolve_(*src.resident);
+          if (!r.ok()) return r.status();
+          return Buf{r->resource, r->bytes};
         }
         case ChainSource::Kind::kStep:
           return step_out[src.step];
@@ -250,8 +250,9 @@ absl::Status ChainRecorder::Record(ChainRequest& request, ChainCallback& done) {
       lap(kDispatch);
       step_out[i] = out;
       if (step.output) {
-        ID3D12Resource* r = resolve_(*step.output).resource;
-        if (r == nullptr) return absl::InternalError("a resident tensor of another engine");
+        absl::StatusOr<DeviceRange> range = resolve_(*step.output);
+        if (!range.ok()) return range.status();
+        ID3D12Resource* const r = range->resource;
         st.To(out.resource, D3D12_RESOURCE_STATE_COPY_SOURCE);
         st.To(r, D3D12_RESOURCE_STATE_COPY_DEST);
         st.Flush();

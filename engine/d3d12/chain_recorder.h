@@ -64,13 +64,14 @@ struct ChainRecorderStats {
   uint64_t views_created = 0;
 };
 
-// A resident buffer's device memory: its resource and usable bytes; a null
-// resource for a buffer that is not of this device.
+// A resident buffer's device memory: its resource and usable bytes.
 struct DeviceRange {
   ID3D12Resource* resource = nullptr;
   uint64_t bytes = 0;
 };
-using BufferResolver = std::function<DeviceRange(const ResidentBuffer&)>;
+// A resident buffer's range, or INTERNAL for one that is not of this device
+// or may not be used (ResidentExecutor: not cleared). Dispatch thread.
+using BufferResolver = std::function<absl::StatusOr<DeviceRange>(const ResidentBuffer&)>;
 
 class ChainRecorder {
  public:
@@ -84,7 +85,7 @@ class ChainRecorder {
 
   // Records and submits `request`, or answers it with an error (cancelled,
   // device lost, planning, memory). Every resident buffer it names must
-  // resolve (else INTERNAL).
+  // resolve (else the resolver's error).
   void Run(ChainRequest request, ChainCallback done);
 
   // Forgets the cached views of `buffer`, which is going back to the pool.

@@ -499,6 +499,37 @@ TEST(GpuEngineTest, ChainQueuedBehindTheInFlightLimitExpiresAtItsDeadline) {
   engine->Shutdown();
 }
 
+// Issue 21: allocation does not wait for the device. With the runner's one
+// frame held, AllocateResident returns at once (it waited for its clear
+// before, so this blocked until the frame was free); the clear is queued in
+// the chain lane ahead of the buffer's every use, so a read queued after it
+// sees zeros, also where the pool memory held another tensor's bytes.
+TEST(GpuEngineTest, AllocationQueuesItsClearInsteadOfWaitingForIt) {
+  auto engine = OneFrameEngine();
+  ASSERT_TRUE(engine);
+  constexpr uint64_t kElements = 1000;
+  const std::string a = testing::Pattern(kElements * 4, 5);
+  const ResidentPair pair = MakePair(*engine, a);
+  ASSERT_TRUE(pair.src && pair.dst);
+  ASSERT_TRUE(MakePair(*engine, a).src);  // bytes in pool memory, given back
+
+  FrameHold hold(*engine, CopyChain(pair, kElements));  // the only frame
+  std::future<absl::StatusOr<std::shared_ptr<ResidentBuffer>>> allocated =
+      std::async(std::launch::async, [&] { return engine->AllocateResident(a.size(), "t"); });
+  ASSERT_EQ(allocated.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the allocation waited for the device";
+  absl::StatusOr<std::shared_ptr<ResidentBuffer>> fresh = allocated.get();
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  std::promise<absl::StatusOr<std::string>> read;
+  engine->ReadResident(*fresh, 0, a.size(),
+                       [&](absl::StatusOr<std::string> r) { read.set_value(std::move(r)); });
+  EXPECT_TRUE(hold.Release().ok());
+  absl::StatusOr<std::string> got = read.get_future().get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*got == std::string(a.size(), '\0')) << "read before its clear";
+  engine->Shutdown();
+}
+
 // Issue 21: resident transfers go through the scheduler's chain lane. With
 // the runner's one frame held (by a chain's callback), a write called next
 // waits in the scheduler's queue, not on a thread of its own, and runs once

@@ -1,8 +1,8 @@
 #include "engine/d3d12/resident_executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
-#include <future>
 #include <thread>
 #include <utility>
 
@@ -39,10 +39,17 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
   }
   ID3D12Resource* resource() const { return buffer_->resource.get(); }
   uint64_t capacity() const { return buffer_->size; }
+  // Whether the clear that Allocate queued ahead of every other use of the
+  // buffer has run. Until then, and for good when it failed or never ran,
+  // the buffer must not be used: its pool memory may still hold an earlier
+  // tensor's bytes. Set and read on the dispatch thread.
+  bool cleared() const { return cleared_.load(std::memory_order_acquire); }
+  void MarkCleared() { cleared_.store(true, std::memory_order_release); }
 
  private:
   ResidentExecutor* const owner_;
   PoolBuffer* const buffer_;
+  std::atomic<bool> cleared_{false};
 };
 
 // A read or write under way: its pieces answered on the completion thread.
@@ -82,6 +89,17 @@ ID3D12Resource* ResidentExecutor::ResourceOf(const ResidentBuffer& buffer) {
   return d ? d->resource() : nullptr;
 }
 
+absl::StatusOr<DeviceRange> ResidentExecutor::UsableRange(const ResidentBuffer& buffer) {
+  auto* d = dynamic_cast<const DeviceBuffer*>(&buffer);
+  if (d == nullptr) return absl::InternalError("a resident tensor of another engine");
+  if (!d->cleared()) {
+    return absl::InternalError(
+        "the resident tensor's memory was never cleared (its clear failed or was refused); "
+        "release it");
+  }
+  return DeviceRange{d->resource(), d->capacity()};
+}
+
 absl::StatusOr<std::unique_ptr<ResidentExecutor>> ResidentExecutor::Create(
     GpuRunner* runner, Engine* engine, ResidentExecutorOptions options, OrderedQueue queue,
     std::shared_ptr<spdlog::logger> logger) {
@@ -102,10 +120,7 @@ ResidentExecutor::ResidentExecutor(GpuRunner* runner, Engine* engine,
 
 absl::Status ResidentExecutor::Init() {
   absl::StatusOr<std::unique_ptr<ChainRecorder>> chains =
-      ChainRecorder::Create(runner_, options_, [](const ResidentBuffer& buffer) {
-        auto* d = dynamic_cast<const DeviceBuffer*>(&buffer);
-        return d ? DeviceRange{d->resource(), d->capacity()} : DeviceRange{};
-      });
+      ChainRecorder::Create(runner_, options_, &ResidentExecutor::UsableRange);
   if (!chains.ok()) return chains.status();
   chains_ = std::move(*chains);
   // Staging stays a small part of a small cap (4 x staging_bytes in all).
@@ -275,17 +290,44 @@ absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint6
   }
   auto buffer = std::make_shared<DeviceBuffer>(this, engine_, *b, bytes,
                                                runner_->device_info().name);
-  // Pool buffers are reused: clear before anyone can read it.
-  std::promise<absl::Status> cleared;
-  std::future<absl::Status> result = cleared.get_future();
+  // Pool buffers are reused: the clear is queued in the chain lane, ahead
+  // of every use of the buffer (chains, writes and reads queue behind it
+  // and run on the same thread), and the caller does not wait for it. A
+  // use finds the buffer unusable (UsableRange) when the clear failed or
+  // never ran. An answer that comes before this returns (the scheduler
+  // refused the clear: queue full, shutting down; or it already ran) is
+  // this call's.
+  struct Answer {
+    Mutex mu;
+    bool returned ABSL_GUARDED_BY(mu) = false;
+    absl::Status early ABSL_GUARDED_BY(mu);
+  };
+  auto answer = std::make_shared<Answer>();
   QueueInline(
       [this, buffer]() -> absl::Status {
         absl::Status s = DeviceStatus();
         if (s.ok()) s = Upload(buffer->resource(), 0, nullptr, buffer->capacity(), true);
+        if (s.ok()) buffer->MarkCleared();
         return s;
       },
-      [&cleared](absl::Status s) { cleared.set_value(s); });
-  if (absl::Status s = result.get(); !s.ok()) return s;
+      [this, answer](absl::Status s) {
+        {
+          MutexLock lock(&answer->mu);
+          if (!answer->returned) {
+            answer->early = s;
+            return;
+          }
+        }
+        if (!s.ok() && log_) {
+          log_->warn("a resident tensor's clear failed; the tensor cannot be used: {}",
+                     s.ToString());
+        }
+      });
+  {
+    MutexLock lock(&answer->mu);
+    answer->returned = true;
+    if (!answer->early.ok()) return answer->early;
+  }
   return std::shared_ptr<ResidentBuffer>(std::move(buffer));
 }
 
@@ -316,13 +358,18 @@ void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
       std::shared_ptr<PoolBuffer> upload(*own, [pool](PoolBuffer* b) { pool->Release(b, 0); });
       Queue(
           [this, buffer, r, offset, n, upload, count](ChainCallback answer) mutable {
+            const ResidentBuffer* const target = buffer.get();  // held by `write`
             auto write = std::make_shared<PendingTransfer>(
                 std::move(buffer), [count, answer = std::move(answer)](absl::Status s) mutable {
                   if (!s.ok()) return answer(s);
                   count();
                   answer(ChainResult{});
                 });
-            if (absl::Status s = DeviceStatus(); !s.ok()) return write->Release(s);
+            // A lost device first: the clear of a buffer allocated just
+            // before the loss did not run either.
+            absl::Status s = DeviceStatus();
+            if (s.ok()) s = UsableRange(*target).status();
+            if (!s.ok()) return write->Release(s);
             write->Hold();
             write->Release(absl::OkStatus());  // answered on the completion thread
             ID3D12Resource* const src = upload->resource.get();
@@ -339,8 +386,9 @@ void ResidentExecutor::Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t of
     }
   }
   QueueInline(
-      [this, r, offset, bytes = std::move(bytes), count]() -> absl::Status {
+      [this, buffer, r, offset, bytes = std::move(bytes), count]() -> absl::Status {
         absl::Status s = DeviceStatus();
+        if (s.ok()) s = UsableRange(*buffer).status();
         if (s.ok()) s = Upload(r, offset, bytes.data(), bytes.size(), false);
         if (!s.ok()) return s;
         count();
@@ -358,6 +406,7 @@ void ResidentExecutor::ReadInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t
   }
   Queue(
       [this, buffer, r, offset, into](ChainCallback answer) mutable {
+        const ResidentBuffer* const target = buffer.get();  // held by `read`
         const uint64_t length = into.size();
         auto read = std::make_shared<PendingTransfer>(
             std::move(buffer), [this, length, answer = std::move(answer)](absl::Status s) mutable {
@@ -369,7 +418,10 @@ void ResidentExecutor::ReadInto(std::shared_ptr<ResidentBuffer> buffer, uint64_t
               }
               answer(ChainResult{});
             });
-        if (absl::Status s = DeviceStatus(); !s.ok()) return read->Release(s);
+        // A lost device first (as for writes).
+        absl::Status s = DeviceStatus();
+        if (s.ok()) s = UsableRange(*target).status();
+        if (!s.ok()) return read->Release(s);
         Download(r, offset, into, read);
       },
       std::move(done));

@@ -113,7 +113,11 @@ class ResidentExecutor {
       std::shared_ptr<spdlog::logger> logger);
   ~ResidentExecutor();
 
-  // Zero-filled (the clear runs before this returns).
+  // Zero-filled: the clear is queued in the chain lane ahead of every use of
+  // the buffer and runs on the dispatch thread; this does not wait for it.
+  // A clear refused at once (queue full, shutting down) is this call's
+  // error; one that fails later (device lost) makes every use of the
+  // buffer INTERNAL.
   absl::StatusOr<std::shared_ptr<ResidentBuffer>> Allocate(uint64_t bytes);
   void Write(std::shared_ptr<ResidentBuffer> buffer, uint64_t offset, std::string bytes,
              StatusCallback done);
@@ -161,6 +165,9 @@ class ResidentExecutor {
   // Half `h` is copied out (completion thread).
   void FreeReadbackHalf(int h);
   static ID3D12Resource* ResourceOf(const ResidentBuffer& buffer);
+  // The buffer's device range, on the dispatch thread: INTERNAL for one of
+  // another engine, or one whose clear has not succeeded (DeviceBuffer).
+  static absl::StatusOr<DeviceRange> UsableRange(const ResidentBuffer& buffer);
 
   GpuRunner* const runner_;
   Engine* const engine_;
