@@ -67,6 +67,18 @@ std::unique_ptr<GpuEngine> OneFrameEngine() {
   return MakeEngine(std::move(o));
 }
 
+// A one-frame engine and a resident pair whose source holds `bytes` (both
+// null when either could not be made).
+struct OneFramePair {
+  std::unique_ptr<GpuEngine> engine;
+  ResidentPair pair;
+};
+OneFramePair OneFrameWithPair(const std::string& bytes) {
+  OneFramePair s{OneFrameEngine(), {}};
+  if (s.engine) s.pair = MakePair(*s.engine, bytes);
+  return s;
+}
+
 // Holds a frame of the engine's: `chain`'s callback (on the completion
 // thread, before its frame is released) waits until Release, or the end of
 // the hold's scope on every way out of a test (else Shutdown would wait).
@@ -471,12 +483,10 @@ TEST(GpuEngineTest, ChainsAreRecordedOnTheRunnersQueue) {
 // One frame, held by the first chain (FrameHold), so the second chain stays
 // queued in the scheduler until its deadline.
 TEST(GpuEngineTest, ChainQueuedBehindTheInFlightLimitExpiresAtItsDeadline) {
-  auto engine = OneFrameEngine();
-  ASSERT_TRUE(engine);
   constexpr uint64_t kElements = 1000;
   const std::string a = testing::Pattern(kElements * 4, 7);
-  const ResidentPair pair = MakePair(*engine, a);
-  ASSERT_TRUE(pair.src && pair.dst);
+  auto [engine, pair] = OneFrameWithPair(a);
+  ASSERT_TRUE(engine && pair.src && pair.dst);
 
   FrameHold first(*engine, CopyChain(pair, kElements));  // the only frame
   std::promise<absl::StatusOr<ChainResult>> second;
@@ -505,17 +515,16 @@ TEST(GpuEngineTest, ChainQueuedBehindTheInFlightLimitExpiresAtItsDeadline) {
 // the chain lane ahead of the buffer's every use, so a read queued after it
 // sees zeros, also where the pool memory held another tensor's bytes.
 TEST(GpuEngineTest, AllocationQueuesItsClearInsteadOfWaitingForIt) {
-  auto engine = OneFrameEngine();
-  ASSERT_TRUE(engine);
   constexpr uint64_t kElements = 1000;
   const std::string a = testing::Pattern(kElements * 4, 5);
-  const ResidentPair pair = MakePair(*engine, a);
-  ASSERT_TRUE(pair.src && pair.dst);
+  auto [engine, pair] = OneFrameWithPair(a);
+  ASSERT_TRUE(engine && pair.src && pair.dst);
   ASSERT_TRUE(MakePair(*engine, a).src);  // bytes in pool memory, given back
 
   FrameHold hold(*engine, CopyChain(pair, kElements));  // the only frame
   std::future<absl::StatusOr<std::shared_ptr<ResidentBuffer>>> allocated =
-      std::async(std::launch::async, [&] { return engine->AllocateResident(a.size(), "t"); });
+      std::async(std::launch::async,
+                 [e = engine.get(), n = a.size()] { return e->AllocateResident(n, "t"); });
   ASSERT_EQ(allocated.wait_for(std::chrono::seconds(10)), std::future_status::ready)
       << "the allocation waited for the device";
   absl::StatusOr<std::shared_ptr<ResidentBuffer>> fresh = allocated.get();
@@ -535,13 +544,11 @@ TEST(GpuEngineTest, AllocationQueuesItsClearInsteadOfWaitingForIt) {
 // waits in the scheduler's queue, not on a thread of its own, and runs once
 // the frame is free; a read called after it sees it.
 TEST(GpuEngineTest, TransfersQueueBehindTheInFlightLimitInTheChainLane) {
-  auto engine = OneFrameEngine();
-  ASSERT_TRUE(engine);
   constexpr uint64_t kElements = 1000;
   const std::string a = testing::Pattern(kElements * 4, 8);
   const std::string b = testing::Pattern(kElements * 4, 9);
-  const ResidentPair pair = MakePair(*engine, a);
-  ASSERT_TRUE(pair.src && pair.dst);
+  auto [engine, pair] = OneFrameWithPair(a);
+  ASSERT_TRUE(engine && pair.src && pair.dst);
 
   FrameHold first(*engine, CopyChain(pair, kElements));  // the only frame
 
