@@ -12,8 +12,8 @@
 // runner's frames, on the runner's queue (engine_runner.h). Resident
 // writes, reads and zero-fills queue in the scheduler's chain lane too
 // (SubmitOrdered), so resident work runs in call order; AllocateResident
-// waits for its zero-fill, so it must not be called from a completion
-// callback or a transfer's callback.
+// queues its zero-fill there, ahead of the buffer's every use, and does
+// not wait for it.
 //
 // Ownership: owns the runner (and with it the device), the resident
 // executor, the runner in front of both and the scheduler.

@@ -44,12 +44,22 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
   // the buffer must not be used: its pool memory may still hold an earlier
   // tensor's bytes. Set and read on the dispatch thread.
   bool cleared() const { return cleared_.load(std::memory_order_acquire); }
-  void MarkCleared() { cleared_.store(true, std::memory_order_release); }
+  // The clear's outcome: OK marks the buffer cleared, an error is what
+  // every use of it answers (UsableRange).
+  void SetClearStatus(absl::Status s) {
+    if (s.ok()) {
+      cleared_.store(true, std::memory_order_release);
+    } else {
+      clear_error_ = std::move(s);
+    }
+  }
+  const absl::Status& clear_error() const { return clear_error_; }
 
  private:
   ResidentExecutor* const owner_;
   PoolBuffer* const buffer_;
   std::atomic<bool> cleared_{false};
+  absl::Status clear_error_;  // dispatch thread only
 };
 
 // A read or write under way: its pieces answered on the completion thread.
@@ -93,9 +103,11 @@ absl::StatusOr<DeviceRange> ResidentExecutor::UsableRange(const ResidentBuffer& 
   auto* d = dynamic_cast<const DeviceBuffer*>(&buffer);
   if (d == nullptr) return absl::InternalError("a resident tensor of another engine");
   if (!d->cleared()) {
-    return absl::InternalError(
-        "the resident tensor's memory was never cleared (its clear failed or was refused); "
-        "release it");
+    const absl::Status& e = d->clear_error();
+    return absl::Status(e.ok() ? absl::StatusCode::kInternal : e.code(),
+                        absl::StrCat("the resident tensor's memory could not be cleared, so it "
+                                     "cannot be used (release it): ",
+                                     e.ok() ? "its clear did not run" : e.message()));
   }
   return DeviceRange{d->resource(), d->capacity()};
 }
@@ -303,11 +315,16 @@ absl::StatusOr<std::shared_ptr<ResidentBuffer>> ResidentExecutor::Allocate(uint6
     absl::Status early ABSL_GUARDED_BY(mu);
   };
   auto answer = std::make_shared<Answer>();
+  // The clear holds the buffer weakly: a tensor released before its clear
+  // ran goes back to the pool at once (no GPU work was placed on it), and
+  // its clear is skipped.
   QueueInline(
-      [this, buffer]() -> absl::Status {
+      [this, weak = std::weak_ptr<DeviceBuffer>(buffer)]() -> absl::Status {
+        std::shared_ptr<DeviceBuffer> held = weak.lock();
+        if (held == nullptr) return absl::OkStatus();
         absl::Status s = DeviceStatus();
-        if (s.ok()) s = Upload(buffer->resource(), 0, nullptr, buffer->capacity(), true);
-        if (s.ok()) buffer->MarkCleared();
+        if (s.ok()) s = Upload(held->resource(), 0, nullptr, held->capacity(), true);
+        held->SetClearStatus(s);
         return s;
       },
       [this, answer](absl::Status s) {

@@ -34,8 +34,9 @@
 // thread). Zero-fill and large writes' callbacks run on the dispatch
 // thread, other writes', reads' and chain answers on the runner's
 // completion thread (or, for errors and empty reads, the dispatch thread), and for queue errors any
-// of them on the scheduler's caller. Allocate blocks until its zero-fill has run, so it
-// must not be called on the runner's completion thread.
+// of them on the scheduler's caller. Allocate does not wait for its
+// zero-fill (it is queued ahead of the buffer's every use), so it may be
+// called from any thread.
 #ifndef DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 #define DMLSERVE_ENGINE_D3D12_RESIDENT_EXECUTOR_H_
 
