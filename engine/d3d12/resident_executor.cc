@@ -1,7 +1,6 @@
 #include "engine/d3d12/resident_executor.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -39,27 +38,17 @@ class ResidentExecutor::DeviceBuffer : public ResidentBuffer {
   }
   ID3D12Resource* resource() const { return buffer_->resource.get(); }
   uint64_t capacity() const { return buffer_->size; }
-  // Whether the clear that Allocate queued ahead of every other use of the
-  // buffer has run. Until then, and for good when it failed or never ran,
-  // the buffer must not be used: its pool memory may still hold an earlier
-  // tensor's bytes. Set and read on the dispatch thread.
-  bool cleared() const { return cleared_.load(std::memory_order_acquire); }
-  // The clear's outcome: OK marks the buffer cleared, an error is what
-  // every use of it answers (UsableRange).
-  void SetClearStatus(absl::Status s) {
-    if (s.ok()) {
-      cleared_.store(true, std::memory_order_release);
-    } else {
-      clear_error_ = std::move(s);
-    }
-  }
-  const absl::Status& clear_error() const { return clear_error_; }
+  // The outcome of the clear that Allocate queued ahead of every other use
+  // of the buffer: until it ran (and for good when it failed) the buffer
+  // must not be used, since its pool memory may still hold an earlier
+  // tensor's bytes. Set and read on the dispatch thread only.
+  const absl::Status& clear_status() const { return clear_status_; }
+  void SetClearStatus(absl::Status s) { clear_status_ = std::move(s); }
 
  private:
   ResidentExecutor* const owner_;
   PoolBuffer* const buffer_;
-  std::atomic<bool> cleared_{false};
-  absl::Status clear_error_;  // dispatch thread only
+  absl::Status clear_status_ = absl::InternalError("its clear did not run");
 };
 
 // A read or write under way: its pieces answered on the completion thread.
@@ -102,12 +91,11 @@ ID3D12Resource* ResidentExecutor::ResourceOf(const ResidentBuffer& buffer) {
 absl::StatusOr<DeviceRange> ResidentExecutor::UsableRange(const ResidentBuffer& buffer) {
   auto* d = dynamic_cast<const DeviceBuffer*>(&buffer);
   if (d == nullptr) return absl::InternalError("a resident tensor of another engine");
-  if (!d->cleared()) {
-    const absl::Status& e = d->clear_error();
-    return absl::Status(e.ok() ? absl::StatusCode::kInternal : e.code(),
+  if (const absl::Status& e = d->clear_status(); !e.ok()) {
+    return absl::Status(e.code(),
                         absl::StrCat("the resident tensor's memory could not be cleared, so it "
                                      "cannot be used (release it): ",
-                                     e.ok() ? "its clear did not run" : e.message()));
+                                     e.message()));
   }
   return DeviceRange{d->resource(), d->capacity()};
 }
