@@ -130,5 +130,28 @@ TEST(Activations, InfinitiesAndOverflow) {
   EXPECT_TRUE(std::isnan(Eval(OT::kActivationLinear, kInf, 0.0, 1.0)));
 }
 
+// Celu returns early where x > 0 or x is NaN; over signed zeros,
+// denormals, infinities, NaN and Alphas of both signs (0 and NaN too) it
+// must give the bits of the whole formula.
+TEST(Activations, CeluSkipsExpm1WithTheSameBits) {
+  const double denorm = std::numeric_limits<float>::denorm_min();
+  const double xs[] = {0.0,  -0.0,  denorm, -denorm, 1e-30, -1e-30, 0.5,  -0.5, 3.0,
+                       -3.0, 80.0,  -80.0,  1e30,    -1e30, kInf,   -kInf, kNaN, -kNaN};
+  const double alphas[] = {1.0,  -1.0, 0.5,    -0.5, denorm, -denorm, 3e38,
+                           -3e38, 0.0, -0.0,   kNaN, kInf,   -kInf};
+  for (double alpha : alphas) {
+    for (double x : xs) {
+      const double whole = MaxNum(0.0, x) + MinNum(0.0, alpha * std::expm1(x / alpha));
+      const double got = Eval(OperatorType::kActivationCelu, x, alpha);
+      if (std::isnan(whole)) {
+        EXPECT_TRUE(std::isnan(got)) << "x " << x << " alpha " << alpha;
+      } else {
+        EXPECT_EQ(got, whole) << "x " << x << " alpha " << alpha;
+        EXPECT_EQ(std::signbit(got), std::signbit(whole)) << "x " << x << " alpha " << alpha;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dmls::cpu
