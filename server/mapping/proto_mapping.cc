@@ -1,7 +1,11 @@
 #include "server/mapping/proto_mapping.h"
 
+#include <array>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "engine/ops/schema.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -9,69 +13,137 @@
 namespace dmls::server {
 namespace {
 
+using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
-using google::protobuf::Reflection;
+using google::protobuf::OneofDescriptor;
 
-const FieldDescriptor* Field(const Message& m, const std::string& name) {
-  return m.GetDescriptor()->FindFieldByName(name);
+// What OperatorFromProto reads of one member of the `operator` or
+// `activation` oneof: its schema row and its message's fields. Looked up
+// by name once (FieldsOf), not per request: FindFieldByName hashes the
+// full name on every call, and the schema row was a scan of the table.
+struct MemberFields {
+  const ops::OperatorSchema* schema = nullptr;
+  const FieldDescriptor* input = nullptr;
+  const FieldDescriptor* output = nullptr;
+  const FieldDescriptor* min = nullptr;
+  const FieldDescriptor* max = nullptr;
+  const FieldDescriptor* scale_bias = nullptr;
+  const FieldDescriptor* scale = nullptr;
+  const FieldDescriptor* bias = nullptr;
+  const FieldDescriptor* cross_channel = nullptr;
+  const FieldDescriptor* normalize_variance = nullptr;
+  const FieldDescriptor* epsilon = nullptr;
+  const FieldDescriptor* fused_activation = nullptr;
+  std::array<const FieldDescriptor*, 2> params{};  // schema.params, in order
+};
+
+// Every member of both oneofs, by its FieldDescriptor, and the oneofs and
+// ScaleBias fields. Built once, read-only after: thread-safe.
+struct FieldTable {
+  const OneofDescriptor* operator_oneof = nullptr;    // OperatorDesc.operator
+  const OneofDescriptor* activation_oneof = nullptr;  // FusedActivation.activation
+  const FieldDescriptor* scale_bias_scale = nullptr;
+  const FieldDescriptor* scale_bias_bias = nullptr;
+  absl::flat_hash_map<const FieldDescriptor*, MemberFields> members;
+};
+
+MemberFields FieldsOfMember(const FieldDescriptor& member) {
+  const Descriptor* d = member.message_type();
+  const auto field = [d](std::string_view name) {
+    return d == nullptr ? nullptr : d->FindFieldByName(std::string(name));
+  };
+  MemberFields f;
+  f.schema = ops::FindOperatorByField(member.name());
+  f.input = field("input");
+  f.output = field("output");
+  f.min = field("min");
+  f.max = field("max");
+  f.scale_bias = field("scale_bias");
+  f.scale = field("scale");
+  f.bias = field("bias");
+  f.cross_channel = field("cross_channel");
+  f.normalize_variance = field("normalize_variance");
+  f.epsilon = field("epsilon");
+  f.fused_activation = field("fused_activation");
+  for (size_t i = 0; f.schema != nullptr && i < f.params.size(); ++i) {
+    if (!f.schema->params[i].empty()) f.params[i] = field(f.schema->params[i]);
+  }
+  return f;
 }
 
-bool Has(const Message& m, const std::string& name) {
-  const FieldDescriptor* f = Field(m, name);
+const FieldTable& Fields() {
+  static const FieldTable* const table = [] {
+    auto* t = new FieldTable();
+    t->operator_oneof = dmlserve::v1::OperatorDesc::descriptor()->FindOneofByName("operator");
+    t->activation_oneof =
+        dmlserve::v1::FusedActivation::descriptor()->FindOneofByName("activation");
+    t->scale_bias_scale = dmlserve::v1::ScaleBias::descriptor()->FindFieldByName("scale");
+    t->scale_bias_bias = dmlserve::v1::ScaleBias::descriptor()->FindFieldByName("bias");
+    for (const OneofDescriptor* oneof : {t->operator_oneof, t->activation_oneof}) {
+      for (int i = 0; oneof != nullptr && i < oneof->field_count(); ++i) {
+        t->members.emplace(oneof->field(i), FieldsOfMember(*oneof->field(i)));
+      }
+    }
+    return t;
+  }();
+  return *table;
+}
+
+bool Has(const Message& m, const FieldDescriptor* f) {
   return f != nullptr && m.GetReflection()->HasField(m, f);
 }
 
-std::optional<float> OptFloat(const Message& m, const std::string& name) {
-  if (!Has(m, name)) return std::nullopt;
-  return m.GetReflection()->GetFloat(m, Field(m, name));
+std::optional<float> OptFloat(const Message& m, const FieldDescriptor* f) {
+  if (!Has(m, f)) return std::nullopt;
+  return m.GetReflection()->GetFloat(m, f);
 }
 
-std::optional<uint32_t> OptBool(const Message& m, const std::string& name) {
-  if (!Has(m, name)) return std::nullopt;
-  return m.GetReflection()->GetBool(m, Field(m, name)) ? 1u : 0u;
+std::optional<uint32_t> OptBool(const Message& m, const FieldDescriptor* f) {
+  if (!Has(m, f)) return std::nullopt;
+  return m.GetReflection()->GetBool(m, f) ? 1u : 0u;
 }
 
-std::optional<TensorDesc> OptTensor(const Message& m,
-                                    const std::string& name) {
-  if (!Has(m, name)) return std::nullopt;
-  const Message& t = m.GetReflection()->GetMessage(m, Field(m, name));
-  return TensorFromProto(static_cast<const dmlserve::v1::TensorDesc&>(t));
+std::optional<TensorDesc> OptTensor(const Message& m, const FieldDescriptor* f) {
+  if (!Has(m, f)) return std::nullopt;
+  return TensorFromProto(
+      static_cast<const dmlserve::v1::TensorDesc&>(m.GetReflection()->GetMessage(m, f)));
 }
 
-// The schema row selected by a oneof, and its member message.
-const Message* OneofMember(const Message& m, const std::string& oneof_name,
-                           const ops::OperatorSchema** schema) {
-  const auto* oneof = m.GetDescriptor()->FindOneofByName(oneof_name);
-  const FieldDescriptor* f =
-      m.GetReflection()->GetOneofFieldDescriptor(m, oneof);
-  *schema = nullptr;
+// The member set in `oneof` of `m` and its fields; null when none is set
+// (or the member is unknown to the table, which cannot happen for the two
+// oneofs it was built from).
+const Message* OneofMember(const Message& m, const OneofDescriptor* oneof,
+                           const MemberFields** fields) {
+  *fields = nullptr;
+  if (oneof == nullptr) return nullptr;
+  const FieldDescriptor* f = m.GetReflection()->GetOneofFieldDescriptor(m, oneof);
   if (f == nullptr) return nullptr;
-  *schema = ops::FindOperatorByField(f->name());
+  const auto& members = Fields().members;
+  const auto it = members.find(f);
+  if (it == members.end()) return nullptr;
+  *fields = &it->second;
   return &m.GetReflection()->GetMessage(m, f);
 }
 
-ActivationParams ActivationFromProto(const ops::OperatorSchema& schema,
-                                     const Message& m) {
+ActivationParams ActivationFromProto(const MemberFields& fields, const Message& m) {
   ActivationParams params;
-  for (size_t i = 0; i < schema.params.size(); ++i) {
-    if (!schema.params[i].empty()) {
-      params[i] = OptFloat(m, std::string(schema.params[i]));
-    }
+  for (size_t i = 0; i < fields.params.size(); ++i) {
+    if (fields.params[i] != nullptr) params[i] = OptFloat(m, fields.params[i]);
   }
   return params;
 }
 
-std::optional<FusedActivationDesc> FusedFromProto(const Message& m) {
-  if (!Has(m, "fused_activation")) return std::nullopt;
-  const Message& fa = m.GetReflection()->GetMessage(m, Field(m, "fused_activation"));
+std::optional<FusedActivationDesc> FusedFromProto(const MemberFields& mvn, const Message& m) {
+  if (!Has(m, mvn.fused_activation)) return std::nullopt;
+  const Message& fa = m.GetReflection()->GetMessage(m, mvn.fused_activation);
   FusedActivationDesc fused;
-  const ops::OperatorSchema* schema = nullptr;
-  const Message* act = OneofMember(fa, "activation", &schema);
-  if (act == nullptr || schema == nullptr) return fused;  // type 0: not fusable
-  fused.type = static_cast<uint32_t>(schema->type);
-  fused.has_tensors = Has(*act, "input") || Has(*act, "output");
-  fused.params = ActivationFromProto(*schema, *act);
+  const MemberFields* fields = nullptr;
+  const Message* act = OneofMember(fa, Fields().activation_oneof, &fields);
+  if (act == nullptr || fields->schema == nullptr) return fused;  // type 0: not fusable
+  fused.type = static_cast<uint32_t>(fields->schema->type);
+  fused.has_tensors = Has(*act, fields->input) || Has(*act, fields->output);
+  fused.params = ActivationFromProto(*fields, *act);
   return fused;
 }
 
@@ -96,23 +168,25 @@ TensorDesc TensorFromProto(const dmlserve::v1::TensorDesc& proto) {
 
 OperatorDesc OperatorFromProto(const dmlserve::v1::OperatorDesc& proto) {
   OperatorDesc op;
-  const ops::OperatorSchema* schema = nullptr;
-  const Message* m = OneofMember(proto, "operator", &schema);
-  if (m == nullptr || schema == nullptr) return op;
-  op.type = static_cast<uint32_t>(schema->type);
-  op.input = OptTensor(*m, "input");
-  op.output = OptTensor(*m, "output");
-  switch (schema->kind) {
+  const MemberFields* fields = nullptr;
+  const Message* m = OneofMember(proto, Fields().operator_oneof, &fields);
+  if (m == nullptr || fields->schema == nullptr) return op;
+  const ops::OperatorSchema& schema = *fields->schema;
+  op.type = static_cast<uint32_t>(schema.type);
+  op.input = OptTensor(*m, fields->input);
+  op.output = OptTensor(*m, fields->output);
+  switch (schema.kind) {
     case ops::OpKind::kUnaryScaleBias:
-      op.min = OptFloat(*m, "min");
-      op.max = OptFloat(*m, "max");
-      if (Has(*m, "scale_bias")) {
-        const Message& sb = m->GetReflection()->GetMessage(*m, Field(*m, "scale_bias"));
-        op.scale_bias = ScaleBias{OptFloat(sb, "scale"), OptFloat(sb, "bias")};
+      op.min = OptFloat(*m, fields->min);
+      op.max = OptFloat(*m, fields->max);
+      if (Has(*m, fields->scale_bias)) {
+        const Message& sb = m->GetReflection()->GetMessage(*m, fields->scale_bias);
+        op.scale_bias = ScaleBias{OptFloat(sb, Fields().scale_bias_scale),
+                                  OptFloat(sb, Fields().scale_bias_bias)};
       }
       break;
     case ops::OpKind::kActivation:
-      op.activation = ActivationFromProto(*schema, *m);
+      op.activation = ActivationFromProto(*fields, *m);
       break;
     case ops::OpKind::kMvn1: {
       const auto& mvn1 =
@@ -123,12 +197,12 @@ OperatorDesc OperatorFromProto(const dmlserve::v1::OperatorDesc& proto) {
       [[fallthrough]];
     }
     case ops::OpKind::kMvn:
-      op.scale = OptTensor(*m, "scale");
-      op.bias = OptTensor(*m, "bias");
-      op.cross_channel = OptBool(*m, "cross_channel");
-      op.normalize_variance = OptBool(*m, "normalize_variance");
-      op.epsilon = OptFloat(*m, "epsilon");
-      op.fused_activation = FusedFromProto(*m);
+      op.scale = OptTensor(*m, fields->scale);
+      op.bias = OptTensor(*m, fields->bias);
+      op.cross_channel = OptBool(*m, fields->cross_channel);
+      op.normalize_variance = OptBool(*m, fields->normalize_variance);
+      op.epsilon = OptFloat(*m, fields->epsilon);
+      op.fused_activation = FusedFromProto(*fields, *m);
       break;
   }
   return op;
