@@ -193,6 +193,14 @@ absl::Status RunActivation(const OperatorDesc& op,
         absl::StrCat(std::string(schema.name), " is not an activation"));
   }
   const ActivationArgs args{Param(op.activation[0]), Param(op.activation[1])};
+  if (type == DataType::kFloat32) {
+    // LoadFloat/StoreFloat's FLOAT32 case without their type switch per
+    // element (the same widening and the same single rounding).
+    ForEachElement(*op.input, *op.output, [&](uint64_t in, uint64_t out) {
+      Store<float>(output, out, static_cast<float>(fn(Load<float>(input.data(), in), args)));
+    });
+    return absl::OkStatus();
+  }
   ForEachElement(*op.input, *op.output, [&](uint64_t in, uint64_t out) {
     StoreFloat(type, output, out, fn(LoadFloat(type, input.data(), in), args));
   });

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
 #include "engine/core/execute_request.h"
 #include "engine/core/operator_desc.h"
@@ -66,7 +67,9 @@ struct Work {
   };
   Kind kind = Kind::kExecute;
   FeatureLevel feature_level = kHighestFeatureLevel;
-  std::vector<WorkStep> steps;  // all kinds but kTensor
+  // All kinds but kTensor. One step inline: an Execute's Work allocates
+  // nothing for it (it is built per request).
+  absl::InlinedVector<WorkStep, 1> steps;
 
   // kTensor: the descriptor, where its fields are reported, and the bytes
   // sent with it.
