@@ -3,25 +3,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace dmls::gpu {
-namespace {
-
-// Packs every field into 64 bits; fields are small enums/bools so the
-// packing is injective and doubles as the hash input.
-uint64_t Pack(const KernelKey& k) {
-  uint64_t v = static_cast<uint64_t>(k.stage);
-  v = v << 8 | (static_cast<uint32_t>(k.op) & 0xff);
-  v = v << 4 | (static_cast<uint32_t>(k.data_type) & 0xf);
-  v = v << 1 | static_cast<uint64_t>(k.layout);
-  v = v << 1 | k.scale_bias;
-  v = v << 1 | k.normalize_variance;
-  v = v << 1 | k.has_scale;
-  v = v << 1 | k.has_bias;
-  v = v << 8 | (static_cast<uint32_t>(k.fused) & 0xff);
-  v = v << 8 | k.variant;
-  return v;
-}
-
-}  // namespace
 
 bool KernelKey::operator==(const KernelKey& o) const {
   return stage == o.stage && op == o.op && data_type == o.data_type &&
@@ -30,9 +11,23 @@ bool KernelKey::operator==(const KernelKey& o) const {
          has_bias == o.has_bias && fused == o.fused && variant == o.variant;
 }
 
+uint64_t KernelKey::Packed() const {
+  uint64_t v = static_cast<uint64_t>(stage);
+  v = v << 8 | (static_cast<uint32_t>(op) & 0xff);
+  v = v << 4 | (static_cast<uint32_t>(data_type) & 0xf);
+  v = v << 1 | static_cast<uint64_t>(layout);
+  v = v << 1 | scale_bias;
+  v = v << 1 | normalize_variance;
+  v = v << 1 | has_scale;
+  v = v << 1 | has_bias;
+  v = v << 8 | (static_cast<uint32_t>(fused) & 0xff);
+  v = v << 8 | variant;
+  return v;
+}
+
 uint64_t KernelKey::Hash() const {
   // splitmix64 finaliser over the packed fields.
-  uint64_t z = Pack(*this) + 0x9e3779b97f4a7c15ull;
+  uint64_t z = Packed() + 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);

@@ -42,6 +42,8 @@ struct KernelKey {
 
   bool operator==(const KernelKey& o) const;
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
+  // Every field in 64 bits (they are small enums and bools: injective).
+  uint64_t Packed() const;
   uint64_t Hash() const;
   std::string DebugString() const;
 };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "engine/plan/elementwise_plan.h"
 #include "engine/plan/planner.h"
 
@@ -24,11 +23,18 @@ std::string CoalesceKey(const DispatchPlan& plan, bool in_place) {
   const Dispatch& d = plan.dispatches.front();
   KernelKey key = d.key;
   key.variant = kVariantVec4;
-  // c0 holds the count and grid; c1 onwards the operator's parameters.
-  std::string params(d.args.begin() + std::min<size_t>(16, d.args.size()),
-                     d.args.end());
-  // The raw parameter bytes: the key is compared, never shown.
-  return absl::StrCat("c|", key.DebugString(), in_place ? "|inplace|" : "|", params);
+  // Made per request on the submitting thread, compared, never shown: raw
+  // bytes (one allocation), not text. The packed kernel key, in_place, and
+  // the operator's parameters (c0 holds the count and grid; c1 onwards the
+  // parameters).
+  const uint64_t packed = key.Packed();
+  const size_t params_at = std::min<size_t>(16, d.args.size());
+  std::string out;
+  out.reserve(sizeof(packed) + 1 + (d.args.size() - params_at));
+  out.append(reinterpret_cast<const char*>(&packed), sizeof(packed));
+  out.push_back(in_place ? 'i' : 'o');
+  out.append(reinterpret_cast<const char*>(d.args.data()) + params_at, d.args.size() - params_at);
+  return out;
 }
 
 absl::StatusOr<DispatchPlan> PlanCoalescedSpan(const DispatchPlan& like,
