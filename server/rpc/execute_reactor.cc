@@ -90,6 +90,16 @@ class UnaryExecuteReactor final : public RefCountedReactor<grpc::ServerUnaryReac
     Unref();
   }
 
+  // gRPC runs OnDone and OnCancel on the thread that gets there (a poller,
+  // or ours inside Finish) instead of handing each to its executor: a
+  // thread hop per call that a bare server (its DefaultReactor) does not
+  // pay. Both are short and take no lock that a Finish caller holds:
+  // OnCancel sets a flag and finishes; OnDone ends the ticket and drops
+  // gRPC's reference (an OnDone inside OnOutcome's Finish leaves the
+  // engine's, which OnOutcome drops after). Not part of gRPC's API
+  // (grpcpp/support/server_callback.h); ReactorInliningTest pins it.
+  bool InternalInlineable() override { return true; }
+
  private:
   void OnOutcome(Outcome outcome) {
     grpc::Status status;

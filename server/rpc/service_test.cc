@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -459,6 +460,63 @@ TEST_F(ServiceTest, ClientCancellationEndsTheCallPromptly) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   ExpectEngineWorkEnded();
+}
+
+// The Execute reactor's OnCancel and OnDone run on whichever thread gets
+// there (execute_reactor.cc, InternalInlineable): a poller, the engine's
+// thread inside Finish, the handler's. Calls cancelled at every point of
+// their life, racing answers of a 1 ms engine, each end exactly once
+// (OK or CANCELLED), and every call's ticket ends (the stop finds none
+// left to wait for).
+TEST_F(ServiceTest, CancellationsRacingAnswersEndEveryCallOnce) {
+  StartSlowServer(absl::Milliseconds(1));
+  constexpr int kCalls = 400;
+  struct Call {
+    grpc::ClientContext context;
+    v1::ExecuteRequest request;
+    v1::ExecuteResponse response;
+    std::atomic<int> ended{0};
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  absl::Mutex mu;
+  int pending = kCalls;
+  for (int i = 0; i < kCalls; ++i) {
+    auto call = std::make_unique<Call>();
+    call->request = ReluRequest(static_cast<uint64_t>(i));
+    Call* c = call.get();
+    stub_->async()->Execute(&c->context, &c->request, &c->response,
+                            [c, &mu, &pending](grpc::Status status) {
+                              c->status = std::move(status);
+                              c->ended.fetch_add(1);
+                              absl::MutexLock lock(&mu);
+                              --pending;
+                            });
+    calls.push_back(std::move(call));
+    // Cancel an earlier call, at a point of its life that varies with i.
+    if (i >= 3 && i % 2 == 1) calls[i - (i % 7 == 1 ? 0 : 3)]->context.TryCancel();
+  }
+  {
+    absl::MutexLock lock(&mu);
+    auto all_ended = [&pending] { return pending == 0; };
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_ended), absl::Seconds(20)))
+        << pending << " calls never ended";
+  }
+  int ok = 0, cancelled = 0;
+  for (const auto& c : calls) {
+    EXPECT_EQ(c->ended.load(), 1);
+    if (c->status.ok()) {
+      ++ok;
+    } else {
+      EXPECT_EQ(c->status.error_code(), grpc::StatusCode::CANCELLED) << c->status.error_message();
+      ++cancelled;
+    }
+  }
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(cancelled, 0);
+  const absl::Time start = absl::Now();
+  server_->Shutdown(absl::Seconds(5));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4)) << "a call's ticket never ended";
 }
 
 TEST_F(ServiceTest, DeadlineIsHonoured) {
