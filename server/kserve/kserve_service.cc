@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/mapping/status_mapping.h"
 #include "server/rpc/call_metadata.h"
+#include "server/rpc/inline_reactions.h"
 #include "server/rpc/message_codec.h"
 #include "server/rpc/ref_counted_reactor.h"
 #include "server/rpc/tracked_reactor.h"
@@ -20,8 +21,10 @@ constexpr const char* kExtensions[] = {"model_configuration", "statistics", "par
 
 // ModelInfer. Lives until gRPC (OnDone) and the runner (the outcome) are
 // both through with it (ref_counted_reactor.h): the engine may call back
-// after the client cancelled and the call is gone. Finishes once.
-class ModelInferReactor final : public RefCountedReactor<grpc::ServerUnaryReactor> {
+// after the client cancelled and the call is gone. Finishes once. Its
+// reactions run inline (inline_reactions.h).
+class ModelInferReactor final
+    : public RefCountedReactor<InlineReactions<grpc::ServerUnaryReactor>> {
  public:
   ModelInferReactor(grpc::ByteBuffer* response, CallTracker::Ticket ticket,
                     spdlog::logger* logger)

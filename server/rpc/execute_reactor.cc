@@ -9,6 +9,7 @@
 #include "google/protobuf/arena.h"
 #include "server/mapping/status_mapping.h"
 #include "server/rpc/call_metadata.h"
+#include "server/rpc/inline_reactions.h"
 #include "server/rpc/message_codec.h"
 #include "server/rpc/ref_counted_reactor.h"
 #include "server/rpc/tracked_reactor.h"
@@ -31,8 +32,10 @@ grpc::Status Serialize(const google::protobuf::Message& response, grpc::ByteBuff
 // request_processor.h). Lives until both gRPC (OnDone) and the engine (the
 // outcome callback) are through with it (ref_counted_reactor.h), because
 // the engine may call back after the client cancelled and the RPC is gone.
+// Its reactions run inline (inline_reactions.h).
 template <typename Request, typename Outcome>
-class UnaryExecuteReactor final : public RefCountedReactor<grpc::ServerUnaryReactor> {
+class UnaryExecuteReactor final
+    : public RefCountedReactor<InlineReactions<grpc::ServerUnaryReactor>> {
  public:
   // `principal`: the call's (PrincipalOf).
   UnaryExecuteReactor(grpc::CallbackServerContext* context, grpc::ByteBuffer* response,
@@ -89,16 +92,6 @@ class UnaryExecuteReactor final : public RefCountedReactor<grpc::ServerUnaryReac
     ticket_.End();  // the response is written; the engine may still call back
     Unref();
   }
-
-  // gRPC runs OnDone and OnCancel on the thread that gets there (a poller,
-  // or ours inside Finish) instead of handing each to its executor: a
-  // thread hop per call that a bare server (its DefaultReactor) does not
-  // pay. Both are short and take no lock that a Finish caller holds:
-  // OnCancel sets a flag and finishes; OnDone ends the ticket and drops
-  // gRPC's reference (an OnDone inside OnOutcome's Finish leaves the
-  // engine's, which OnOutcome drops after). Not part of gRPC's API
-  // (grpcpp/support/server_callback.h); ReactorInliningTest pins it.
-  bool InternalInlineable() override { return true; }
 
  private:
   void OnOutcome(Outcome outcome) {

@@ -6,7 +6,8 @@
 //   CallTracker::Ticket ticket = tracker.Begin();
 //   if (!ticket) return new RefusedReactor<grpc::ServerUnaryReactor>();
 //
-// Ownership: both reactors delete themselves in OnDone. The tracker must
+// Ownership: both reactors delete themselves in OnDone, which runs inline
+// (inline_reactions.h). The tracker must
 // outlive a TrackedUnaryReactor.
 #ifndef DMLSERVE_SERVER_RPC_TRACKED_REACTOR_H_
 #define DMLSERVE_SERVER_RPC_TRACKED_REACTOR_H_
@@ -16,6 +17,7 @@
 #include "grpcpp/support/server_callback.h"
 #include "grpcpp/support/status.h"
 #include "server/lifecycle/call_tracker.h"
+#include "server/rpc/inline_reactions.h"
 
 namespace dmls::server {
 
@@ -29,7 +31,7 @@ inline grpc::Status ShuttingDownStatus() {
 // that only answers ShuttingDownStatus: what a handler returns when
 // CallTracker::Begin refused its call.
 template <typename Reactor>
-class RefusedReactor final : public Reactor {
+class RefusedReactor final : public InlineReactions<Reactor> {
  public:
   RefusedReactor() { this->Finish(ShuttingDownStatus()); }
   void OnDone() override { delete this; }
@@ -37,7 +39,7 @@ class RefusedReactor final : public Reactor {
 
 // For handlers that answer inline (GetCapabilities, Validate, ...): holds
 // the call's Ticket until gRPC is done with the call.
-class TrackedUnaryReactor final : public grpc::ServerUnaryReactor {
+class TrackedUnaryReactor final : public InlineReactions<grpc::ServerUnaryReactor> {
  public:
   explicit TrackedUnaryReactor(CallTracker::Ticket ticket) : ticket_(std::move(ticket)) {}
   void OnDone() override { delete this; }
