@@ -20,6 +20,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "gtest/gtest.h"
+#include "inference/grpc_predict_v2.grpc.pb.h"
 #include "server/lifecycle/dml_server.h"
 #include "server/testing/fake_engine.h"
 #include "server/testing/test_requests.h"
@@ -462,38 +463,37 @@ TEST_F(ServiceTest, ClientCancellationEndsTheCallPromptly) {
   ExpectEngineWorkEnded();
 }
 
-// The Execute reactor's OnCancel and OnDone run on whichever thread gets
-// there (execute_reactor.cc, InternalInlineable): a poller, the engine's
-// thread inside Finish, the handler's. Calls cancelled at every point of
-// their life, racing answers of a 1 ms engine, each end exactly once
-// (OK or CANCELLED), and every call's ticket ends (the stop finds none
-// left to wait for).
-TEST_F(ServiceTest, CancellationsRacingAnswersEndEveryCallOnce) {
-  StartSlowServer(absl::Milliseconds(1));
+// One unary call of RaceCancellations: its context, and its status once it
+// ended (`ended` counts the ends).
+struct RacingCall {
+  grpc::ClientContext context;
+  std::atomic<int> ended{0};
+  grpc::Status status;
+};
+
+// The unary reactors' OnCancel and OnDone run on whichever thread gets
+// there (rpc/inline_reactions.h): a poller, the engine's thread inside
+// Finish, the handler's. `start(i, call, done)` starts call i (done(status)
+// when it ends); some calls are cancelled at varying points of their life,
+// racing answers of the 1 ms engine. Every call must end exactly once, OK
+// or CANCELLED, some of each, and every call's ticket must end (the stop
+// finds none left to wait for).
+template <typename Start>
+void RaceCancellations(DmlServer& server, Start start) {
   constexpr int kCalls = 400;
-  struct Call {
-    grpc::ClientContext context;
-    v1::ExecuteRequest request;
-    v1::ExecuteResponse response;
-    std::atomic<int> ended{0};
-    grpc::Status status;
-  };
-  std::vector<std::unique_ptr<Call>> calls;
+  std::vector<std::unique_ptr<RacingCall>> calls;
   absl::Mutex mu;
   int pending = kCalls;
   for (int i = 0; i < kCalls; ++i) {
-    auto call = std::make_unique<Call>();
-    call->request = ReluRequest(static_cast<uint64_t>(i));
-    Call* c = call.get();
-    stub_->async()->Execute(&c->context, &c->request, &c->response,
-                            [c, &mu, &pending](grpc::Status status) {
-                              c->status = std::move(status);
-                              c->ended.fetch_add(1);
-                              absl::MutexLock lock(&mu);
-                              --pending;
-                            });
-    calls.push_back(std::move(call));
-    // Cancel an earlier call, at a point of its life that varies with i.
+    calls.push_back(std::make_unique<RacingCall>());
+    RacingCall* c = calls.back().get();
+    start(i, c, [c, &mu, &pending](grpc::Status status) {
+      c->status = std::move(status);
+      c->ended.fetch_add(1);
+      absl::MutexLock lock(&mu);
+      --pending;
+    });
+    // Cancel this call or an earlier one, at a point that varies with i.
     if (i >= 3 && i % 2 == 1) calls[i - (i % 7 == 1 ? 0 : 3)]->context.TryCancel();
   }
   {
@@ -514,9 +514,38 @@ TEST_F(ServiceTest, CancellationsRacingAnswersEndEveryCallOnce) {
   }
   EXPECT_GT(ok, 0);
   EXPECT_GT(cancelled, 0);
-  const absl::Time start = absl::Now();
-  server_->Shutdown(absl::Seconds(5));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(4)) << "a call's ticket never ended";
+  const absl::Time start_of_stop = absl::Now();
+  server.Shutdown(absl::Seconds(5));
+  EXPECT_LT(absl::Now() - start_of_stop, absl::Seconds(4)) << "a call's ticket never ended";
+}
+
+TEST_F(ServiceTest, CancellationsRacingAnswersEndEveryCallOnce) {
+  StartSlowServer(absl::Milliseconds(1));
+  std::vector<std::pair<v1::ExecuteRequest, v1::ExecuteResponse>> messages(400);
+  RaceCancellations(*server_, [&](int i, RacingCall* c, auto done) {
+    auto& [request, response] = messages[i];
+    request = ReluRequest(static_cast<uint64_t>(i));
+    stub_->async()->Execute(&c->context, &request, &response, std::move(done));
+  });
+}
+
+// The same for KServe's ModelInfer reactor.
+TEST_F(ServiceTest, ModelInferCancellationsRacingAnswersEndEveryCallOnce) {
+  StartSlowServer(absl::Milliseconds(1));
+  auto kserve = inference::GRPCInferenceService::NewStub(channel_);
+  std::vector<std::pair<inference::ModelInferRequest, inference::ModelInferResponse>> messages(
+      400);
+  RaceCancellations(*server_, [&](int i, RacingCall* c, auto done) {
+    inference::ModelInferRequest& request = messages[i].first;
+    request.set_model_name("activation_relu");
+    auto* input = request.add_inputs();
+    input->set_name("input");
+    input->set_datatype("FP32");
+    input->add_shape(4);
+    request.add_raw_input_contents(std::string(16, '\0'));
+    request.add_outputs()->set_name("output");
+    kserve->async()->ModelInfer(&c->context, &request, &messages[i].second, std::move(done));
+  });
 }
 
 TEST_F(ServiceTest, DeadlineIsHonoured) {
