@@ -121,15 +121,11 @@ void Scheduler::Enqueue(Job& job, absl::Time now) {
     if (stopping_) {
       queued = absl::UnavailableError("the engine is shutting down");
     } else {
-      const absl::Time deadline = entry.mapped().deadline();
       queued = batcher_.Enqueue(entry);
       if (queued.ok()) {
         ++stats_.admitted;
         if (options_.observer) options_.observer->OnQueued();
-        // A dispatch thread waiting for the runner's capacity can do
-        // nothing with this job unless it must expire sooner than the
-        // thread wakes anyway.
-        if (!dispatch_waits_for_capacity_ || deadline < dispatch_wake_) cv_.Signal();
+        cv_.Signal();
         return;
       }
     }
@@ -208,7 +204,6 @@ void Scheduler::DispatchLoop() {
         }
         if (done || !taken.empty() || !dropped.empty()) break;
         poked_ = false;
-        const bool waits_for_capacity = batcher_.size() > 0 && batcher_.Due(now);
         // Sleep until something changes: a Submit, runner capacity (both
         // signal), a queued deadline, the next cancellation scan, or the
         // batching delay running out. A due batch that the runner cannot
@@ -218,17 +213,11 @@ void Scheduler::DispatchLoop() {
           wake = std::min(batcher_.NextDeadline(), next_cancel_scan);
           if (!batcher_.Due(now)) wake = std::min(wake, batcher_.NextDue());
         }
-        // A due batch still here means the runner could not take it.
-        dispatch_waits_for_capacity_ = waits_for_capacity;
-        dispatch_wake_ = wake;
         if (clock_->IsReal() && wake != absl::InfiniteFuture()) {
           cv_.WaitUntil(&mu_, wake);
         } else {
           cv_.Wait(&mu_);
         }
-        dispatch_waits_for_capacity_ = false;
-        dispatch_wake_ = absl::InfiniteFuture();
-        ++stats_.dispatch_wakeups;
       }
       stats_.expired += dropped.size();
       if (!taken.empty()) {

@@ -79,8 +79,6 @@ struct SchedulerStats {
   uint64_t largest_batch = 0;
   uint64_t queued = 0;      // now
   uint64_t in_flight = 0;   // now; counted only with admission->max_in_flight
-  // Times the dispatch thread woke from its wait (whatever woke it).
-  uint64_t dispatch_wakeups = 0;
 };
 
 class Scheduler {
@@ -145,14 +143,6 @@ class Scheduler {
   Batcher batcher_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
-  // While the dispatch thread sleeps: whether it holds a due batch that the
-  // runner cannot take (then only runner capacity -- Poke -- or an earlier
-  // deadline than `dispatch_wake_` can change what it does), and when it
-  // will wake by itself. Enqueue signals it only when the new job matters:
-  // a wake-up per request while every frame is in flight was a futex wake
-  // and a context switch each for nothing.
-  bool dispatch_waits_for_capacity_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time dispatch_wake_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   SchedulerStats stats_ ABSL_GUARDED_BY(mu_);
 
   Mutex shutdown_mu_;  // serialises Shutdown

@@ -312,57 +312,6 @@ TEST(SchedulerTest, DeadlineExpiresInTheQueue) {
   EXPECT_EQ(out.count.load(), 2);
 }
 
-// While every frame is in flight the dispatch thread has nothing to do
-// with a new request: Submit does not wake it (a futex wake and a context
-// switch per request for nothing). Runner capacity (Poke) still does.
-TEST(SchedulerTest, SubmitsWhileTheRunnerIsFullDoNotWakeTheDispatchThread) {
-  auto clock = std::make_shared<FakeClock>();  // no timed wake-ups
-  FakeRunner runner;
-  runner.capacity = 0;
-  SchedulerOptions o;
-  o.clock = clock;
-  Scheduler s(&runner, o);
-  Outcomes out;
-  s.Submit(Relu(8), out.Callback());  // wakes it: it finds the runner full
-  absl::SleepFor(absl::Milliseconds(50));
-  const uint64_t wakeups = s.stats().dispatch_wakeups;
-  for (int i = 0; i < 50; ++i) s.Submit(Relu(8), out.Callback());
-  absl::SleepFor(absl::Milliseconds(50));
-  EXPECT_EQ(s.stats().dispatch_wakeups, wakeups);
-  EXPECT_EQ(s.stats().queued, 51u);
-  runner.capacity = 1;
-  runner.complete_inline = true;
-  s.Poke();
-  WaitFor(out.count, 51);
-  s.Shutdown();
-}
-
-// ... but a request that must expire before the thread would wake by
-// itself does wake it, so that it expires on time.
-TEST(SchedulerTest, AnEarlierDeadlineWakesTheDispatchThreadWaitingForCapacity) {
-  FakeRunner runner;
-  runner.capacity = 0;
-  SchedulerOptions o;
-  o.cancel_scan_interval = absl::Hours(1);  // no scan wakes it meanwhile
-  Scheduler s(&runner, o);
-  Outcomes out;
-  s.Submit(Relu(8), out.Callback());  // no deadline
-  absl::SleepFor(absl::Milliseconds(20));
-  ExecuteRequest r = Relu(8);
-  r.deadline = absl::Now() + absl::Milliseconds(50);
-  s.Submit(std::move(r), out.Callback());
-  WaitFor(out.count, 1);
-  {
-    MutexLock lock(&out.mu);
-    EXPECT_EQ(out.statuses[0].code(), absl::StatusCode::kDeadlineExceeded);
-  }
-  runner.capacity = 1;
-  runner.complete_inline = true;
-  s.Poke();
-  WaitFor(out.count, 2);
-  s.Shutdown();
-}
-
 TEST(SchedulerTest, CancelledInTheQueue) {
   FakeRunner runner;
   runner.capacity = 0;
