@@ -33,5 +33,20 @@ TEST(KernelKeyTest, AllKeysDistinct) {
   EXPECT_EQ(hashes.size(), keys.size());
 }
 
+// CoalesceKey (engine/plan/coalesce.cc) compares keys by Packed(), so two
+// keys that differ must pack differently: every kernel key, and every
+// operator and data type the kernels can name, fits its field.
+TEST(KernelKeyTest, PackedIsInjective) {
+  const std::vector<KernelKey> keys = AllKernelKeys();
+  std::unordered_set<uint64_t> packed;
+  for (const KernelKey& k : keys) packed.insert(k.Packed());
+  EXPECT_EQ(packed.size(), keys.size());
+  for (const KernelKey& k : keys) {
+    EXPECT_LT(static_cast<uint32_t>(k.op), 256u) << k.DebugString();
+    EXPECT_LT(static_cast<uint32_t>(k.fused), 256u) << k.DebugString();
+    EXPECT_LT(static_cast<uint32_t>(k.data_type), 16u) << k.DebugString();
+  }
+}
+
 }  // namespace
 }  // namespace dmls::gpu
