@@ -1,14 +1,17 @@
 #!/bin/bash
-# Session 33, one visit. Issue 25 (CPU per small request): before =
+# Session 33's serving visits. Issue 25 (CPU per small request): before =
 # .gpu/s33a (53679e1, main at the session's start: dmlserve only), after =
-# .gpu/s33 (this session's build: CELU skips expm1 for x > 0, operator
-# fields through a table built once, Work's step inline, FLOAT32
-# activations without the type switch). Server on cores 0-1, load on
-# 2-15, the same dmls_load (after's) for both.
-#   OUT=/tmp/out bash docs/perf/h200-s33-2026-11-29/visit.sh
+# $AFTER. Server on cores 0-1, load on 2-15, the same dmls_load (after's)
+# for both.
+#   first visit:  OUT=/tmp/out bash docs/perf/h200-s33-2026-11-29/visit.sh
+#     (.gpu/s33 = e3ce93a: CELU skips expm1 for x > 0, operator fields
+#     through a table built once, Work's step inline, FLOAT32 activations
+#     without the type switch, CoalesceKey as bytes)
+#   second visit: AFTER=.gpu/s33b CPU_ROUNDS=4 OUT=/tmp/out bash docs/perf/h200-s33-2026-11-29/visit.sh
+#     (.gpu/s33b = 6f4b2da: and the unary reactor's reactions inline)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-a=.gpu/s33
+a=${AFTER:-.gpu/s33}
 b=.gpu/s33a/server/dmlserve
 source bench/gpu_env.sh
 export LD_LIBRARY_PATH=$rt
