@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/bench_ops.h"
 #include "engine/core/tensor_desc.h"
+#include "engine/kernels/mvn_kernel.h"
 #include "engine/plan/mvn_plan.h"
 
 namespace dmls::bench {
@@ -32,10 +33,8 @@ void ShowPlan(const std::string& name, const OperatorDesc& op, const gpu::Dispat
     const uint64_t cols = op.input->sizes.back(), rows = n / cols;
     const gpu::MvnSchedule& s = plan.mvn_schedule;
     const uint64_t cache = planner.cache_bytes ? planner.cache_bytes : gpu::kAssumedCacheBytes;
-    const uint32_t threads = s.row_bits == gpu::kMvnVariantSmallRow    ? gpu::kMvnSmallRowThreads
-                             : s.row_bits == gpu::kMvnVariantWideRow   ? gpu::kMvnWideRowThreads
-                             : s.row_bits == gpu::kMvnVariantMediumRow ? gpu::kMvnMediumRowThreads
-                                                                       : gpu::kMvnThreads;
+    const uint32_t threads =
+        plan.dispatches.empty() ? 0 : gpu::MvnKernelThreads(plan.dispatches.back().key);
     std::string how = absl::StrCat("row: one workgroup of ", threads,
                                    " threads per row, read once, no scratch");
     if (s.kind == gpu::MvnSchedule::kCoop) {

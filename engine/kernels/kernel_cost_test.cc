@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/kernels/kernels.h"
+#include "engine/kernels/mvn_kernel.h"
 #include "engine/dxbc/tpf.h"
 #include "gtest/gtest.h"
 
@@ -97,26 +98,37 @@ TEST(KernelCostTest, Float16MathIsCheaperPerElementThanFloat32) {
 
 TEST(KernelCostTest, Float16MvnStatisticsLoadWithoutABranchPerPair) {
   // kMvnPartial without texels (512 x 262,143: N odd): FLOAT16 loads both
-  // words of each pair of elements unconditionally, so it has no more
-  // branches than FLOAT32 (one load per element) and as many loads; with a
-  // branch per pair (LoadPair) its statistics pass ran at 304 us against
-  // 237 on the H200 (docs/perf/h200-mvn16-2026-11-28).
-  auto histogram = [](DataType t) {
+  // words of each pair of elements unconditionally, one load per element
+  // as FLOAT32 does, and no branch per pair; with a branch per pair
+  // (LoadPair) its statistics pass ran at 304 us against 237 on the H200
+  // (docs/perf/h200-mvn16-2026-11-28). A FLOAT16 thread has twice the
+  // elements of a FLOAT32 one (MvnEmitter::HalvesThreads).
+  auto key = [](DataType t) {
     KernelKey k;
     k.stage = KernelStage::kMvnPartial;
     k.op = OperatorType::kMeanVarianceNormalization1;
     k.data_type = t;
     k.layout = LayoutClass::kStrided;
     k.variant = 1;  // inner rank 1, word loads
+    return k;
+  };
+  auto histogram = [](const KernelKey& k) {
     absl::StatusOr<KernelInfo> info = BuildKernel(k);
     EXPECT_TRUE(info.ok()) << info.status();
     return info.ok() ? OpcodeHistogram(info->dxbc) : std::map<uint32_t, int>{};
   };
-  auto h16 = histogram(DataType::kFloat16);
-  auto h32 = histogram(DataType::kFloat32);
-  EXPECT_EQ(h16[D3D10_SB_OPCODE_IF], h32[D3D10_SB_OPCODE_IF]);
-  EXPECT_EQ(h16[D3D10_SB_OPCODE_LD], h32[D3D10_SB_OPCODE_LD]);
-  EXPECT_GT(h32[D3D10_SB_OPCODE_LD], 0);
+  auto h16 = histogram(key(DataType::kFloat16));
+  auto h32 = histogram(key(DataType::kFloat32));
+  const int e16 = static_cast<int>(kMvnChunk / MvnKernelThreads(key(DataType::kFloat16)));
+  const int e32 = static_cast<int>(kMvnChunk / MvnKernelThreads(key(DataType::kFloat32)));
+  EXPECT_EQ(e16, 2 * e32);
+  // Each element's word, and the group's first element.
+  EXPECT_EQ(h16[D3D10_SB_OPCODE_LD], e16 + 1);
+  EXPECT_EQ(h32[D3D10_SB_OPCODE_LD], e32 + 1);
+  // The branches are the reduction's: a branch per pair would be e16 / 2
+  // more.
+  EXPECT_LT(h16[D3D10_SB_OPCODE_IF], e16 / 2);
+  EXPECT_LT(h32[D3D10_SB_OPCODE_IF], e32 / 2);
 }
 
 TEST(KernelCostTest, Float16SpanStatisticsMaskEachTexelOnce) {
@@ -125,14 +137,17 @@ TEST(KernelCostTest, Float16SpanStatisticsMaskEachTexelOnce) {
   // instead of an element index and two compares per element. The long
   // span (kMvnVariantLongSpan) has twice the elements of a thread at about
   // twice the instructions, and the same reduction.
-  auto count = [](uint8_t bits) {
+  auto key = [](uint8_t bits) {
     KernelKey k;
     k.stage = KernelStage::kMvnPartial;
     k.op = OperatorType::kMeanVarianceNormalization1;
     k.data_type = DataType::kFloat16;
     k.layout = LayoutClass::kStrided;
     k.variant = static_cast<uint8_t>(1 | bits);
-    absl::StatusOr<KernelInfo> info = BuildKernel(k);
+    return k;
+  };
+  auto count = [&](uint8_t bits) {
+    absl::StatusOr<KernelInfo> info = BuildKernel(key(bits));
     EXPECT_TRUE(info.ok()) << info.status();
     return info.ok() ? OpcodeHistogram(info->dxbc) : std::map<uint32_t, int>{};
   };
@@ -142,10 +157,15 @@ TEST(KernelCostTest, Float16SpanStatisticsMaskEachTexelOnce) {
   std::printf("FLOAT16 kMvnPartial instructions: words %d, span %d, long span %d\n",
               Instructions(words), Instructions(span), Instructions(long_span));
   // Per element, the span's compares are gone: the long span has as many
-  // unsigned compares as the span (the reduction's, per texel), where the
-  // word path has one per element (ElementIndex).
+  // unsigned compares as the span (the reduction's) plus one for each more
+  // texel of a thread, where the word path has one per element
+  // (ElementIndex).
+  const int span_texels =
+      static_cast<int>(kMvnChunk / MvnKernelThreads(key(kMvnVariantTexelSpan)) / 8);
+  const int long_texels = static_cast<int>(
+      kMvnLongSpanChunk / MvnKernelThreads(key(kMvnVariantTexelSpan | kMvnVariantLongSpan)) / 8);
   EXPECT_EQ(long_span[D3D10_SB_OPCODE_ULT] + long_span[D3D10_SB_OPCODE_UGE],
-            span[D3D10_SB_OPCODE_ULT] + span[D3D10_SB_OPCODE_UGE] + 2);
+            span[D3D10_SB_OPCODE_ULT] + span[D3D10_SB_OPCODE_UGE] + long_texels - span_texels);
   EXPECT_GE(words[D3D10_SB_OPCODE_ULT], static_cast<int>(kMvnElementsPerThread));
   // Texel loads (the group's first element is one more load in both).
   EXPECT_EQ(long_span[D3D10_SB_OPCODE_LD] - 1, 2 * (span[D3D10_SB_OPCODE_LD] - 1));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/dxbc/testing/vkd3d_compile.h"
+#include "engine/kernels/mvn_kernel.h"
 #include "gtest/gtest.h"
 
 namespace dmls::gpu {
@@ -155,20 +156,24 @@ TEST(DisassemblyTest, KernelsReadTheirViewBases) {
                          "cb0[15].x"});
 }
 
-// kMvnVariantVec4, FLOAT16, 64 threads of 16 elements: two texel loads per
-// thread and the group's first texel (its reference element); whole-texel
-// stores, no atomics.
+// kMvnVariantVec4, FLOAT16 small row: 32 threads of 32 elements
+// (MvnEmitter::HalvesThreads), so four texel loads per thread and the
+// group's first texel (its reference element); whole-texel stores, no
+// atomics.
 TEST(DisassemblyTest, MvnTexelRowLoadsAndStoresWholeTexels) {
-  const std::string t = Disassemble(StridedMvn1(
-      KernelStage::kMvnRow, 1 | kMvnVariantSmallRow | kMvnVariantVec4, DataType::kFloat16));
+  const KernelKey key = StridedMvn1(KernelStage::kMvnRow, 1 | kMvnVariantSmallRow | kMvnVariantVec4,
+                                    DataType::kFloat16);
+  ASSERT_EQ(MvnKernelThreads(key), kMvnSmallRowThreads / 2);
+  const std::string t = Disassemble(key);
   auto count = [&](const std::string& w) {
     size_t n = 0;
     for (size_t at = t.find(w); at != std::string::npos; at = t.find(w, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(" ld r"), 3u);
-  EXPECT_EQ(count(", t0.xyzw"), 3u);
-  EXPECT_EQ(count("store_uav_typed u0.xyzw"), 2u);
+  EXPECT_EQ(count("dcl_thread_group 32, 1, 1"), 1u);
+  EXPECT_EQ(count(" ld r"), 5u);
+  EXPECT_EQ(count(", t0.xyzw"), 5u);
+  EXPECT_EQ(count("store_uav_typed u0.xyzw"), 4u);
   EXPECT_EQ(count("atomic_"), 0u);
 }
 

@@ -65,7 +65,41 @@ class MvnEmitter {
   }
   static bool IsWideRow(const KernelKey& key) { return RowBits(key) == kMvnVariantWideRow; }
 
+  // Threads of the workgroup and elements a thread of `key`'s kernel. A
+  // FLOAT16 kernel that loads whole texels (kMvnVariantVec4, a texel span),
+  // and every FLOAT16 kMvnPartial, takes half the threads of its chunk with
+  // twice the elements each (HalvesThreads), so that a thread holds as many
+  // 16-byte texels as a FLOAT32 one: the chunk, and so the plan, is the
+  // same. On the H200 that took FLOAT16 65,536 x 1,024 from 100.4 to 78.7
+  // us, 16,384 x 8,192 from 215 to 165, 512 x 262,143 from 249.5 to about
+  // 227; FLOAT32 lost with fewer threads, and FLOAT16 word loads lost in
+  // every kernel but the statistics (docs/PERFORMANCE.md, session 34).
   static uint32_t ThreadsOf(const KernelKey& key) {
+    const uint32_t t = ChunkThreadsOf(key);
+    return HalvesThreads(key) ? t / 2 : t;
+  }
+  static uint32_t ElementsOf(const KernelKey& key) {
+    const uint32_t e = ChunkElementsOf(key);
+    return HalvesThreads(key) ? e * 2 : e;
+  }
+  static bool HalvesThreads(const KernelKey& key) {
+    if (key.data_type != DataType::kFloat16) return false;
+    switch (key.stage) {
+      case KernelStage::kMvnPartial:
+        return true;
+      case KernelStage::kMvnRow:
+      case KernelStage::kMvnApply:
+        return (key.variant & kMvnVariantVec4) != 0;
+      case KernelStage::kMvnNormalise:
+        return (key.variant & (kMvnVariantVec4 | kMvnVariantTexelSpan)) != 0;
+      default:
+        return false;
+    }
+  }
+
+  // The chunk of `key`'s kernel as threads x elements (kernel_abi.h's
+  // constants), before HalvesThreads.
+  static uint32_t ChunkThreadsOf(const KernelKey& key) {
     if (key.stage == KernelStage::kMvnClear) return kMvnClearThreads;
     switch (RowBits(key)) {
       case kMvnVariantSmallRow:
@@ -78,8 +112,7 @@ class MvnEmitter {
         return kMvnThreads;
     }
   }
-
-  static uint32_t ElementsOf(const KernelKey& key) {
+  static uint32_t ChunkElementsOf(const KernelKey& key) {
     if (IsWideRow(key)) return kMvnWideRowElementsPerThread;
     const uint8_t long_span = kMvnVariantTexelSpan | kMvnVariantLongSpan;
     if (key.stage == KernelStage::kMvnPartial && (key.variant & long_span) == long_span) {

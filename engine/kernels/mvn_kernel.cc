@@ -15,10 +15,15 @@ using mvn_emit::MvnEmitter;
 static_assert(kMvnElementsPerThread % 8 == 0 && kMvnWideRowElementsPerThread % 8 == 0 &&
                   kMvnLongSpanElementsPerThread % 8 == 0,
               "FLOAT16 elements go in pairs, and in whole texels with kMvnVariantVec4");
+static_assert(kMvnSmallRowThreads % 2 == 0 && kMvnThreads % 2 == 0 &&
+                  kMvnMediumRowThreads % 2 == 0 && kMvnWideRowThreads % 2 == 0,
+              "FLOAT16 texel kernels take half the threads (MvnEmitter::HalvesThreads)");
 
 bool IsMvnType(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16; }
 
 }  // namespace
+
+uint32_t MvnKernelThreads(const KernelKey& key) { return MvnEmitter::ThreadsOf(key); }
 
 absl::StatusOr<KernelInfo> BuildMvnKernel(const KernelKey& key) {
   if (key.op != OperatorType::kMeanVarianceNormalization1 || !IsMvnType(key.data_type) ||

@@ -34,6 +34,8 @@ KernelKey MvnClearKey();
 // The key of kMvnCombine (the statistics' form depends on NormalizeVariance
 // alone: exact means when it is FALSE).
 KernelKey MvnCombineKey(bool normalize_variance);
+// Threads of the workgroup of `key`'s kernel (for reports).
+uint32_t MvnKernelThreads(const KernelKey& key);
 // Appends every MVN key the planner can produce.
 void AppendMvnKernelKeys(std::vector<KernelKey>& keys);
 
