@@ -387,8 +387,8 @@ absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOption
 }
 
 bool FillsWideRow(uint64_t n, uint32_t element_bytes) {
-  // More than 3/4 (FLOAT16) or 7/8 (FLOAT32) of the kernel's elements.
-  return element_bytes == 2 ? n * 4 > uint64_t{kMvnWideRowChunk} * 3
+  // More than 31/32 (FLOAT16) or 7/8 (FLOAT32) of the kernel's elements.
+  return element_bytes == 2 ? n * 32 > uint64_t{kMvnWideRowChunk} * 31
                             : n * 8 > uint64_t{kMvnWideRowChunk} * 7;
 }
 

@@ -3,7 +3,9 @@
 //    dispatch (kMvnRow), read from memory once (64-thread workgroups up to
 //    kMvnSmallRowChunk elements, 256 up to kMvnChunk, 512 up to
 //    kMvnMediumRowChunk, 1,024 threads of 32 elements up to
-//    kMvnWideRowChunk where the groups fill most of it, FillsWideRow);
+//    kMvnWideRowChunk where the groups fill most of it, FillsWideRow;
+//    FLOAT16 texel kernels have half those threads with twice the
+//    elements, MvnEmitter::HalvesThreads);
 //  * blocked: larger groups in blocks of rows sized from the adapter's cache
 //    (PlannerOptions::cache_bytes): per block, partial statistics into
 //    scratch then combine + normalise, so that the normalisation rereads
@@ -39,15 +41,16 @@ namespace dmls::gpu {
 absl::StatusOr<DispatchPlan> PlanMvn(const OperatorDesc& op, const PlannerOptions& options);
 
 // Whether groups of `n` elements fill enough of the wide row kernel's
-// 1,024 threads to win over the two passes without it: it keeps one
-// workgroup an SM (64 registers a thread), and a thread without elements
-// still waits through the reduction. On the H200 (d6a1ba5, about 2^27
-// elements, docs/perf/h200-mvn28-2026-11-28/v4.sh) the wide row against
-// the two passes, us: FLOAT16 207/274 at 32,768, 250/274 at 28,672,
-// 276/274 at 24,576, 378/271 at 16,384, 716/269 at 8,192, 1,414/527 at
-// 4,104; FLOAT32 370/393 at 32,768, 418/393 at 28,672, 578/393 at 16,384.
-// Hence more than 24,576 elements (3/4) for FLOAT16, 28,672 (7/8) for
-// FLOAT32.
+// threads to win over the two passes without it: it keeps one workgroup an
+// SM, and a thread without elements still waits through the reduction. On
+// the H200 the wide row against the two passes, us at about 2^27
+// elements: FLOAT32 370/393 at 32,768, 418/393 at 28,672, 578/393 at
+// 16,384 (d6a1ba5, docs/perf/h200-mvn28-2026-11-28/v4.sh); FLOAT16, since
+// its texel kernels take half the threads (49e1fae,
+// docs/perf/h200-mvn34-2026-11-29/x4.sh), 203/220 at 32,768, 226/224 at
+// 31,744, 231/226 at 30,720, 241/220 at 28,672 (before: 207/274 at
+// 32,768, 250/274 at 28,672, 276/274 at 24,576). Hence more than 31,744
+// elements (31/32) for FLOAT16, 28,672 (7/8) for FLOAT32.
 bool FillsWideRow(uint64_t n, uint32_t element_bytes);
 
 // The schedule of `groups` reduction groups of `n` elements each;

@@ -640,17 +640,18 @@ TEST(MvnPlannerTest, MediumRowForTexelGroupsUpTo8192) {
 }
 
 TEST(MvnPlannerTest, WideRowOnlyWhereItsGroupsFillIt) {
-  // The wide row lost to the two passes below 3/4 (FLOAT16) or 7/8
+  // The wide row lost to the two passes below 31/32 (FLOAT16) or 7/8
   // (FLOAT32) of its 32,768 elements on the H200 (FillsWideRow).
   PlannerOptions o;
   o.cache_bytes = 50ull << 20;
-  for (uint64_t n : {8192u + 8, 16384u, 24576u}) {
+  for (uint64_t n : {8192u + 8, 16384u, 24576u + 8, 28672u, 31744u}) {
     EXPECT_EQ(ChooseMvnSchedule(4096, n, 2, o, true).kind, MvnSchedule::kTwoPass) << n;
   }
-  EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true).row_bits, kMvnVariantWideRow);
-  EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true, true, true).row_bits,
+  EXPECT_EQ(ChooseMvnSchedule(4096, 31744 + 8, 2, o, true).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o, true).row_bits, kMvnVariantWideRow);
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o, true, true, true).row_bits,
             kMvnVariantWideRow);
-  EXPECT_EQ(ChooseMvnSchedule(4096, 24576 + 8, 2, o, true, true, false).kind,
+  EXPECT_EQ(ChooseMvnSchedule(4096, 32768, 2, o, true, true, false).kind,
             MvnSchedule::kTwoPass);
   for (uint64_t n : {8192u + 4, 24576u, 28672u}) {
     EXPECT_EQ(ChooseMvnSchedule(4096, n, 4, o, true).kind, MvnSchedule::kTwoPass) << n;

@@ -704,9 +704,9 @@ TEST_F(MvnScheduleTest, ScaleAndBiasTexels) {
        {1, gpu::kMvnWideRowChunk}, wide, MvnSchedule::kRow, OperatorType::kActivationGelu},
       // FLOAT16 takes the wide row by default with Scale/Bias texels where
       // its groups fill it (FillsWideRow), and not below.
-      {DataType::kFloat16, {2, 25000}, {1, 25000}, {2, 25000}, {}, MvnSchedule::kRow,
+      {DataType::kFloat16, {2, 32000}, {1, 32000}, {2, 32000}, {}, MvnSchedule::kRow,
        OperatorType::kInvalid},
-      {DataType::kFloat16, {2, 20000}, {1, 20000}, {2, 20000}, {}, MvnSchedule::kTwoPass,
+      {DataType::kFloat16, {2, 30000}, {1, 30000}, {2, 30000}, {}, MvnSchedule::kTwoPass,
        OperatorType::kInvalid},
   };
   uint32_t seed = 90;
