@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/time/clock.h"
+#include "engine/core/thread_name.h"
 #include "engine/d3d12/gpu_runner_internal.h"
 #include "engine/d3d12/objects.h"
 #include "engine/sched/admission.h"
@@ -91,9 +92,9 @@ absl::Status GpuRunner::Init() {
   free_frame_count_ = frames_.size();
   if (options_.copy_threads > 0) {
     copy_pool_ = std::make_unique<sched::ThreadPool>(
-        sched::ThreadPoolOptions{options_.copy_threads});
+        sched::ThreadPoolOptions{options_.copy_threads, "dmls-copy"});
     chunk_pool_ = std::make_unique<sched::ThreadPool>(
-        sched::ThreadPoolOptions{options_.copy_threads});
+        sched::ThreadPoolOptions{options_.copy_threads, "dmls-chunk"});
   }
 
   const AdapterInfo& a = device_->adapter();
@@ -102,7 +103,10 @@ absl::Status GpuRunner::Init() {
              a.index, a.name, a.kind, a.memory_bytes >> 20,
              pool_->memory_cap_bytes() >> 20, arena_bytes_ >> 20,
              device_->device_info().backend);
-  completion_thread_ = std::thread([this] { CompletionLoop(); });
+  completion_thread_ = std::thread([this] {
+    SetThreadName("dmls-complete");
+    CompletionLoop();
+  });
   return absl::OkStatus();
 }
 

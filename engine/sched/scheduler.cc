@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/thread_name.h"
+
 namespace dmls::sched {
 
 Scheduler::Scheduler(Runner* runner, SchedulerOptions options)
@@ -14,7 +16,10 @@ Scheduler::Scheduler(Runner* runner, SchedulerOptions options)
                                    : nullptr),
       batcher_(options.policy) {
   runner_->SetCapacityListener([this] { Poke(); });
-  thread_ = std::thread([this] { DispatchLoop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("dmls-dispatch");
+    DispatchLoop();
+  });
 }
 
 Scheduler::~Scheduler() { Shutdown(); }

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "engine/core/thread_name.h"
+
 namespace dmls::sched {
 
 ThreadPool::ThreadPool(ThreadPoolOptions options) {
@@ -9,7 +11,12 @@ ThreadPool::ThreadPool(ThreadPoolOptions options) {
   if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
   if (n <= 0) n = 1;
   workers_.reserve(n);
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 0; i < n; ++i) {
+    workers_.emplace_back([this, name = options.name] {
+      SetThreadName(name);
+      WorkerLoop();
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() { Shutdown(); }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct ThreadPoolOptions {
   // Number of worker threads; 0 means std::thread::hardware_concurrency()
   // (at least 1).
   int threads = 0;
+  // The workers' thread name (SetThreadName: at most 15 bytes shown).
+  std::string name = "dmls-pool";
 };
 
 class ThreadPool {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/core/thread_name.h"
 #include "engine/ops/rule_status.h"
 #include "engine/store/tensor_handle.h"
 
@@ -36,7 +37,10 @@ absl::StatusOr<absl::Duration> RequestedTtl(uint64_t seconds, const std::string&
 TensorStore::TensorStore(Engine* engine, TensorStoreOptions options)
     : engine_(engine), options_(std::move(options)), instance_(NewInstanceId()) {
   if (options_.sweep_interval > absl::ZeroDuration()) {
-    sweeper_ = std::thread([this] { SweepLoop(); });
+    sweeper_ = std::thread([this] {
+      SetThreadName("dmls-sweeper");
+      SweepLoop();
+    });
   }
 }
 

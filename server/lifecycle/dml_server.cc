@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/core/thread_name.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -121,7 +122,10 @@ absl::StatusOr<std::unique_ptr<DmlServer>> DmlServer::Start(
   const bool serving = engine->Healthy();
   server->SetServing(serving);
   DmlServer* raw = server.get();
-  server->health_thread_ = std::thread([raw, serving] { raw->WatchHealth(serving); });
+  server->health_thread_ = std::thread([raw, serving] {
+    SetThreadName("dmls-health");
+    raw->WatchHealth(serving);
+  });
   return server;
 }
 

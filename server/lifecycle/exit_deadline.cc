@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/time/clock.h"
+#include "engine/core/thread_name.h"
 
 namespace dmls::server {
 
@@ -12,6 +13,7 @@ ExitDeadline::ExitDeadline(absl::Duration after,
   const absl::Time deadline = absl::Now() + after;
   // Wakes when disarmed or at the deadline, whichever comes first.
   thread_ = std::thread([this, deadline] {
+    SetThreadName("dmls-exit");
     if (!disarmed_.WaitForNotificationWithDeadline(deadline)) on_expiry_();
   });
 }

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #endif
 
+#include "engine/core/thread_name.h"
+
 namespace dmls::server {
 
 absl::Status ReloadTokensAndLog(TokenAuthenticator& tokens,
@@ -55,7 +57,10 @@ TokensFileWatch::TokensFileWatch(std::shared_ptr<TokenAuthenticator> tokens,
       options_(std::move(options)),
       logger_(std::move(logger)) {
   const FileStamp loaded = StampOf(options_.path);
-  thread_ = std::thread([this, loaded] { Run(loaded); });
+  thread_ = std::thread([this, loaded] {
+    SetThreadName("dmls-tokens");
+    Run(loaded);
+  });
 }
 
 void TokensFileWatch::Run(FileStamp seen) {
