@@ -7,7 +7,7 @@
 #
 # Usage: bash bench/cpu_per_request.sh [--rounds=3] [--bytes=1KiB]
 #          [--concurrency=64] [--duration=8s] [--server_cpus=0]
-#          [--load_cpus=1] [--allocs] LABEL=COMMAND...
+#          [--load_cpus=1] [--allocs] [--threads] LABEL=COMMAND...
 #   each COMMAND is a server started with --port=0 appended (it must print
 #   "... listening on HOST:PORT" on stdout, as dmlserve and echo_server do).
 # Example (the record in docs/perf/serving-cpu-2026-11-28/):
@@ -17,11 +17,14 @@
 # with --allocs allocations_per_request (the server runs under
 # build/bench/malloc_count/libdmls_malloc_count.so, which counts malloc,
 # calloc, realloc and the aligned allocators; it costs a little CPU, so
-# compare CPU figures of runs without it).
+# compare CPU figures of runs without it). With --threads, each round also
+# prints the split by thread name (our threads are named, engine/core/
+# thread_name.h; gRPC's and vkd3d's by them): LABEL thread=NAME xCOUNT
+# us_per_request voluntary_switches_per_request involuntary_per_request.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 load=${DMLS_LOAD:-$repo/build/bench/load/dmls_load}
-rounds=3 bytes=1KiB concurrency=64 duration=8s server_cpus=0 load_cpus=1 allocs=0
+rounds=3 bytes=1KiB concurrency=64 duration=8s server_cpus=0 load_cpus=1 allocs=0 threads=0
 counter=${DMLS_MALLOC_COUNT:-$repo/build/bench/malloc_count/libdmls_malloc_count.so}
 servers=()
 for arg in "$@"; do
@@ -33,6 +36,7 @@ for arg in "$@"; do
     --server_cpus=*) server_cpus=${arg#*=} ;;
     --load_cpus=*) load_cpus=${arg#*=} ;;
     --allocs) allocs=1 ;;
+    --threads) threads=1 ;;
     *=*) servers+=("$arg") ;;
     *) echo "usage: see the head of $0" >&2; exit 2 ;;
   esac
@@ -42,6 +46,15 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 count() { if (( allocs )); then awk '{print $1}' "$work/count"; else echo 0; fi; }
+# One line per thread of $1: tid name cpu_ticks voluntary involuntary.
+task_snap() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    printf '%s %s %s %s\n' "${t##*/}" "$(tr ' ' _ < "$t/comm")" \
+      "$(awk '{print $14 + $15}' "$t/stat")" \
+      "$(awk '/^voluntary_ctxt/ {v=$2} /^nonvoluntary_ctxt/ {n=$2} END {print v, n}' "$t/status")"
+  done 2>/dev/null | sort
+}
 measure() {
   local label=$1 cmd=$2 pid target n t0 t1 a0 a1
   local -a env=()
@@ -60,9 +73,11 @@ measure() {
     --bytes="$bytes" --duration=2s --warmup=0s >/dev/null 2>&1
   sleep 0.1  # the counter's file is rewritten every 50 ms
   t0=$(ticks "$pid") a0=$(count)
+  (( threads )) && task_snap "$pid" > "$work/tasks0"
   n=$(taskset -c "$load_cpus" "$load" --target="$target" --concurrency="$concurrency" \
     --bytes="$bytes" --duration="$duration" --warmup=0s 2>&1 | awk '/^requests/{print $2}')
   t1=$(ticks "$pid")
+  (( threads )) && task_snap "$pid" > "$work/tasks1"
   sleep 0.1
   a1=$(count)
   kill "$pid"; wait "$pid" 2>/dev/null || true
@@ -71,6 +86,14 @@ measure() {
       printf "%s %d %.2f", l, n, (n > 0 ? d * 1e6 / hz / n : -1)
       if (allocs) printf " %.1f", (n > 0 ? a / n : -1)
       printf "\n" }'
+  if (( threads )); then
+    # Threads alive at both ends, by name.
+    join "$work/tasks0" "$work/tasks1" | awk -v l="$label" -v n="$n" -v hz="$hz" '
+      { k = $2; c[k]++; t[k] += $7 - $3; v[k] += $8 - $4; i[k] += $9 - $5 }
+      END { for (k in c) if (n > 0 && t[k] + v[k] + i[k] > 0)
+              printf "%s thread=%s x%d %.2f %.3f %.3f\n", l, k, c[k],
+                     t[k] * 1e6 / hz / n, v[k] / n, i[k] / n }' | sort -k2
+  fi
 }
 for (( r = 1; r <= rounds; r++ )); do
   for s in "${servers[@]}"; do measure "${s%%=*}" "${s#*=}"; done
