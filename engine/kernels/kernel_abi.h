@@ -211,7 +211,11 @@ inline constexpr uint32_t kRegViewBases = kViewBasesOffset / 16;
 inline constexpr uint32_t ViewBaseWordSrv(uint32_t t) { return t; }      // t0..t2
 inline constexpr uint32_t ViewBaseWordUav(uint32_t u) { return 3 + u; }  // u0..u1
 
-// Threads per group and work per thread of the generated kernels.
+// Threads per group and work per thread of the generated kernels. The
+// MVN ones are each chunk's shape; FLOAT16 MVN kernels that load whole
+// texels (and its statistics kernels) run half the threads with twice the
+// elements each, over the same chunk (MvnEmitter::HalvesThreads,
+// MvnKernelThreads).
 inline constexpr uint32_t kElementwiseThreads = 128;
 inline constexpr uint32_t kTexelsPerThread = 4;    // contiguous path
 inline constexpr uint32_t kMvnThreads = 256;
