@@ -10,7 +10,9 @@
 namespace dmls::sched {
 
 PoolRunner::PoolRunner(PoolRunnerOptions options, RunFn run)
-    : options_(options), run_(std::move(run)), pool_(ThreadPoolOptions{options.threads, "dmls-cpu"}) {}
+    : options_(options),
+      run_(std::move(run)),
+      pool_(ThreadPoolOptions{options.threads, "dmls-cpu"}) {}
 
 PoolRunner::~PoolRunner() { pool_.Shutdown(); }
 
