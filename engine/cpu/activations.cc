@@ -1,6 +1,7 @@
 #include "engine/cpu/activations.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "engine/core/types.h"
 
@@ -72,30 +73,54 @@ double Gelu(double x, const ActivationArgs&) {
   return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
 }
 
+template <ActivationFn F>
+void OverFloat32(const char* input, char* output, uint64_t count,
+                 const ActivationArgs& args) {
+  for (uint64_t i = 0; i < count; ++i) {
+    float x;
+    std::memcpy(&x, input + i * sizeof(float), sizeof(float));
+    const float y = static_cast<float>(F(x, args));
+    std::memcpy(output + i * sizeof(float), &y, sizeof(float));
+  }
+}
+
 struct ActivationEntry {
   OperatorType type;
   ActivationFn fn;
+  ActivationFloat32Fn float32;
 };
 
+template <ActivationFn F>
+constexpr ActivationEntry Entry(OperatorType type) {
+  return {type, F, OverFloat32<F>};
+}
+
 constexpr ActivationEntry kActivations[] = {
-    {OperatorType::kActivationElu, Elu},
-    {OperatorType::kActivationHardSigmoid, HardSigmoid},
-    {OperatorType::kActivationIdentity, Identity},
-    {OperatorType::kActivationLeakyRelu, LeakyRelu},
-    {OperatorType::kActivationLinear, Linear},
-    {OperatorType::kActivationParametricSoftplus, ParametricSoftplus},
-    {OperatorType::kActivationRelu, Relu},
-    {OperatorType::kActivationScaledElu, ScaledElu},
-    {OperatorType::kActivationScaledTanh, ScaledTanh},
-    {OperatorType::kActivationSigmoid, Sigmoid},
-    {OperatorType::kActivationSoftplus, Softplus},
-    {OperatorType::kActivationSoftsign, Softsign},
-    {OperatorType::kActivationTanh, Tanh},
-    {OperatorType::kActivationThresholdedRelu, ThresholdedRelu},
-    {OperatorType::kActivationShrink, Shrink},
-    {OperatorType::kActivationCelu, Celu},
-    {OperatorType::kActivationGelu, Gelu},
+    Entry<Elu>(OperatorType::kActivationElu),
+    Entry<HardSigmoid>(OperatorType::kActivationHardSigmoid),
+    Entry<Identity>(OperatorType::kActivationIdentity),
+    Entry<LeakyRelu>(OperatorType::kActivationLeakyRelu),
+    Entry<Linear>(OperatorType::kActivationLinear),
+    Entry<ParametricSoftplus>(OperatorType::kActivationParametricSoftplus),
+    Entry<Relu>(OperatorType::kActivationRelu),
+    Entry<ScaledElu>(OperatorType::kActivationScaledElu),
+    Entry<ScaledTanh>(OperatorType::kActivationScaledTanh),
+    Entry<Sigmoid>(OperatorType::kActivationSigmoid),
+    Entry<Softplus>(OperatorType::kActivationSoftplus),
+    Entry<Softsign>(OperatorType::kActivationSoftsign),
+    Entry<Tanh>(OperatorType::kActivationTanh),
+    Entry<ThresholdedRelu>(OperatorType::kActivationThresholdedRelu),
+    Entry<Shrink>(OperatorType::kActivationShrink),
+    Entry<Celu>(OperatorType::kActivationCelu),
+    Entry<Gelu>(OperatorType::kActivationGelu),
 };
+
+const ActivationEntry* FindEntry(uint32_t raw_type) {
+  for (const auto& entry : kActivations) {
+    if (static_cast<uint32_t>(entry.type) == raw_type) return &entry;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -114,10 +139,13 @@ double MinNum(double a, double b) {
 }
 
 ActivationFn FindActivation(uint32_t raw_type) {
-  for (const auto& entry : kActivations) {
-    if (static_cast<uint32_t>(entry.type) == raw_type) return entry.fn;
-  }
-  return nullptr;
+  const ActivationEntry* entry = FindEntry(raw_type);
+  return entry == nullptr ? nullptr : entry->fn;
+}
+
+ActivationFloat32Fn FindActivationFloat32(uint32_t raw_type) {
+  const ActivationEntry* entry = FindEntry(raw_type);
+  return entry == nullptr ? nullptr : entry->float32;
 }
 
 }  // namespace dmls::cpu

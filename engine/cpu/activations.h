@@ -21,8 +21,16 @@ struct ActivationArgs {
 
 using ActivationFn = double (*)(double x, const ActivationArgs& args);
 
+// An activation over `count` consecutive FLOAT32 elements (raw
+// little-endian bytes, no alignment asked; `input` may be `output`): each
+// element widened, computed and rounded once, the same bits as its
+// ActivationFn element by element, with the function inlined into the loop.
+using ActivationFloat32Fn = void (*)(const char* input, char* output,
+                                     uint64_t count, const ActivationArgs& args);
+
 // nullptr when `raw_type` is not one of the 17 activations.
 ActivationFn FindActivation(uint32_t raw_type);
+ActivationFloat32Fn FindActivationFloat32(uint32_t raw_type);
 
 // IEEE-754R maxNum/minNum as D3D defines them: one NaN operand is ignored,
 // max(-0,+0) = +0, min(-0,+0) = -0.

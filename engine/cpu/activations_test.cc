@@ -1,7 +1,11 @@
 #include "engine/cpu/activations.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
+#include <vector>
 
 #include "engine/core/types.h"
 #include "engine/ops/schema.h"
@@ -151,6 +155,53 @@ TEST(Activations, CeluSkipsExpm1WithTheSameBits) {
       }
     }
   }
+}
+
+// The FLOAT32 span form is the scalar function inlined: the same bits for
+// every activation (a NaN for a NaN), on special values and random ones, in
+// place too.
+TEST(Activations, Float32SpanGivesTheScalarBits) {
+  std::vector<float> xs = {0.0f,  -0.0f, 1e-40f, -1e-40f, 1e-30f, -1e-30f, 0.5f,
+                           -0.5f, 3.0f,  -3.0f,  80.0f,   -80.0f, 1e30f,   -1e30f,
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN()};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> spread(-20.0f, 20.0f);
+  for (int i = 0; i < 200; ++i) xs.push_back(spread(rng));
+  const ActivationArgs arg_sets[] = {{1.0, 0.0}, {0.5, -2.0}, {-1.5, 3.0}, {1e-40, 1e30}};
+  int checked = 0;
+  for (const auto& schema : ops::AllOperators()) {
+    if (schema.kind != ops::OpKind::kActivation) continue;
+    const auto raw = static_cast<uint32_t>(schema.type);
+    const ActivationFn fn = FindActivation(raw);
+    const ActivationFloat32Fn span = FindActivationFloat32(raw);
+    ASSERT_NE(span, nullptr) << schema.name;
+    for (const ActivationArgs& args : arg_sets) {
+      std::vector<float> out(xs.size()), in_place = xs;
+      span(reinterpret_cast<const char*>(xs.data()), reinterpret_cast<char*>(out.data()),
+           xs.size(), args);
+      span(reinterpret_cast<const char*>(in_place.data()),
+           reinterpret_cast<char*>(in_place.data()), in_place.size(), args);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const float want = static_cast<float>(fn(xs[i], args));
+        if (std::isnan(want)) {  // any NaN matches a NaN (OPERATORS.md §8)
+          EXPECT_TRUE(std::isnan(out[i]) && std::isnan(in_place[i])) << schema.name;
+          continue;
+        }
+        uint32_t a, b, c;
+        std::memcpy(&a, &want, 4);
+        std::memcpy(&b, &out[i], 4);
+        std::memcpy(&c, &in_place[i], 4);
+        EXPECT_EQ(b, a) << schema.name << " x " << xs[i] << " p0 " << args.p0;
+        EXPECT_EQ(c, a) << schema.name << " in place, x " << xs[i];
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 17);
+  EXPECT_EQ(FindActivationFloat32(static_cast<uint32_t>(OperatorType::kElementWiseClip)),
+            nullptr);
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ class OffsetWalk {
 
   // Elements of the walk.
   uint64_t count() const { return count_; }
+  // Before the first Next(): whether the walk is 0, 1, ..., count() - 1.
+  bool packed() const { return count_ <= 1 || (sizes_.empty() && step_ == 1); }
   // The next element's offset; at most count() calls.
   uint64_t Next() {
     const uint64_t offset = base_ + i_ * step_;

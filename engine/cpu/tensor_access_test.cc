@@ -65,6 +65,17 @@ TEST(TensorAccess, ForEachElementZipsTwoLayoutsOfOneShape) {
   ForEachElement(empty, empty, [&](uint64_t, uint64_t) { ADD_FAILURE(); });
 }
 
+TEST(TensorAccess, PackedWalksAreTheOnesFromZeroByOne) {
+  EXPECT_TRUE(OffsetWalk(MakeTensorDesc(DataType::kFloat32, {2, 3})).packed());
+  EXPECT_TRUE(OffsetWalk(MakeTensorDesc(DataType::kFloat32, {2, 1, 3}, {{3, 7, 1}})).packed());
+  EXPECT_TRUE(OffsetWalk(MakeTensorDesc(DataType::kInt8, {1, 1}, {{3, 9}})).packed());
+  EXPECT_TRUE(OffsetWalk(MakeTensorDesc(DataType::kInt8, {2, 0})).packed());
+  EXPECT_FALSE(OffsetWalk(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{4, 1}})).packed());
+  EXPECT_FALSE(OffsetWalk(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{1, 2}})).packed());
+  EXPECT_FALSE(OffsetWalk(MakeTensorDesc(DataType::kFloat32, {3}, {{2}})).packed());
+  EXPECT_FALSE(OffsetWalk(MakeTensorDesc(DataType::kFloat32, {2, 3}, {{0, 1}})).packed());
+}
+
 // Every element's offset by its index, dimension by dimension: what the
 // walk (which merges dimensions) must reproduce.
 Offsets NaiveOffsets(const std::vector<uint64_t>& sizes,
