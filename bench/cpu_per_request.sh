@@ -81,7 +81,7 @@ measure() {
   # shellcheck disable=SC2086
   env "${env[@]}" taskset -c "$server_cpus" "${under[@]}" $cmd --port=0 >"$work/out" 2>"$work/log" &
   pid=$!
-  for _ in $(seq 300); do grep -q ' listening on ' "$work/out" && break; sleep 0.1; done
+  for _ in $(seq $(( instructions ? 1800 : 300 ))); do grep -q ' listening on ' "$work/out" && break; sleep 0.1; done
   target=$(sed -n 's/.* listening on //p' "$work/out" | head -1)
   [[ -n $target ]] || { echo "$label: no listening line" >&2; kill "$pid"; exit 1; }
   # Warm-up window (connections, first compiles), not counted.
