@@ -476,16 +476,22 @@ absl::StatusOr<Admitted> Admission::Admit(const Work& work) {
     admitted.slot_ = slot;
   }
   // The budget last, so that only work that will run reserves it.
-  const uint64_t estimate = 2 * HostBytes(work);
-  admitted.reservation_ = budget_.TryReserve(estimate);
-  if (admitted.reservation_ == nullptr) {
+  absl::StatusOr<ByteBudget::Reservation> reserved = ReserveBytes(2 * HostBytes(work));
+  if (!reserved.ok()) return reserved.status();
+  admitted.reservation_ = *std::move(reserved);
+  return admitted;
+}
+
+absl::StatusOr<ByteBudget::Reservation> Admission::ReserveBytes(uint64_t bytes) {
+  ByteBudget::Reservation reservation = budget_.TryReserve(bytes);
+  if (reservation == nullptr) {
     return ops::RuleStatus(
         absl::StatusCode::kResourceExhausted, "MEMORY_BUDGET", "",
-        absl::StrCat("the request needs about ", estimate,
+        absl::StrCat("the request needs about ", bytes,
                      " bytes of host memory and the server's budget of ", budget_.capacity(),
                      " bytes (", budget_.used(), " in use) cannot take it now; retry later"));
   }
-  return admitted;
+  return reservation;
 }
 
 }  // namespace dmls::sched

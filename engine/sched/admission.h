@@ -119,6 +119,12 @@ class Admission {
   // nothing is held on error.
   absl::StatusOr<Admitted> Admit(const Work& work);
 
+  // `bytes` of the byte budget for host memory held outside admitted work
+  // (a WriteTensor's chunk until the engine has copied it, a piece of an
+  // overwritten tensor on its way through the host), or RESOURCE_EXHAUSTED
+  // (MEMORY_BUDGET); nothing is held on error.
+  absl::StatusOr<ByteBudget::Reservation> ReserveBytes(uint64_t bytes);
+
   // Work holding an in-flight slot now, abandoned work included (counted
   // only with max_in_flight).
   uint32_t in_flight() const { return slots_.in_flight(); }

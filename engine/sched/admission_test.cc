@@ -239,5 +239,27 @@ TEST(AdmissionTest, InFlightSlotsAndTheByteBudget) {
   EXPECT_TRUE(admission.Admit(t).ok());
 }
 
+TEST(AdmissionTest, BytesReservedOutsideAdmittedWork) {
+  AdmissionOptions o;
+  o.memory_budget_bytes = 1000;
+  Admission admission(o);
+  absl::StatusOr<ByteBudget::Reservation> chunk = admission.ReserveBytes(600);
+  ASSERT_TRUE(chunk.ok());
+  EXPECT_EQ(admission.budget().used(), 600u);
+  const absl::Status s = admission.ReserveBytes(600).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(RuleOf(s), "MEMORY_BUDGET@");
+  // Admitted work shares the budget: 256 more do not fit beside 600 + 200.
+  absl::StatusOr<ByteBudget::Reservation> piece = admission.ReserveBytes(200);
+  ASSERT_TRUE(piece.ok());
+  EXPECT_EQ(RuleOf(admission.Admit(ExecuteWork(Celu(16))).status()), "MEMORY_BUDGET@");
+  chunk->reset();
+  EXPECT_EQ(admission.budget().used(), 200u);
+  EXPECT_TRUE(admission.Admit(ExecuteWork(Celu(16))).ok());
+  // Without a budget every reservation is granted.
+  Admission unbounded{AdmissionOptions{}};
+  EXPECT_TRUE(unbounded.ReserveBytes(uint64_t{1} << 40).ok());
+}
+
 }  // namespace
 }  // namespace dmls::sched

@@ -33,6 +33,13 @@ namespace v1 = dmlserve::v1;
 // written (TensorStore::Replace); a failed or cancelled write leaves the
 // old bytes as they were. The version counts against the quotas while
 // the write runs.
+//
+// Host memory: each chunk holds its bytes against the byte budget from
+// its arrival until the engine has copied it, and the bytes kept from the
+// old version pass through the host a piece at a time (PieceBytes), each
+// held against the budget the same way; a chunk or piece the
+// budget cannot take fails the write with RESOURCE_EXHAUSTED
+// (MEMORY_BUDGET).
 constexpr int kWriteWindow = 4;
 
 class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc::ByteBuffer>> {
@@ -76,6 +83,9 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
         !s.ok()) {
       return Fail(s);
     }
+    absl::StatusOr<sched::ByteBudget::Reservation> held =
+        service_.admission().ReserveBytes(msg.chunk().data().size());
+    if (!held.ok()) return Fail(held.status());
     bool read_now;
     {
       MutexLock lock(&mu_);
@@ -85,7 +95,8 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
     Ref();
     service_.engine().WriteResident(
         tensor_->buffer, offset, std::move(*msg.mutable_chunk()->mutable_data()),
-        [this](absl::Status s) {
+        [this, held = *std::move(held)](absl::Status s) mutable {
+          held.reset();
           OnWritten(s);
           Unref();
         });
@@ -171,7 +182,8 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
   }
 
   // Copies [from, to) of the tensor being overwritten into the new
-  // version, through the host; counted as a write.
+  // version, through the host a piece at a time; counted as one write
+  // until its last piece is written.
   void CopyFromTarget(uint64_t from, uint64_t to) {
     if (from >= to) return;
     {
@@ -179,19 +191,47 @@ class WriteReactor final : public RefCountedReactor<grpc::ServerReadReactor<grpc
       ++writes_;
     }
     Ref();
+    CopyPiece(from, to);
+  }
+
+  // The piece of [from, to) at `from`, then the rest; the reference that
+  // CopyFromTarget took goes with the last piece (or the first failure).
+  void CopyPiece(uint64_t from, uint64_t to) {
+    if (finished()) return Unref();  // failed or cancelled: nothing to keep
+    const uint64_t n = std::min(to - from, PieceBytes());
+    absl::StatusOr<sched::ByteBudget::Reservation> held = service_.admission().ReserveBytes(n);
+    if (!held.ok()) {
+      Fail(held.status());
+      return Unref();
+    }
     service_.engine().ReadResident(
-        target_->buffer, from, to - from, [this, from](absl::StatusOr<std::string> bytes) {
+        target_->buffer, from, n,
+        [this, from, to, n, held = *std::move(held)](absl::StatusOr<std::string> bytes) mutable {
           if (!bytes.ok()) {
             OnWritten(bytes.status());
-            Unref();
-            return;
+            return Unref();
           }
-          service_.engine().WriteResident(tensor_->buffer, from, std::move(*bytes),
-                                          [this](absl::Status s) {
-                                            OnWritten(s);
-                                            Unref();
-                                          });
+          const uint64_t next = from + n;
+          service_.engine().WriteResident(
+              tensor_->buffer, from, *std::move(bytes),
+              [this, next, to, held = std::move(held)](absl::Status s) mutable {
+                held.reset();
+                if (!s.ok() || next == to) {
+                  OnWritten(s);
+                  return Unref();
+                }
+                CopyPiece(next, to);
+              });
         });
+  }
+
+  // A piece copied through the host: ChunkOptions::max_bytes, or an
+  // eighth of a smaller byte budget (at least 64 KiB), so that a small
+  // budget still leaves room beside it.
+  uint64_t PieceBytes() const {
+    const uint64_t budget = service_.admission().budget().capacity();
+    const uint64_t most = service_.options().chunks.max_bytes;
+    return budget == 0 ? most : std::min(most, std::max<uint64_t>(budget / 8, 64 << 10));
   }
 
   // Every chunk is read and written.

@@ -34,8 +34,9 @@ def rule_of(error):
     return error.details().split(":")[0]
 
 
-class ChunkedTest(ServerTestCase):
-    SERVER_ARGS = ("--max_message_bytes=1048576",)
+class TensorCalls:
+    """A channel with a tenant of the test's own, and the calls the tests
+    make (mixed into a ServerTestCase)."""
 
     def setUp(self):
         # Resident tensors need an identity (server/security/principal.h):
@@ -59,6 +60,14 @@ class ChunkedTest(ServerTestCase):
         return b"".join(c.data for c in self.tensors.ReadTensor(
             pb.ReadTensorRequest(handle=handle, offset=0, length=n),
             metadata=self.tenant, timeout=30))
+
+    def principal_bytes(self):
+        return self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant,
+                                        timeout=10).principal_bytes
+
+
+class ChunkedTest(TensorCalls, ServerTestCase):
+    SERVER_ARGS = ("--max_message_bytes=1048576",)
 
     def test_an_overwrite_is_all_or_nothing(self):
         # Before: the chunks before a failure (or a cancel) stayed written.
@@ -234,6 +243,43 @@ class ChunkedTest(ServerTestCase):
                                             np.float32, "TRANSCENDENTAL"))
             c.release(h)
             c.release(out.output_handle)
+
+
+class WriteTensorBudgetTest(TensorCalls, ServerTestCase):
+    """WriteTensor's host memory under the byte budget: each chunk held
+    until the engine has it, an overwrite's kept bytes copied a piece at a
+    time."""
+    SERVER_ARGS = ("--memory_budget_bytes=3000000",)
+
+    def test_chunks_and_kept_bytes_count_against_the_budget(self):
+        n = 4 * MIB
+        create = pb.WriteTensorRequest(create=pb.CreateTensorRequest(desc=desc(n // 4)))
+        # One chunk larger than the whole budget: refused, nothing created.
+        with self.assertRaises(grpc.RpcError) as e:
+            self.write([create, self.chunk(0, bytes(n))])
+        self.assertEqual(e.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertEqual(rule_of(e.exception), "MEMORY_BUDGET")
+        self.assertEqual(self.principal_bytes(), 0)
+        # Chunks of 512 KiB (at most four with the engine at once) fit.
+        old = np.random.default_rng(5).integers(0, 256, n, dtype=np.uint8).tobytes()
+        half = MIB // 2
+        info = self.write([create] + [self.chunk(at, old[at:at + half])
+                                      for at in range(0, n, half)])
+        # Eight bytes into the 4 MiB tensor: the rest of it is copied into
+        # the new version through the host in pieces the budget takes
+        # (before, in two strings of 4 MiB, uncounted).
+        self.write([pb.WriteTensorRequest(handle=info.handle, start_offset=100, total_bytes=8),
+                    self.chunk(100, b"ABCDEFGH")])
+        self.assertEqual(self.read_all(info.handle, n), old[:100] + b"ABCDEFGH" + old[108:])
+        self.assertEqual(self.principal_bytes(), n)
+        # Everything went back to the budget: a CELU whose 2 MiB estimate
+        # needs most of it runs.
+        x = np.ones(128 * 1024, np.float32)
+        request, out = dc.build_request({"celu": {"alpha": 1.0}}, x)
+        y = dc.unpack(out, self.dml.Execute(request, timeout=30).output)
+        np.testing.assert_array_equal(y, x)
+        self.tensors.ReleaseTensor(pb.ReleaseTensorRequest(handle=info.handle),
+                                   metadata=self.tenant)
 
 
 if __name__ == "__main__":
