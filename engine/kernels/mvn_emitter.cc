@@ -15,7 +15,17 @@ void MvnEmitter::GroupCoordinates() {
   b_.IMul(total, CB0(0).x(), CB0(0).w());
   b_.ULt(valid_, w_, total);
   Operand wc = T();
-  b_.Movc(wc, valid_, w_, U(0));
+  if (key_.stage == KernelStage::kMvnApply || key_.stage == KernelStage::kMvnNormalise) {
+    // The second pass walks the dispatch from its end: it first reads
+    // what the statistics pass read last, some of it still in the L2
+    // (H200: 2-4 us less at 2^27 FLOAT16 elements, docs/PERFORMANCE.md).
+    Operand r = T();
+    b_.IAdd(r, total, U(0xffffffffu));
+    b_.IAdd(r, r, w_.Neg());
+    b_.Movc(wc, valid_, r, U(0));
+  } else {
+    b_.Movc(wc, valid_, w_, U(0));
+  }
   b_.UDiv(g_, c_, wc, CB0(0).w());
   b_.IAdd(g_, g_, CB0(3).x());  // MvnArgs::first_group
   tid_ = Operand::ThreadIdInGroupFlattened();

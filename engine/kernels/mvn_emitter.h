@@ -172,8 +172,9 @@ class MvnEmitter {
  private:
   Operand T() { return b_.NewTemp().x(); }
 
-  // Group index W of the 2-D grid, clamped into range, its reduction group g
-  // and chunk c; `valid` tells whether W was in range.
+  // Group index W of the 2-D grid, clamped into range (kMvnApply and
+  // kMvnNormalise count it from the grid's end), its reduction group g and
+  // chunk c; `valid` tells whether W was in range.
   void GroupCoordinates();
 
   // base[t] = offset of reduction group g's first element in tensor t.
