@@ -100,8 +100,9 @@ ABSL_FLAG(ByteSize, max_tensor_bytes, ByteSize{kLimitOptions.max_tensor_bytes},
 ABSL_FLAG(ByteSize, memory_budget_bytes, ByteSize{kLimitOptions.memory_budget_bytes},
           "Host memory the requests in flight may hold (estimated as twice "
           "their payload plus twice their output, until the response is "
-          "written); beyond it RESOURCE_EXHAUSTED (MEMORY_BUDGET). 0 = a "
-          "quarter of physical memory, at least 4 x max_message_bytes.");
+          "written; a WriteTensor chunk until the engine has copied it); "
+          "beyond it RESOURCE_EXHAUSTED (MEMORY_BUDGET). 0 = a quarter of "
+          "physical memory, at least 4 x max_message_bytes.");
 ABSL_FLAG(uint64_t, max_output_ratio, kLimitOptions.max_output_ratio,
           "Output bytes per payload byte a request may ask for above 1 MiB of "
           "output; 0 = no limit.");

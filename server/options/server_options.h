@@ -137,8 +137,9 @@ struct LimitOptions {
   // Largest total_tensor_size_in_bytes of any one tensor of a request;
   // larger is RESOURCE_EXHAUSTED (TENSOR_BYTES_LIMIT).
   uint64_t max_tensor_bytes = 1 * kGiB;
-  // Host memory the requests in flight may hold (RequestProcessor's
-  // estimate; beyond it RESOURCE_EXHAUSTED, MEMORY_BUDGET). 0 = a quarter
+  // Host memory the requests in flight may hold (admission's estimate,
+  // and WriteTensor's chunks until the engine has copied them; beyond it
+  // RESOURCE_EXHAUSTED, MEMORY_BUDGET). 0 = a quarter
   // of the machine's physical memory, and at least 4 x max_message_bytes
   // (EffectiveMemoryBudget in server_options.h).
   uint64_t memory_budget_bytes = 0;
