@@ -1,9 +1,9 @@
 #include "engine/cpu/activations.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "engine/core/types.h"
+#include "engine/cpu/tensor_access.h"
 
 namespace dmls::cpu {
 namespace {
@@ -77,10 +77,7 @@ template <ActivationFn F>
 void OverFloat32(const char* input, char* output, uint64_t count,
                  const ActivationArgs& args) {
   for (uint64_t i = 0; i < count; ++i) {
-    float x;
-    std::memcpy(&x, input + i * sizeof(float), sizeof(float));
-    const float y = static_cast<float>(F(x, args));
-    std::memcpy(output + i * sizeof(float), &y, sizeof(float));
+    Store<float>(output, i, static_cast<float>(F(Load<float>(input, i), args)));
   }
 }
 
