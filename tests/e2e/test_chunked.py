@@ -61,9 +61,9 @@ class TensorCalls:
             pb.ReadTensorRequest(handle=handle, offset=0, length=n),
             metadata=self.tenant, timeout=30))
 
-    def principal_bytes(self):
+    def listing(self):
         return self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant,
-                                        timeout=10).principal_bytes
+                                        timeout=10)
 
 
 class ChunkedTest(TensorCalls, ServerTestCase):
@@ -98,8 +98,7 @@ class ChunkedTest(TensorCalls, ServerTestCase):
                                                  timeout=60)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # until the server holds the version
-            held = self.tensors.ListTensors(pb.ListTensorsRequest(),
-                                            metadata=self.tenant, timeout=10)
+            held = self.listing()
             if len(sent) == 3 and held.principal_bytes == 2 * n:
                 break
             time.sleep(0.05)
@@ -112,8 +111,7 @@ class ChunkedTest(TensorCalls, ServerTestCase):
         self.write([pb.WriteTensorRequest(handle=info.handle, start_offset=100,
                                           total_bytes=8), self.chunk(100, b"ABCDEFGH")])
         self.assertEqual(self.read_all(info.handle, n), old[:100] + b"ABCDEFGH" + old[108:])
-        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant,
-                                           timeout=10)
+        listing = self.listing()
         self.assertEqual(listing.principal_bytes, n)
         self.tensors.ReleaseTensor(pb.ReleaseTensorRequest(handle=info.handle),
                                    metadata=self.tenant)
@@ -135,7 +133,7 @@ class ChunkedTest(TensorCalls, ServerTestCase):
                 self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
                 self.assertEqual(rule_of(e.exception), rule)
         # None of them left a tensor (or its quota) behind.
-        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
+        listing = self.listing()
         self.assertEqual(len(listing.tensors), 0)
         self.assertEqual(listing.principal_bytes, 0)
         # A partial write into an existing tensor, and a read of a range.
@@ -170,7 +168,7 @@ class ChunkedTest(TensorCalls, ServerTestCase):
         # the upload.
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            held = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
+            held = self.listing()
             if len(sent) == 16 and held.principal_bytes:
                 break
             time.sleep(0.1)
@@ -180,7 +178,7 @@ class ChunkedTest(TensorCalls, ServerTestCase):
         future.cancel()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            after = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
+            after = self.listing()
             if after.principal_bytes == 0:
                 break
             time.sleep(0.1)
@@ -223,7 +221,7 @@ class ChunkedTest(TensorCalls, ServerTestCase):
         with self.assertRaises(grpc.RpcError) as e:
             list(self.dml.ExecuteChunked(iter(short), metadata=self.tenant, timeout=30))
         self.assertEqual(rule_of(e.exception), "CHUNK_MISSING")
-        listing = self.tensors.ListTensors(pb.ListTensorsRequest(), metadata=self.tenant, timeout=10)
+        listing = self.listing()
         self.assertEqual(listing.principal_bytes, 0)
 
     def test_a_tensor_many_messages_long_round_trip(self):
@@ -259,7 +257,7 @@ class WriteTensorBudgetTest(TensorCalls, ServerTestCase):
             self.write([create, self.chunk(0, bytes(n))])
         self.assertEqual(e.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         self.assertEqual(rule_of(e.exception), "MEMORY_BUDGET")
-        self.assertEqual(self.principal_bytes(), 0)
+        self.assertEqual(self.listing().principal_bytes, 0)
         # Chunks of 512 KiB (at most four with the engine at once) fit.
         old = np.random.default_rng(5).integers(0, 256, n, dtype=np.uint8).tobytes()
         half = MIB // 2
@@ -271,7 +269,7 @@ class WriteTensorBudgetTest(TensorCalls, ServerTestCase):
         self.write([pb.WriteTensorRequest(handle=info.handle, start_offset=100, total_bytes=8),
                     self.chunk(100, b"ABCDEFGH")])
         self.assertEqual(self.read_all(info.handle, n), old[:100] + b"ABCDEFGH" + old[108:])
-        self.assertEqual(self.principal_bytes(), n)
+        self.assertEqual(self.listing().principal_bytes, n)
         # Everything went back to the budget: a CELU whose 2 MiB estimate
         # needs most of it runs.
         x = np.ones(128 * 1024, np.float32)
